@@ -1,0 +1,78 @@
+/*
+ * Parser for the configuration string of every vfd-swmr driver and tool.
+ *
+ * Grammar (the public header include/vfdswmr.h documents every key):
+ *
+ *   config  := segment { ';' segment }
+ *   segment := blanks | pair       (empty segments are ignored)
+ *   pair    := key '=' value
+ *   key     := one of the names in vfdswmr_config_keys[]
+ *   value   := text, where '\' escapes the next character (so "\;", "\(",
+ *              "\)" and "\\" stand for ';', '(', ')' and '\')
+ *   under   := NAME [ blanks '(' nested-config ')' ]
+ *
+ * Blanks (space, tab, CR, LF) around keys and values are ignored; escaped
+ * blanks are kept. ';' splits only outside parentheses. The nested configuration of `under` is kept verbatim
+ * (escapes included) and handed to the lower driver unchanged: parentheses
+ * inside it must balance unless escaped.
+ *
+ * Every key may appear at most once. Values are range checked here; checks
+ * that need a role (writer or reader) live in vfdswmr_config_check_writer().
+ */
+#ifndef VFDSWMR_COMMON_CONFIG_H
+#define VFDSWMR_COMMON_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vfdswmr.h" /* VFDSWMR_MAX_PATH and the documented defaults */
+
+/* Longest driver name accepted for `under` (HDF5 itself has no fixed limit). */
+#define VFDSWMR_MAX_DRIVER_NAME 64
+/* Longest nested configuration accepted for `under`, in bytes. */
+#define VFDSWMR_MAX_NESTED_CONFIG 4096
+/* Size of the buffer that receives an error message. */
+#define VFDSWMR_CONFIG_ERRLEN 512
+
+typedef struct vfdswmr_config_t {
+    uint32_t tick_len;               /* tenths of a second; 0: manual ticks only */
+    uint32_t max_lag;                /* ticks, >= 3 */
+    uint32_t md_pages_reserved;      /* pages, >= 1 */
+    bool presume_posix_semantics;
+    bool maintain_metadata_file;
+    bool generate_updater_files;
+    bool flush_raw_data;
+    uint32_t pb_expansion_threshold; /* 0..100, 0 disables */
+    char md_file_path[VFDSWMR_MAX_PATH + 1];      /* "" = directory of the HDF5 file */
+    char md_file_name[VFDSWMR_MAX_PATH + 1];      /* "" = <HDF5 file name>.md */
+    char updater_file_path[VFDSWMR_MAX_PATH + 1]; /* "" = <metadata file>.ud */
+    char log_file_path[VFDSWMR_MAX_PATH + 1];     /* "" = no log */
+    char under_name[VFDSWMR_MAX_DRIVER_NAME + 1]; /* lower driver, default "sec2" */
+    char under_config[VFDSWMR_MAX_NESTED_CONFIG + 1]; /* "" = none */
+    bool under_has_config;           /* true when written as NAME(...) */
+} vfdswmr_config_t;
+
+/* Fill *cfg with the documented defaults. */
+void vfdswmr_config_defaults(vfdswmr_config_t *cfg);
+
+/*
+ * Parse `text` (NULL or "" means all defaults) into *cfg, starting from the
+ * defaults. Returns 0 on success. On failure returns -1, leaves *cfg in an
+ * unspecified state, and writes into errbuf (errlen bytes, always
+ * NUL-terminated when errlen > 0) one line that names the offending key (or
+ * the position, when no key could be read) and the accepted form, e.g.
+ *   max_lag=2: out of range; expected an integer from 3 to 100000 (ticks)
+ */
+int vfdswmr_config_parse(const char *text, vfdswmr_config_t *cfg, char *errbuf, size_t errlen);
+
+/*
+ * Writer-only consistency checks: at least one of maintain_metadata_file and
+ * generate_updater_files must be set. Returns 0, or -1 with a message.
+ */
+int vfdswmr_config_check_writer(const vfdswmr_config_t *cfg, char *errbuf, size_t errlen);
+
+/* NULL-terminated list of the accepted keys, in documentation order. */
+extern const char *const vfdswmr_config_keys[];
+
+#endif

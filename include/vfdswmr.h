@@ -1,0 +1,121 @@
+/*
+ * vfdswmr.h - public interface of vfd-swmr, VFD SWMR for HDF5 >= 1.14 as
+ * dynamically loaded virtual file drivers.
+ *
+ * Two drivers are provided as HDF5 plugins:
+ *
+ *   vfd_swmr_writer   the one process that writes the file
+ *   vfd_swmr_reader   any number of processes that read it while it is written
+ *
+ * Select one without changing a program:
+ *
+ *   HDF5_PLUGIN_PATH=<plugin dir> HDF5_DRIVER=vfd_swmr_writer \
+ *   HDF5_DRIVER_CONFIG='tick_len=4;max_lag=7' ./my_writer
+ *
+ * or from C with vfdswmr_set_fapl_writer() / vfdswmr_set_fapl_reader() below
+ * (link with -lvfdswmr).
+ *
+ * ------------------------------------------------------------------------
+ * Configuration string
+ * ------------------------------------------------------------------------
+ * `key=value` pairs separated by ';'. Blanks around keys and values are
+ * ignored. A backslash escapes the next character, so a path may contain
+ * "\;", "\(", "\)" or "\\". Every key may appear once. Unknown keys,
+ * malformed or out-of-range values, duplicates and over-long paths make
+ * H5Fcreate/H5Fopen fail, with a message naming the key and the accepted
+ * form on the HDF5 error stack; nothing is created or modified then.
+ *
+ * key                      meaning (unit)                         default
+ * tick_len                 length of a tick, in tenths of a       4
+ *                          second, 0 to 36000; 0 means ticks
+ *                          end only by explicit calls
+ * max_lag                  how many ticks a reader may lag the    7
+ *                          writer, 3 to 100000; superseded
+ *                          metadata is kept this long
+ * md_pages_reserved        pages at the head of the metadata      4
+ *                          file kept for header and index,
+ *                          1 to 65536
+ * presume_posix_semantics  0/1 (or false/true): the metadata      1
+ *                          file and the HDF5 file are on a
+ *                          POSIX file system local to the
+ *                          reader, the writer maintains the
+ *                          metadata file itself
+ * maintain_metadata_file   0/1: the writer writes the metadata    1
+ *                          file
+ * generate_updater_files   0/1: the writer writes one updater     0
+ *                          file per tick (for NFS readers)
+ * flush_raw_data           0/1: raw data is made durable before   0
+ *                          each tick's metadata is published
+ * md_file_path             directory of the metadata file         directory of
+ *                          (at most VFDSWMR_MAX_PATH bytes)       the HDF5 file
+ * md_file_name             file name of the metadata file         <HDF5 file
+ *                          (no directory part)                    name>.md
+ * updater_file_path        directory and base name of the         <metadata
+ *                          updater files: <base>.<sequence>       file>.ud
+ * log_file_path            log file, one per process; empty:      (none)
+ *                          no log
+ * pb_expansion_threshold   0 to 100: end a tick early when the    0 (off)
+ *                          dirty snapshot grows past this
+ *                          multiple of its configured size
+ * under                    the lower driver: NAME or              sec2
+ *                          NAME(its own configuration string),
+ *                          e.g. under=core or
+ *                          under=my_driver(a=1\;b=2) -- any
+ *                          driver HDF5 can load by name
+ *
+ * The writer and its readers must agree on tick_len, max_lag,
+ * md_pages_reserved and the metadata file's location.
+ */
+#ifndef VFDSWMR_H
+#define VFDSWMR_H
+
+#include <hdf5.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Names under which HDF5 finds the drivers (HDF5_DRIVER, H5Pset_driver_by_name). */
+#define VFDSWMR_WRITER_NAME "vfd_swmr_writer"
+#define VFDSWMR_READER_NAME "vfd_swmr_reader"
+
+/*
+ * Driver class values. They are not registered with The HDF Group; they lie
+ * in the range HDF5 leaves to third-party drivers (H5_VFD_RESERVED..H5_VFD_MAX)
+ * and applications look the drivers up by name, not by value.
+ */
+#define VFDSWMR_WRITER_VALUE ((H5FD_class_value_t)31001)
+#define VFDSWMR_READER_VALUE ((H5FD_class_value_t)31002)
+
+/* Longest value accepted for any path or file name key, in bytes (as in the RFC). */
+#define VFDSWMR_MAX_PATH 1024
+
+/* Defaults of the configuration keys (see the table above). */
+#define VFDSWMR_DEFAULT_TICK_LEN 4
+#define VFDSWMR_DEFAULT_MAX_LAG 7
+#define VFDSWMR_DEFAULT_MD_PAGES_RESERVED 4
+#define VFDSWMR_DEFAULT_UNDER "sec2"
+/* Ranges of the integer keys. */
+#define VFDSWMR_MAX_TICK_LEN 36000
+#define VFDSWMR_MIN_MAX_LAG 3
+#define VFDSWMR_MAX_MAX_LAG 100000
+#define VFDSWMR_MAX_MD_PAGES_RESERVED 65536
+
+/*
+ * Select the writer (or reader) driver on a file access property list, with
+ * a configuration string as above (NULL or "" for the defaults). The driver
+ * plugin is found through HDF5_PLUGIN_PATH, then through the directory the
+ * plugins were installed into. Returns a negative value on failure, with the
+ * reason on the HDF5 error stack.
+ */
+herr_t vfdswmr_set_fapl_writer(hid_t fapl_id, const char *config);
+herr_t vfdswmr_set_fapl_reader(hid_t fapl_id, const char *config);
+
+/* The version of this library, e.g. "0.1.0". */
+const char *vfdswmr_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VFDSWMR_H */
