@@ -1,0 +1,44 @@
+#include "h5err.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+void
+vfdswmr_err_push(const char *file, const char *func, unsigned line, hid_t minor, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    H5Epush2(H5E_DEFAULT, file, func, line, H5E_ERR_CLS, H5E_VFL, minor, "%s", msg);
+}
+
+void
+vfdswmr_eguard_enter(vfdswmr_eguard_t *g)
+{
+    /* H5Eget_num, H5Eget_current_stack and H5E[gs]et_auto2 do not clear the
+     * stack themselves. Taking the current stack leaves it empty. */
+    g->saved = H5Eget_num(H5E_DEFAULT) > 0 ? H5Eget_current_stack() : H5I_INVALID_HID;
+    g->auto_saved = H5Eget_auto2(H5E_DEFAULT, &g->auto_func, &g->auto_data) >= 0;
+    if (g->auto_saved)
+        H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    else
+        H5Eclear2(H5E_DEFAULT); /* an old-style (v1) handler is installed: leave it alone */
+}
+
+void
+vfdswmr_eguard_leave(vfdswmr_eguard_t *g, bool failed)
+{
+    if (g->auto_saved)
+        H5Eset_auto2(H5E_DEFAULT, g->auto_func, g->auto_data);
+    if (g->saved == H5I_INVALID_HID)
+        return; /* the inner call's errors, if any, are already where they belong */
+    if (failed) {
+        hid_t inner = H5Eget_current_stack();
+        if (inner >= 0)
+            H5Eappend_stack(g->saved, inner, true);
+    }
+    H5Eset_current_stack(g->saved); /* also closes g->saved */
+}

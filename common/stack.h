@@ -1,0 +1,79 @@
+/*
+ * Stacking a vfd-swmr driver on a lower driver, and the pass-through
+ * callbacks both drivers start from.
+ *
+ * Invariant: every open file of a vfd-swmr driver is a vfdswmr_file_t (or a
+ * larger struct that starts with one), whose `lower` is a file opened with
+ * H5FDopen() through the driver named by `under=`, and every call into the
+ * lower file goes through the public H5FD* API inside an error guard
+ * (h5err.h), so any driver HDF5 can load works as the lower driver and the
+ * HDF5 error stack keeps its whole story.
+ */
+#ifndef VFDSWMR_COMMON_STACK_H
+#define VFDSWMR_COMMON_STACK_H
+
+#include <hdf5.h>
+#include <H5FDdevelop.h>
+
+#include "config.h"
+
+/* Largest address the drivers accept: HADDR_MAX makes sec2 fail ("bogus maxaddr"). */
+#define VFDSWMR_MAXADDR ((haddr_t)0x7fffffffffffffffULL)
+
+typedef struct vfdswmr_file_t {
+    H5FD_t pub;             /* first: HDF5 owns and fills these fields */
+    H5FD_t *lower;          /* the file as opened by the lower driver */
+    const char *drv_name;   /* our driver's name, for messages */
+    vfdswmr_config_t cfg;   /* the parsed configuration string */
+} vfdswmr_file_t;
+
+/*
+ * Read the driver configuration string from `fapl` and parse it into *cfg.
+ * On failure pushes "<drv_name>: bad configuration (HDF5_DRIVER_CONFIG): <why>"
+ * on the error stack and returns -1.
+ */
+int vfdswmr_config_from_fapl(hid_t fapl, const char *drv_name, vfdswmr_config_t *cfg);
+
+/* A new file access property list that selects the lower driver of *cfg.
+ * The caller closes it. Returns H5I_INVALID_HID with an error pushed. */
+hid_t vfdswmr_lower_fapl(const vfdswmr_config_t *cfg, const char *drv_name);
+
+/*
+ * Open callback body shared by the drivers: parse the configuration from
+ * `fapl`, apply `check` (may be NULL; returns 0 or -1 with errbuf filled)
+ * and only then open the lower file, so a bad configuration never creates
+ * or touches a file. Allocates `size` (>= sizeof(vfdswmr_file_t)) zeroed
+ * bytes. Returns NULL with the reason on the error stack.
+ */
+typedef int (*vfdswmr_config_check_t)(const vfdswmr_config_t *cfg, char *errbuf, size_t errlen);
+vfdswmr_file_t *vfdswmr_stack_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr, size_t size,
+                                   const char *drv_name, vfdswmr_config_check_t check);
+
+/* Closes the lower file and frees `f`. */
+herr_t vfdswmr_stack_close(vfdswmr_file_t *f);
+
+/* Pass-through callbacks (signatures as in H5FD_class_t). */
+herr_t vfdswmr_pt_close(H5FD_t *file);
+int vfdswmr_pt_cmp(const H5FD_t *f1, const H5FD_t *f2);
+herr_t vfdswmr_pt_query(const H5FD_t *file, unsigned long *flags);
+haddr_t vfdswmr_pt_get_eoa(const H5FD_t *file, H5FD_mem_t type);
+herr_t vfdswmr_pt_set_eoa(H5FD_t *file, H5FD_mem_t type, haddr_t addr);
+haddr_t vfdswmr_pt_get_eof(const H5FD_t *file, H5FD_mem_t type);
+herr_t vfdswmr_pt_get_handle(H5FD_t *file, hid_t fapl, void **handle);
+herr_t vfdswmr_pt_read(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, void *buf);
+herr_t vfdswmr_pt_write(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, const void *buf);
+herr_t vfdswmr_pt_flush(H5FD_t *file, hid_t dxpl, hbool_t closing);
+herr_t vfdswmr_pt_truncate(H5FD_t *file, hid_t dxpl, hbool_t closing);
+herr_t vfdswmr_pt_lock(H5FD_t *file, hbool_t rw);
+herr_t vfdswmr_pt_unlock(H5FD_t *file);
+herr_t vfdswmr_pt_ctl(H5FD_t *file, uint64_t op, uint64_t flags, const void *in, void **out);
+
+/* `del` needs the driver's name for messages; each driver wraps this. */
+herr_t vfdswmr_stack_delete(const char *name, hid_t fapl, const char *drv_name);
+
+/* The feature flags both drivers advertise (sec2's, see the facts note). */
+#define VFDSWMR_FEATURES                                                                                     \
+    (H5FD_FEAT_AGGREGATE_METADATA | H5FD_FEAT_ACCUMULATE_METADATA | H5FD_FEAT_DATA_SIEVE |                 \
+     H5FD_FEAT_AGGREGATE_SMALLDATA | H5FD_FEAT_SUPPORTS_SWMR_IO | H5FD_FEAT_DEFAULT_VFD_COMPATIBLE)
+
+#endif

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# A bad HDF5_DRIVER_CONFIG makes H5Fcreate/H5Fopen fail with the parser's
+# message on the printed HDF5 error stack, and no file is created or modified.
+. "${VFDSWMR_TESTLIB:?}"
+
+roundtrip write "$WORK/existing.h5" >/dev/null || fail "cannot make the existing file"
+before=$(sha256sum < "$WORK/existing.h5")
+
+# config | the message the error stack must contain
+cases=(
+    'max_lag=2|max_lag=2: out of range; expected an integer from 3 to 100000 (ticks)'
+    'tick_len=fast|tick_len=fast: not a number'
+    'bogus=1|unknown key "bogus"; accepted keys: tick_len,'
+    'max_lag=7;max_lag=8|duplicate key "max_lag"'
+    'flush_raw_data=maybe|flush_raw_data=maybe: expected 0, 1, false or true'
+    'under=sec2(|under='
+    'maintain_metadata_file=0|the writer must do at least one of them'
+    'under=no_such_driver|cannot select the lower driver "no_such_driver"'
+)
+for c in "${cases[@]}"; do
+    config=${c%%|*} want=${c#*|}
+    for driver in vfd_swmr_writer vfd_swmr_reader; do
+        # maintain_metadata_file=0 alone is a writer-only error.
+        [[ $driver == vfd_swmr_reader && $config == maintain_metadata_file=0 ]] && continue
+        f=$WORK/new-$RANDOM.h5
+        if out=$(with_driver "$driver" "$config" roundtrip write "$f" 2>&1); then
+            fail "$driver [$config]: H5Fcreate succeeded"
+        fi
+        [[ $out == *"HDF5-DIAG: Error detected"* ]] || fail "$driver [$config]: no HDF5 error stack printed: $out"
+        [[ $out == *"$want"* ]] || fail "$driver [$config]: error stack lacks \"$want\": $out"
+        [ ! -e "$f" ] || fail "$driver [$config]: a file was created"
+        if out=$(with_driver "$driver" "$config" roundtrip open "$WORK/existing.h5" 2>&1); then
+            fail "$driver [$config]: H5Fopen succeeded"
+        fi
+        [[ $out == *"$want"* ]] || fail "$driver [$config]: H5Fopen error stack lacks \"$want\": $out"
+        [ "$(sha256sum < "$WORK/existing.h5")" = "$before" ] || fail "$driver [$config]: existing file modified"
+        ok "$driver rejects '$config' with \"$want\""
+    done
+done
+roundtrip verify "$WORK/existing.h5" >/dev/null || fail "existing file no longer verifies"
+ok "existing file intact after every rejected open"
+finish

@@ -1,0 +1,30 @@
+# Helpers for the integration tests; sourced. The test environment
+# (Makefile.am, AM_TESTS_ENVIRONMENT) provides HDF5_PLUGIN_PATH, VFDSWMR_PROGS
+# and H5DUMP.
+# shellcheck shell=bash
+set -u
+
+: "${VFDSWMR_PROGS:?run the integration tests through make check}"
+# The test program, under valgrind when make check-valgrind set VFDSWMR_VALGRIND.
+# shellcheck disable=SC2086
+roundtrip() { ${VFDSWMR_VALGRIND:-} "$VFDSWMR_PROGS/roundtrip" "$@"; }
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/vfdswmr-test.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+CHECKS=0
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+ok()   { CHECKS=$((CHECKS + 1)); echo "ok $CHECKS - $*"; }
+
+# with_driver NAME CONFIG CMD...: run CMD with HDF5 selecting driver NAME.
+with_driver() {
+    local name=$1 config=$2
+    shift 2
+    HDF5_DRIVER=$name HDF5_DRIVER_CONFIG=$config "$@"
+}
+
+# dump_data FILE: h5dump of every dataset's values, without addresses.
+dump_data() {
+    "$H5DUMP" -d /data -d /deflated -a /data/rows "$1" | sed -e '1s/".*"/FILE/'
+}
+
+finish() { echo "$CHECKS checks passed"; exit 0; }

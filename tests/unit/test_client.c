@@ -1,0 +1,189 @@
+/*
+ * The client library's setters, and what reaches the HDF5 error stack when a
+ * driver selected through them fails. Needs HDF5_PLUGIN_PATH to name the
+ * built plugins (make check sets it).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "vfdswmr.h"
+
+static char dir[] = "/tmp/vfdswmr-client.XXXXXX";
+
+static void
+path_of(char *out, size_t len, const char *name)
+{
+    snprintf(out, len, "%s/%s", dir, name);
+}
+
+/* Write 1000 integers through `fapl`, read them back through plain sec2. */
+static void
+roundtrip(hid_t fapl, const char *name)
+{
+    char path[256];
+    int out[1000], in[1000];
+    hsize_t n = 1000;
+    hid_t file, space, dset, sec2;
+
+    path_of(path, sizeof path, name);
+    for (int i = 0; i < 1000; i++)
+        out[i] = i * 31 - 7;
+    file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    assert_true(file >= 0);
+    space = H5Screate_simple(1, &n, NULL);
+    dset = H5Dcreate2(file, "d", H5T_NATIVE_INT, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    assert_true(dset >= 0);
+    assert_true(H5Dwrite(dset, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, out) >= 0);
+    H5Dclose(dset);
+    H5Sclose(space);
+    assert_true(H5Fclose(file) >= 0);
+
+    sec2 = H5Pcreate(H5P_FILE_ACCESS);
+    assert_true(H5Pset_fapl_sec2(sec2) >= 0);
+    file = H5Fopen(path, H5F_ACC_RDONLY, sec2);
+    assert_true(file >= 0);
+    dset = H5Dopen2(file, "d", H5P_DEFAULT);
+    memset(in, 0, sizeof in);
+    assert_true(H5Dread(dset, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, in) >= 0);
+    assert_memory_equal(in, out, sizeof out);
+    H5Dclose(dset);
+    H5Fclose(file);
+    H5Pclose(sec2);
+}
+
+static void
+check_setter(herr_t (*setter)(hid_t, const char *), const char *drv_name)
+{
+    char config[64] = "";
+    char name[64];
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+
+    assert_true(setter(fapl, "max_lag=5;under=sec2") >= 0);
+    assert_int_equal(H5Pget_driver_config_str(fapl, config, sizeof config), strlen("max_lag=5;under=sec2"));
+    assert_string_equal(config, "max_lag=5;under=sec2");
+    assert_int_equal(H5FDis_driver_registered_by_name(drv_name), 1);
+    snprintf(name, sizeof name, "%s.h5", drv_name);
+    roundtrip(fapl, name);
+    /* No configuration at all means the defaults. */
+    assert_true(setter(fapl, NULL) >= 0);
+    assert_int_equal(H5Pget_driver_config_str(fapl, config, sizeof config), 0);
+    snprintf(name, sizeof name, "%s-defaults.h5", drv_name);
+    roundtrip(fapl, name);
+    H5Pclose(fapl);
+}
+
+static void
+test_set_fapl_writer(void **state)
+{
+    (void)state;
+    check_setter(vfdswmr_set_fapl_writer, VFDSWMR_WRITER_NAME);
+}
+
+static void
+test_set_fapl_reader(void **state)
+{
+    (void)state;
+    check_setter(vfdswmr_set_fapl_reader, VFDSWMR_READER_NAME);
+}
+
+/* Collect every description on the current error stack, one per line. */
+static herr_t
+collect(unsigned n, const H5E_error2_t *e, void *data)
+{
+    char *buf = data;
+    (void)n;
+    strncat(buf, e->desc ? e->desc : "", 4095 - strlen(buf));
+    strncat(buf, "\n", 4095 - strlen(buf));
+    return 0;
+}
+
+static void
+current_errors(char *buf)
+{
+    buf[0] = '\0';
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, collect, buf);
+}
+
+static void
+test_bad_config_on_error_stack(void **state)
+{
+    char path[256], errors[4096];
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS), file;
+
+    (void)state;
+    path_of(path, sizeof path, "bad.h5");
+    assert_true(vfdswmr_set_fapl_writer(fapl, "tick_len=4;max_lag=1") >= 0);
+    H5E_BEGIN_TRY { file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl); } H5E_END_TRY
+    assert_true(file < 0);
+    current_errors(errors);
+    assert_non_null(strstr(errors, "vfd_swmr_writer: bad configuration (HDF5_DRIVER_CONFIG): max_lag=1: out of "
+                                   "range; expected an integer from 3 to 100000 (ticks)\n"));
+    assert_int_equal(access(path, F_OK), -1);
+    H5Pclose(fapl);
+}
+
+/* A failure inside the lower driver keeps the lower driver's own messages
+ * under ours: the error guard must not erase them. */
+static void
+test_lower_errors_kept(void **state)
+{
+    char path[256], errors[4096], want[512];
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS), file;
+
+    (void)state;
+    path_of(path, sizeof path, "missing.h5");
+    assert_true(vfdswmr_set_fapl_reader(fapl, "") >= 0);
+    H5E_BEGIN_TRY { file = H5Fopen(path, H5F_ACC_RDONLY, fapl); } H5E_END_TRY
+    assert_true(file < 0);
+    current_errors(errors);
+    snprintf(want, sizeof want, "vfd_swmr_reader: the lower driver \"sec2\" cannot open \"%s\"\n", path);
+    assert_non_null(strstr(errors, want));
+    /* sec2's own report, with the errno text, comes before ours. */
+    assert_non_null(strstr(errors, "unable to open file: name = '"));
+    assert_true(strstr(errors, "unable to open file: name = '") < strstr(errors, want));
+    H5Pclose(fapl);
+}
+
+static void
+test_version(void **state)
+{
+    (void)state;
+    assert_string_equal(vfdswmr_version(), PACKAGE_VERSION);
+}
+
+static int
+setup(void **state)
+{
+    (void)state;
+    return mkdtemp(dir) ? 0 : -1;
+}
+
+static int
+teardown(void **state)
+{
+    char cmd[128];
+    (void)state;
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    return system(cmd);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_set_fapl_writer),
+        cmocka_unit_test(test_set_fapl_reader),
+        cmocka_unit_test(test_bad_config_on_error_stack),
+        cmocka_unit_test(test_lower_errors_kept),
+        cmocka_unit_test(test_version),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
