@@ -1,0 +1,49 @@
+/*
+ * vfdswmr_checksum(): the first four bytes of SHA-256 (OpenSSL EVP), read
+ * little-endian.
+ *
+ * Invariants: the only global state is the EVP_MD fetched once (under
+ * pthread_once) and never freed or changed afterwards, so any number of
+ * threads may call vfdswmr_checksum() at once. Each call uses its own digest
+ * context. If OpenSSL cannot compute a digest at all (no SHA-256 provider,
+ * or out of memory inside EVP_Digest) the process aborts: returning a made-up
+ * value would let damaged metadata pass, or make every check fail.
+ */
+#include "checksum.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <openssl/evp.h>
+
+static pthread_once_t sha256_once = PTHREAD_ONCE_INIT;
+static const EVP_MD *sha256_md;
+
+/* Fetching explicitly once avoids OpenSSL 3's implicit fetch (a locked
+ * provider look-up) on every call; older or odd configurations fall back to
+ * the built-in method object. */
+static void
+sha256_init(void)
+{
+#if OPENSSL_VERSION_NUMBER >= 0x30000000L
+    sha256_md = EVP_MD_fetch(NULL, "SHA2-256", NULL);
+#endif
+    if (sha256_md == NULL)
+        sha256_md = EVP_sha256();
+}
+
+uint32_t
+vfdswmr_checksum(const void *buf, size_t len)
+{
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    unsigned int dlen = 0;
+
+    pthread_once(&sha256_once, sha256_init);
+    if (!EVP_Digest(buf, len, digest, &dlen, sha256_md, NULL) || dlen < 4) {
+        fputs("vfdswmr: SHA-256 (OpenSSL EVP_Digest) failed; cannot compute checksums\n", stderr);
+        abort();
+    }
+    return (uint32_t)digest[0] | (uint32_t)digest[1] << 8 | (uint32_t)digest[2] << 16 |
+           (uint32_t)digest[3] << 24;
+}

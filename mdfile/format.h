@@ -1,0 +1,171 @@
+/*
+ * On-disk structures of the metadata file and of updater files: exactly one
+ * encoder and one decoder per structure. Byte layouts are in docs/FORMAT.md;
+ * all integers are little-endian.
+ *
+ * Decoders never read outside [buf, buf + len) and validate every field; they
+ * return VFDSWMR_MD_OK or the first problem found, checked in this order:
+ * length, signature, checksum, version, then the fields. Errors found before
+ * the checksum was verified may come from a torn write and are worth a retry;
+ * see vfdswmr_mderr_retryable(). On failure a decoder's output is all zero
+ * (entries NULL, nothing left allocated). The header decoders look at the
+ * first VFDSWMR_*HDR_SIZE bytes of a longer buffer; the index and change list
+ * decoders need the exact length.
+ */
+#ifndef VFDSWMR_MDFILE_FORMAT_H
+#define VFDSWMR_MDFILE_FORMAT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define VFDSWMR_FORMAT_VERSION 1
+
+/* Page sizes accepted by the formats: powers of two in this range. */
+#define VFDSWMR_MIN_PAGE_SIZE 512u
+#define VFDSWMR_MAX_PAGE_SIZE (1u << 30)
+
+typedef enum vfdswmr_mderr_t {
+    VFDSWMR_MD_OK = 0,
+    VFDSWMR_MD_ESHORT,     /* buffer shorter than the structure (truncated file) */
+    VFDSWMR_MD_EMAGIC,     /* wrong signature */
+    VFDSWMR_MD_ECHECKSUM,  /* checksum mismatch (torn write or damage) */
+    VFDSWMR_MD_EVERSION,   /* unsupported format version */
+    VFDSWMR_MD_EPAGESIZE,  /* page size 0, not a power of two, or out of range */
+    VFDSWMR_MD_ERESERVED,  /* a reserved field or flag bit is not zero */
+    VFDSWMR_MD_ELENGTH,    /* a stated length disagrees with the entry count */
+    VFDSWMR_MD_ECOUNT,     /* entry count larger than the buffer can hold */
+    VFDSWMR_MD_EUNSORTED,  /* entries not in strictly increasing order */
+    VFDSWMR_MD_EOVERLAP,   /* two entries cover the same pages */
+    VFDSWMR_MD_EENTRY,     /* an entry is invalid: zero length, in page 0, offset x page size overflows */
+    VFDSWMR_MD_EBOUNDS,    /* an offset/length lies outside the file, or is absurd */
+    VFDSWMR_MD_ETICK_AHEAD,/* header and index ticks differ by one: a write in flight */
+    VFDSWMR_MD_ETICK,      /* any other tick mismatch */
+    VFDSWMR_MD_ESESSION,   /* structures of two writer sessions mixed */
+    VFDSWMR_MD_EFLAGS,     /* invalid combination of updater flags */
+    VFDSWMR_MD_ESEQUENCE,  /* updater sequence number not the one expected */
+    VFDSWMR_MD_EIO,        /* a read or write failed (errno says why) */
+    VFDSWMR_MD_ENOMEM,     /* out of memory */
+    VFDSWMR_MD_NERRORS
+} vfdswmr_mderr_t;
+
+/* A short English description, e.g. "checksum mismatch (torn write or damage)". */
+const char *vfdswmr_mderr_str(vfdswmr_mderr_t err);
+/* True for errors a later read may not show (torn or in-flight writes). */
+bool vfdswmr_mderr_retryable(vfdswmr_mderr_t err);
+
+/* Number of pages `len` bytes occupy (0 for 0). */
+static inline uint64_t
+vfdswmr_pages(uint64_t len, uint32_t page_size)
+{
+    return len / page_size + (len % page_size != 0);
+}
+bool vfdswmr_page_size_valid(uint32_t page_size);
+
+/* ---- metadata file header ("VHDR"), at offset 0 of the metadata file ---- */
+#define VFDSWMR_MDHDR_SIZE 56
+typedef struct vfdswmr_mdhdr_t {
+    uint32_t page_size;     /* of the HDF5 file and the metadata file */
+    uint64_t session;       /* random identifier of the writer session */
+    uint64_t tick;
+    uint64_t index_offset;  /* bytes; VFDSWMR_MDHDR_SIZE or page aligned */
+    uint64_t index_length;  /* bytes */
+    uint64_t eoa;           /* the writer's end of allocated space in the HDF5 file */
+} vfdswmr_mdhdr_t;
+
+void vfdswmr_mdhdr_encode(const vfdswmr_mdhdr_t *h, uint8_t out[VFDSWMR_MDHDR_SIZE]);
+/* Also checks: index_offset == VFDSWMR_MDHDR_SIZE or a nonzero multiple of
+ * page_size (EBOUNDS); index_length == vfdswmr_mdidx_size(n) for some n
+ * (ELENGTH); offset + length does not overflow (EBOUNDS). */
+vfdswmr_mderr_t vfdswmr_mdhdr_decode(const uint8_t *buf, size_t len, vfdswmr_mdhdr_t *h);
+
+/* ---- metadata file index ("VIDX") ---------------------------------------- */
+typedef struct vfdswmr_mdentry_t {
+    uint64_t hdf5_page;  /* where the entry lives in the HDF5 file, in pages */
+    uint64_t md_page;    /* where its image lives in the metadata file, in pages (>= 1) */
+    uint32_t length;     /* bytes, >= 1 */
+    uint32_t checksum;   /* vfdswmr_checksum() of the image */
+} vfdswmr_mdentry_t;
+
+typedef struct vfdswmr_mdidx_t {
+    uint64_t session;
+    uint64_t tick;
+    uint32_t nentries;
+    vfdswmr_mdentry_t *entries; /* sorted by hdf5_page, no two covering the same HDF5 page */
+} vfdswmr_mdidx_t;
+
+/* Encoded size of an index of n entries. */
+size_t vfdswmr_mdidx_size(uint32_t n);
+/* Writes vfdswmr_mdidx_size(idx->nentries) bytes to out. */
+void vfdswmr_mdidx_encode(const vfdswmr_mdidx_t *idx, uint8_t *out);
+/*
+ * Decodes an index of exactly `len` bytes (len must equal the encoded size of
+ * the entry count it states: else ELENGTH, or ECOUNT when the count cannot
+ * fit). Entry checks need the page size: md_page >= 1, length >= 1,
+ * (page + pages(length)) * page_size must not overflow 64 bits, entries
+ * strictly increasing by hdf5_page (EUNSORTED) and not overlapping in the
+ * HDF5 file (EOVERLAP). On success idx->entries is malloc'd (NULL when
+ * there are none) and the caller frees it; on failure it is NULL.
+ */
+vfdswmr_mderr_t vfdswmr_mdidx_decode(const uint8_t *buf, size_t len, uint32_t page_size, vfdswmr_mdidx_t *idx);
+
+/* ---- updater file header ("VUDH"), at offset 0 of an updater file ------- */
+#define VFDSWMR_UDHDR_SIZE 56
+#define VFDSWMR_UD_CREATE_ONLY 0x0001u /* create an empty metadata file; only with sequence 0, no change list */
+#define VFDSWMR_UD_FINAL 0x0002u       /* last updater: apply, then remove the metadata file */
+typedef struct vfdswmr_udhdr_t {
+    uint16_t flags;
+    uint32_t page_size;
+    uint64_t session;
+    uint64_t sequence;   /* 0, 1, 2, ... as in the file name <base>.<sequence> */
+    uint64_t tick;
+    uint64_t cl_offset;  /* bytes; 0 with CREATE_ONLY, else VFDSWMR_UDHDR_SIZE */
+    uint64_t cl_length;  /* bytes; 0 with CREATE_ONLY, else vfdswmr_udcl_size(n) */
+} vfdswmr_udhdr_t;
+
+void vfdswmr_udhdr_encode(const vfdswmr_udhdr_t *h, uint8_t out[VFDSWMR_UDHDR_SIZE]);
+/* Also checks flags (unknown bits: ERESERVED; CREATE_ONLY with a sequence
+ * other than 0, or with a change list, or together with FINAL: EFLAGS) and
+ * cl_offset/cl_length (EBOUNDS unless as documented above). */
+vfdswmr_mderr_t vfdswmr_udhdr_decode(const uint8_t *buf, size_t len, vfdswmr_udhdr_t *h);
+
+/* ---- updater change list ("VUCL") --------------------------------------- */
+typedef struct vfdswmr_udentry_t {
+    uint64_t ud_page;    /* where the image lives in the updater file, in pages */
+    uint64_t md_page;    /* where it goes in the metadata file, in pages (>= 1) */
+    uint64_t hdf5_page;  /* where it lives in the HDF5 file, in pages */
+    uint32_t length;     /* bytes, >= 1 */
+    uint32_t checksum;   /* of the image */
+} vfdswmr_udentry_t;
+
+typedef struct vfdswmr_udcl_t {
+    uint64_t tick;
+    uint64_t hdr_ud_page;    /* the metadata file header image, in the updater file */
+    uint32_t hdr_len;        /* == VFDSWMR_MDHDR_SIZE */
+    uint32_t hdr_checksum;   /* of that image */
+    uint64_t idx_ud_page;    /* the metadata file index image, in the updater file */
+    uint64_t idx_md_offset;  /* where it goes in the metadata file, bytes */
+    uint32_t idx_len;
+    uint32_t idx_checksum;
+    uint32_t nentries;
+    vfdswmr_udentry_t *entries; /* strictly increasing ud_page, not overlapping */
+} vfdswmr_udcl_t;
+
+size_t vfdswmr_udcl_size(uint32_t n);
+void vfdswmr_udcl_encode(const vfdswmr_udcl_t *cl, uint8_t *out);
+/*
+ * Decodes a change list of exactly `len` bytes that belongs to an updater
+ * file of `file_len` bytes with the given page size: every image (entries,
+ * index, header) must lie inside the file, after the header and change list
+ * (EBOUNDS), entries strictly increasing by ud_page (EUNSORTED) and not
+ * overlapping each other (EOVERLAP), the index and header images after the
+ * last entry and not overlapping (EOVERLAP), hdr_len == VFDSWMR_MDHDR_SIZE
+ * and idx_len == vfdswmr_mdidx_size(n) for some n (ELENGTH), idx_md_offset
+ * valid as the header's index_offset (EBOUNDS), md_page >= 1 and
+ * length >= 1 (EENTRY), no offset x page size overflow (EENTRY). Entries
+ * are malloc'd as for the index.
+ */
+vfdswmr_mderr_t vfdswmr_udcl_decode(const uint8_t *buf, size_t len, uint32_t page_size, uint64_t file_len,
+                                    vfdswmr_udcl_t *cl);
+
+#endif
