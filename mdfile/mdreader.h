@@ -1,0 +1,64 @@
+/*
+ * The reader side of the metadata file (RFC 3.5.3.1): load a consistent
+ * header + index, retrying with bounded back-off across torn or in-flight
+ * writes, and read page images with their checksums verified.
+ *
+ * A snapshot is accepted only when header and index each pass their
+ * checksums and every field check (format.h), belong to the same writer
+ * session (and to the expected one, when given) and carry the same tick.
+ */
+#ifndef VFDSWMR_MDFILE_MDREADER_H
+#define VFDSWMR_MDFILE_MDREADER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "format.h"
+
+/* How the reader reaches the file: pread-like, returning the bytes read
+ * (fewer at end of file) or -1 with errno. Tests substitute their own. */
+typedef struct vfdswmr_mdr_io_t {
+    ssize_t (*pread)(void *ctx, void *buf, size_t len, uint64_t off);
+    void *ctx;
+} vfdswmr_mdr_io_t;
+
+/* An io reading the file descriptor *fd. */
+vfdswmr_mdr_io_t vfdswmr_mdr_fd_io(int *fd);
+
+typedef struct vfdswmr_mdr_opts_t {
+    size_t first_read;       /* bytes read at offset 0 in one go (md_pages_reserved x page size); >= 56 */
+    unsigned max_attempts;   /* >= 1 */
+    unsigned backoff_us;     /* first pause between attempts; doubles each time ... */
+    unsigned backoff_max_us; /* ... up to this */
+    uint64_t session;        /* expected writer session, 0 for any */
+} vfdswmr_mdr_opts_t;
+
+/* first_read 64 KiB, 40 attempts, 100 us doubling to 50 ms (about 1.5 s in all). */
+void vfdswmr_mdr_opts_default(vfdswmr_mdr_opts_t *o);
+
+typedef struct vfdswmr_mdsnap_t {
+    vfdswmr_mdhdr_t hdr;
+    vfdswmr_mdidx_t idx;     /* entries malloc'd */
+    unsigned attempts;       /* how many attempts the load took */
+} vfdswmr_mdsnap_t;
+
+/*
+ * Load the current snapshot. Returns VFDSWMR_MD_OK, or the last error once
+ * it is not retryable or the attempts are used up, with a one-line
+ * explanation in why (e.g. "header checksum mismatch (torn write or
+ * damage) after 40 attempts").
+ */
+vfdswmr_mderr_t vfdswmr_mdr_load(const vfdswmr_mdr_io_t *io, const vfdswmr_mdr_opts_t *opts, vfdswmr_mdsnap_t *snap,
+                                 char *why, size_t whylen);
+void vfdswmr_mdsnap_free(vfdswmr_mdsnap_t *snap);
+
+/* The entry whose HDF5 range covers `page`, or NULL. O(log n). */
+const vfdswmr_mdentry_t *vfdswmr_mdidx_find(const vfdswmr_mdidx_t *idx, uint32_t page_size, uint64_t page);
+
+/* Read an entry's image (e->length bytes) into buf and verify its checksum:
+ * VFDSWMR_MD_OK, ESHORT (file too short), EIO or ECHECKSUM. */
+vfdswmr_mderr_t vfdswmr_mdr_read_image(const vfdswmr_mdr_io_t *io, uint32_t page_size, const vfdswmr_mdentry_t *e,
+                                       void *buf);
+
+#endif

@@ -1,0 +1,427 @@
+/*
+ * Metadata file writer: builds each tick's plan (plan.h) from the changes,
+ * then hands it to the sinks. See mdwriter.h for the invariants.
+ */
+#include "mdwriter.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "checksum.h"
+#include "plan.h"
+#include "space.h"
+#include "updater.h"
+
+struct vfdswmr_mdw {
+    vfdswmr_mdw_opts_t o;
+    char *md_path;            /* owned copies of the option strings */
+    char *ud_base;
+    int fd;                   /* metadata file, or -1 */
+    vfdswmr_space_t *space;
+    uint64_t tick;
+    uint64_t sequence;        /* next updater sequence number */
+    vfdswmr_mdentry_t *idx;   /* published index */
+    uint32_t n;
+    uint64_t idx_page;        /* relocated index: first page, else 0 */
+    uint64_t idx_pages;
+    uint64_t file_pages;      /* size of the metadata file, in pages */
+    char err[VFDSWMR_MDW_ERRLEN];
+};
+
+static int
+fail(vfdswmr_mdw_t *w, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(w->err, sizeof w->err, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* ---- sinks ------------------------------------------------------------ */
+
+static int
+sink_updater(vfdswmr_mdw_t *w, const vfdswmr_mdplan_t *plan, uint16_t flags)
+{
+    uint8_t *buf;
+    size_t len;
+    int rc;
+
+    if (w->ud_base == NULL)
+        return 0;
+    if (vfdswmr_updater_encode(plan, flags, w->sequence, w->o.page_size, w->o.session, w->tick, &buf, &len) < 0)
+        return fail(w, "cannot build updater file %llu: %s", (unsigned long long)w->sequence, strerror(errno));
+    rc = vfdswmr_updater_write(w->ud_base, w->sequence, buf, len, w->o.durable);
+    free(buf);
+    if (rc < 0)
+        return fail(w, "cannot write updater file %s.%llu: %s", w->ud_base, (unsigned long long)w->sequence,
+                    strerror(errno));
+    w->sequence++;
+    return 0;
+}
+
+static int
+sink_md(vfdswmr_mdw_t *w, const vfdswmr_mdplan_t *plan)
+{
+    uint64_t eof = vfdswmr_space_eof(w->space);
+
+    if (w->fd < 0)
+        return 0;
+    if (vfdswmr_mdplan_apply(w->fd, plan, w->o.durable) < 0)
+        return fail(w, "cannot write metadata file %s: %s", w->md_path, strerror(errno));
+    /* Pages past the end of the allocated space are free: no index a reader
+     * may still hold names them. */
+    if (eof < w->file_pages && ftruncate(w->fd, (off_t)(eof * w->o.page_size)) < 0)
+        return fail(w, "cannot shrink metadata file %s: %s", w->md_path, strerror(errno));
+    w->file_pages = eof; /* every write lies in allocated or reserved pages */
+    return 0;
+}
+
+/* ---- index bookkeeping ---------------------------------------------------- */
+
+/* First entry whose HDF5 range ends after `page`. */
+static uint32_t
+first_ending_after(const vfdswmr_mdw_t *w, uint64_t page)
+{
+    uint32_t lo = 0, hi = w->n;
+
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        const vfdswmr_mdentry_t *e = &w->idx[mid];
+        if (e->hdf5_page + vfdswmr_pages(e->length, w->o.page_size) <= page)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static int
+defer_entry(vfdswmr_mdw_t *w, const vfdswmr_mdentry_t *e, uint64_t tick)
+{
+    return vfdswmr_space_defer(w->space, e->md_page, vfdswmr_pages(e->length, w->o.page_size), tick);
+}
+
+static int
+check_sorted(vfdswmr_mdw_t *w, const vfdswmr_mdchange_t *c, size_t nc, const uint64_t *r, size_t nr)
+{
+    const uint64_t max_page = UINT64_MAX / w->o.page_size;
+
+    for (size_t i = 0; i < nc; i++) {
+        uint64_t pages = vfdswmr_pages(c[i].length, w->o.page_size);
+        if (c[i].length == 0 || c[i].image == NULL || c[i].hdf5_page > max_page - pages)
+            return fail(w, "change %zu (HDF5 page %llu) is invalid", i, (unsigned long long)c[i].hdf5_page);
+        if (i + 1 < nc && c[i].hdf5_page + pages > c[i + 1].hdf5_page)
+            return fail(w, "changes are not sorted and disjoint at HDF5 page %llu",
+                        (unsigned long long)c[i].hdf5_page);
+    }
+    for (size_t i = 0; i + 1 < nr; i++)
+        if (r[i] >= r[i + 1])
+            return fail(w, "removals are not sorted at HDF5 page %llu", (unsigned long long)r[i]);
+    return 0;
+}
+
+/*
+ * Mark in drop[] the old entries that the changes supersede or the removals
+ * name, and defer their space with `tick`.
+ */
+static int
+drop_superseded(vfdswmr_mdw_t *w, bool *drop, const vfdswmr_mdchange_t *c, size_t nc, const uint64_t *r,
+                size_t nr, uint64_t tick)
+{
+    for (size_t i = 0; i < nc; i++) {
+        uint64_t end = c[i].hdf5_page + vfdswmr_pages(c[i].length, w->o.page_size);
+        for (uint32_t k = first_ending_after(w, c[i].hdf5_page); k < w->n && w->idx[k].hdf5_page < end; k++)
+            drop[k] = true;
+    }
+    for (size_t i = 0; i < nr; i++) {
+        uint32_t k = first_ending_after(w, r[i]);
+        if (k < w->n && w->idx[k].hdf5_page == r[i])
+            drop[k] = true;
+    }
+    for (uint32_t k = 0; k < w->n; k++)
+        if (drop[k] && defer_entry(w, &w->idx[k], tick) < 0)
+            return fail(w, "out of memory");
+    return 0;
+}
+
+/* Allocate space for the changes and describe them as images. */
+static int
+place_changes(vfdswmr_mdw_t *w, const vfdswmr_mdchange_t *c, size_t nc, vfdswmr_mdimage_t *images)
+{
+    for (size_t i = 0; i < nc; i++) {
+        uint64_t page;
+        if (vfdswmr_space_alloc(w->space, vfdswmr_pages(c[i].length, w->o.page_size), &page) < 0)
+            return fail(w, "cannot allocate metadata file space");
+        images[i] = (vfdswmr_mdimage_t){.md_page = page, .hdf5_page = c[i].hdf5_page, .length = c[i].length,
+                                        .checksum = vfdswmr_checksum(c[i].image, c[i].length),
+                                        .image = c[i].image};
+    }
+    return 0;
+}
+
+/* Merge surviving old entries and the new images, both sorted by HDF5 page. */
+static uint32_t
+merge_index(const vfdswmr_mdw_t *w, const bool *drop, const vfdswmr_mdimage_t *im, size_t nc,
+            vfdswmr_mdentry_t *out)
+{
+    uint32_t k = 0, n = 0;
+    size_t i = 0;
+
+    while (k < w->n || i < nc) {
+        while (k < w->n && drop[k])
+            k++;
+        if (i < nc && (k >= w->n || im[i].hdf5_page < w->idx[k].hdf5_page)) {
+            out[n++] = (vfdswmr_mdentry_t){.hdf5_page = im[i].hdf5_page, .md_page = im[i].md_page,
+                                           .length = im[i].length, .checksum = im[i].checksum};
+            i++;
+        }
+        else if (k < w->n)
+            out[n++] = w->idx[k++];
+    }
+    return n;
+}
+
+/* Choose where the index goes: right after the header when header and index
+ * fit in the reserved pages, else in freshly allocated pages. The space of a
+ * previously relocated index is deferred. Returns the byte offset, or 0. */
+static uint64_t
+place_index(vfdswmr_mdw_t *w, size_t len, uint64_t tick)
+{
+    uint64_t old_page = w->idx_page, old_pages = w->idx_pages, off;
+
+    if (VFDSWMR_MDHDR_SIZE + (uint64_t)len <= (uint64_t)w->o.reserved_pages * w->o.page_size) {
+        w->idx_page = w->idx_pages = 0;
+        off = VFDSWMR_MDHDR_SIZE;
+    }
+    else {
+        uint64_t pages = vfdswmr_pages(len, w->o.page_size), page;
+        if (vfdswmr_space_alloc(w->space, pages, &page) < 0)
+            return 0;
+        w->idx_page = page;
+        w->idx_pages = pages;
+        off = page * w->o.page_size;
+    }
+    if (old_pages && vfdswmr_space_defer(w->space, old_page, old_pages, tick) < 0)
+        return 0;
+    return off;
+}
+
+/* Encode index and header of `tick` and send the plan to the sinks. */
+static int
+emit(vfdswmr_mdw_t *w, uint64_t tick, uint64_t eoa, vfdswmr_mdentry_t *entries, uint32_t n,
+     const vfdswmr_mdimage_t *images, size_t nimages, uint16_t ud_flags)
+{
+    vfdswmr_mdidx_t idx = {.session = w->o.session, .tick = tick, .nentries = n, .entries = entries};
+    size_t len = vfdswmr_mdidx_size(n);
+    uint8_t *idx_image = malloc(len), hdr_image[VFDSWMR_MDHDR_SIZE];
+    vfdswmr_mdhdr_t hdr = {.page_size = w->o.page_size, .session = w->o.session, .tick = tick,
+                           .index_length = len, .eoa = eoa};
+    vfdswmr_mdplan_t plan = {.page_size = w->o.page_size, .session = w->o.session, .tick = tick,
+                             .nimages = nimages, .images = images, .index_image = idx_image,
+                             .index_len = len, .header_image = hdr_image};
+    int rc = -1;
+
+    if (idx_image == NULL)
+        return fail(w, "out of memory");
+    if (0 == (hdr.index_offset = plan.index_offset = place_index(w, len, tick))) {
+        fail(w, "cannot allocate metadata file space for the index");
+        goto done;
+    }
+    vfdswmr_mdidx_encode(&idx, idx_image);
+    vfdswmr_mdhdr_encode(&hdr, hdr_image);
+    w->tick = tick;
+    vfdswmr_space_release(w->space, tick, w->o.max_lag);
+    if (sink_md(w, &plan) < 0 || sink_updater(w, &plan, ud_flags) < 0)
+        goto done;
+    rc = 0;
+done:
+    free(idx_image);
+    return rc;
+}
+
+int
+vfdswmr_mdw_publish(vfdswmr_mdw_t *w, uint64_t eoa, const vfdswmr_mdchange_t *changes, size_t nchanges,
+                    const uint64_t *removals, size_t nremovals, unsigned flags)
+{
+    uint64_t tick = w->tick + 1;
+    bool *drop = NULL;
+    vfdswmr_mdimage_t *images = NULL;
+    vfdswmr_mdentry_t *next = NULL;
+    uint32_t n;
+    int rc = -1;
+
+    if (check_sorted(w, changes, nchanges, removals, nremovals) < 0)
+        return -1;
+    if ((uint64_t)w->n + nchanges > UINT32_MAX)
+        return fail(w, "index would exceed 2^32 entries");
+    drop = calloc((size_t)w->n + 1, sizeof *drop);
+    images = calloc(nchanges + 1, sizeof *images);
+    next = calloc((size_t)w->n + nchanges + 1, sizeof *next);
+    if (!drop || !images || !next) {
+        fail(w, "out of memory");
+        goto done;
+    }
+    if (drop_superseded(w, drop, changes, nchanges, removals, nremovals, tick) < 0 ||
+        place_changes(w, changes, nchanges, images) < 0)
+        goto done;
+    n = merge_index(w, drop, images, nchanges, next);
+    if (emit(w, tick, eoa, next, n, images, nchanges, (flags & VFDSWMR_MDW_FINAL) ? VFDSWMR_UD_FINAL : 0) < 0)
+        goto done;
+    free(w->idx);
+    w->idx = next;
+    w->n = n;
+    next = NULL;
+    rc = 0;
+done:
+    free(drop);
+    free(images);
+    free(next);
+    return rc;
+}
+
+/* ---- open / close -------------------------------------------------------- */
+
+static int
+check_opts(const vfdswmr_mdw_opts_t *o, char *err, size_t errlen)
+{
+    const char *why = NULL;
+
+    if (!vfdswmr_page_size_valid(o->page_size))
+        why = "page size must be a power of two from 512 bytes to 1 GiB";
+    else if (o->reserved_pages == 0)
+        why = "md_pages_reserved must be at least 1";
+    else if (o->max_lag < 3)
+        why = "max_lag must be at least 3";
+    else if (o->md_path == NULL && o->ud_base == NULL)
+        why = "neither a metadata file nor updater files requested";
+    if (why)
+        snprintf(err, errlen, "%s", why);
+    return why ? -1 : 0;
+}
+
+/*
+ * Create the metadata file whole: write tick 0 under a temporary name, then
+ * link it into place, which fails if the name exists -- atomically, so two
+ * writers cannot both succeed and a reader never sees a half-made file.
+ */
+static int
+create_md_file(vfdswmr_mdw_t *w)
+{
+    char tmp[4096 + 32];
+    int fd;
+
+    if (snprintf(tmp, sizeof tmp, "%s.%ld.tmp", w->md_path, (long)getpid()) >= (int)sizeof tmp)
+        return fail(w, "metadata file path too long: %s", w->md_path);
+    if ((fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0)
+        return fail(w, "cannot create metadata file %s: %s", tmp, strerror(errno));
+    w->fd = fd;
+    w->file_pages = w->o.reserved_pages;
+    if (ftruncate(fd, (off_t)((uint64_t)w->o.reserved_pages * w->o.page_size)) < 0 ||
+        emit(w, 0, 0, NULL, 0, NULL, 0, 0) < 0 || (w->o.durable && fsync(fd) < 0)) {
+        if (!w->err[0])
+            fail(w, "cannot write metadata file %s: %s", tmp, strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    if (link(tmp, w->md_path) < 0) {
+        int e = errno;
+        unlink(tmp);
+        if (e == EEXIST)
+            return fail(w,
+                        "metadata file %s already exists: another writer may be active on this file, or "
+                        "a writer crashed (remove the metadata file if no writer is running)",
+                        w->md_path);
+        return fail(w, "cannot create metadata file %s: %s", w->md_path, strerror(e));
+    }
+    unlink(tmp);
+    return 0;
+}
+
+int
+vfdswmr_mdw_open(const vfdswmr_mdw_opts_t *opts, vfdswmr_mdw_t **out, char *err, size_t errlen)
+{
+    vfdswmr_mdw_t *w;
+
+    *out = NULL;
+    if (check_opts(opts, err, errlen) < 0)
+        return -1;
+    if (NULL == (w = calloc(1, sizeof *w))) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    w->o = *opts;
+    w->fd = -1;
+    while (w->o.session == 0)
+        if (getrandom(&w->o.session, sizeof w->o.session, 0) != sizeof w->o.session) {
+            snprintf(err, errlen, "cannot draw a session identifier: %s", strerror(errno));
+            free(w);
+            return -1;
+        }
+    w->md_path = opts->md_path ? strdup(opts->md_path) : NULL;
+    w->ud_base = opts->ud_base ? strdup(opts->ud_base) : NULL;
+    w->space = vfdswmr_space_new(opts->reserved_pages);
+    if ((opts->md_path && !w->md_path) || (opts->ud_base && !w->ud_base) || !w->space) {
+        fail(w, "out of memory");
+        goto fail;
+    }
+    if (w->ud_base && sink_updater(w, NULL, VFDSWMR_UD_CREATE_ONLY) < 0)
+        goto fail;
+    if (w->md_path ? create_md_file(w) < 0 : emit(w, 0, 0, NULL, 0, NULL, 0, 0) < 0)
+        goto fail;
+    /* create_md_file emitted tick 0 before the file had its name; the
+     * updater of tick 0 was written then too. */
+    *out = w;
+    return 0;
+fail:
+    snprintf(err, errlen, "%s", w->err);
+    if (w->fd >= 0)
+        close(w->fd);
+    vfdswmr_space_destroy(w->space);
+    free(w->md_path);
+    free(w->ud_base);
+    free(w);
+    return -1;
+}
+
+int
+vfdswmr_mdw_close(vfdswmr_mdw_t *w, bool keep_md)
+{
+    int rc = 0;
+
+    if (w->fd >= 0) {
+        if (w->o.durable && fsync(w->fd) < 0)
+            rc = fail(w, "cannot sync metadata file %s: %s", w->md_path, strerror(errno));
+        if (close(w->fd) < 0)
+            rc = fail(w, "cannot close metadata file %s: %s", w->md_path, strerror(errno));
+        if (!keep_md && unlink(w->md_path) < 0)
+            rc = fail(w, "cannot remove metadata file %s: %s", w->md_path, strerror(errno));
+    }
+    vfdswmr_space_destroy(w->space);
+    free(w->idx);
+    free(w->md_path);
+    free(w->ud_base);
+    free(w);
+    return rc;
+}
+
+const char *vfdswmr_mdw_error(const vfdswmr_mdw_t *w) { return w->err; }
+uint64_t vfdswmr_mdw_tick(const vfdswmr_mdw_t *w) { return w->tick; }
+uint64_t vfdswmr_mdw_session(const vfdswmr_mdw_t *w) { return w->o.session; }
+uint64_t vfdswmr_mdw_file_pages(const vfdswmr_mdw_t *w) { return w->file_pages; }
+bool vfdswmr_mdw_index_relocated(const vfdswmr_mdw_t *w) { return w->idx_pages != 0; }
+uint64_t vfdswmr_mdw_next_sequence(const vfdswmr_mdw_t *w) { return w->sequence; }
+
+const vfdswmr_mdentry_t *
+vfdswmr_mdw_index(const vfdswmr_mdw_t *w, uint32_t *n)
+{
+    *n = w->n;
+    return w->idx;
+}

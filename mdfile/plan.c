@@ -1,0 +1,91 @@
+#include "plan.h"
+
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+#include <stdlib.h>
+
+int
+vfdswmr_pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
+{
+    const char *p = buf;
+
+    if (off > (uint64_t)INT64_MAX - len) {
+        errno = EFBIG;
+        return -1;
+    }
+    while (len > 0) {
+        ssize_t n = pwrite(fd, p, len, (off_t)off);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        p += n;
+        len -= (size_t)n;
+        off += (uint64_t)n;
+    }
+    return 0;
+}
+
+int
+vfdswmr_pread_all(int fd, void *buf, size_t len, uint64_t off)
+{
+    char *p = buf;
+
+    if (off > (uint64_t)INT64_MAX - len) {
+        errno = EFBIG;
+        return -1;
+    }
+    while (len > 0) {
+        ssize_t n = pread(fd, p, len, (off_t)off);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        if (n == 0) {
+            errno = ENODATA;
+            return -1;
+        }
+        p += n;
+        len -= (size_t)n;
+        off += (uint64_t)n;
+    }
+    return 0;
+}
+
+int
+vfdswmr_mdplan_apply(int fd, const vfdswmr_mdplan_t *plan, bool durable)
+{
+    const uint64_t ps = plan->page_size;
+
+    for (size_t i = 0; i < plan->nimages; i++) {
+        const vfdswmr_mdimage_t *im = &plan->images[i];
+        if (vfdswmr_pwrite_all(fd, im->image, im->length, im->md_page * ps) < 0)
+            return -1;
+    }
+    if (!durable && plan->index_offset == VFDSWMR_MDHDR_SIZE) {
+        /* Adjacent: header and index in one write. */
+        size_t len = VFDSWMR_MDHDR_SIZE + plan->index_len;
+        uint8_t *buf = malloc(len);
+        int rc;
+
+        if (buf == NULL)
+            return -1;
+        memcpy(buf, plan->header_image, VFDSWMR_MDHDR_SIZE);
+        memcpy(buf + VFDSWMR_MDHDR_SIZE, plan->index_image, plan->index_len);
+        rc = vfdswmr_pwrite_all(fd, buf, len, 0);
+        free(buf);
+        return rc;
+    }
+    if (vfdswmr_pwrite_all(fd, plan->index_image, plan->index_len, plan->index_offset) < 0)
+        return -1;
+    if (durable && fdatasync(fd) < 0)
+        return -1;
+    if (vfdswmr_pwrite_all(fd, plan->header_image, VFDSWMR_MDHDR_SIZE, 0) < 0)
+        return -1;
+    if (durable && fdatasync(fd) < 0)
+        return -1;
+    return 0;
+}

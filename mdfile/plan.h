@@ -1,0 +1,55 @@
+/*
+ * A tick's plan: everything one publish writes into a metadata file -- the
+ * new page images at their allocated places, the index image, the header
+ * image -- in the order it must be written. The writer builds a plan and
+ * either applies it to its metadata file or packs it into an updater file;
+ * vfd_swmr_aux unpacks an updater file into the same plan and applies it to
+ * its local copy. One code path for all three.
+ *
+ * Write order (RFC 3.5.2.1): images, then index, then header. A reader that
+ * sees the new header therefore finds everything it names.
+ */
+#ifndef VFDSWMR_MDFILE_PLAN_H
+#define VFDSWMR_MDFILE_PLAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "format.h"
+
+typedef struct vfdswmr_mdimage_t {
+    uint64_t md_page;    /* where the image goes in the metadata file */
+    uint64_t hdf5_page;  /* where it lives in the HDF5 file */
+    uint32_t length;     /* bytes */
+    uint32_t checksum;   /* vfdswmr_checksum(image, length) */
+    const void *image;
+} vfdswmr_mdimage_t;
+
+typedef struct vfdswmr_mdplan_t {
+    uint32_t page_size;
+    uint64_t session;
+    uint64_t tick;
+    size_t nimages;
+    const vfdswmr_mdimage_t *images;   /* disjoint places, any order */
+    const uint8_t *index_image;
+    size_t index_len;
+    uint64_t index_offset;             /* bytes */
+    const uint8_t *header_image;       /* VFDSWMR_MDHDR_SIZE bytes */
+} vfdswmr_mdplan_t;
+
+/*
+ * Write the plan into the metadata file open on fd: images, index, header.
+ * With `durable`, fsync after the images and index and again after the
+ * header, so that after a crash no header points at unwritten data. When
+ * the index sits right after the header and not durable, index and header
+ * go out in one write. Returns 0, or -1 with errno set.
+ */
+int vfdswmr_mdplan_apply(int fd, const vfdswmr_mdplan_t *plan, bool durable);
+
+/* pwrite/pread all of `len` bytes, retrying on EINTR and short transfers.
+ * Return 0, or -1 with errno set (a read past end of file: errno = ENODATA). */
+int vfdswmr_pwrite_all(int fd, const void *buf, size_t len, uint64_t off);
+int vfdswmr_pread_all(int fd, void *buf, size_t len, uint64_t off);
+
+#endif
