@@ -5,6 +5,7 @@
  */
 #include "vfdswmr.h"
 
+#include <H5FDdevelop.h>
 #include <H5PLpublic.h>
 #include <string.h>
 
@@ -48,6 +49,68 @@ herr_t
 vfdswmr_set_fapl_reader(hid_t fapl_id, const char *config)
 {
     return set_driver(fapl_id, VFDSWMR_READER_NAME, config);
+}
+
+/* The outermost vfd-swmr driver of an open file, through the marker FAPL. */
+static H5FD_t *
+our_handle(hid_t file_id)
+{
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    int marker = 1;
+    void *handle = NULL;
+
+    if (fapl < 0)
+        return NULL;
+    if (H5Pinsert2(fapl, VFDSWMR_HANDLE_PROPERTY, sizeof marker, &marker, NULL, NULL, NULL, NULL, NULL, NULL) <
+            0 ||
+        H5Fget_vfd_handle(file_id, fapl, &handle) < 0)
+        handle = NULL;
+    H5Pclose(fapl);
+    return handle;
+}
+
+static herr_t
+ctl(hid_t file_id, uint64_t op, const void *in)
+{
+    H5FD_t *h = our_handle(file_id);
+    void *out = NULL;
+
+    if (h == NULL)
+        return -1;
+    return H5FDctl(h, op, H5FD_CTL_FAIL_IF_UNKNOWN_FLAG, in, &out);
+}
+
+herr_t
+vfdswmr_end_tick(hid_t file_id)
+{
+    if (H5Fflush(file_id, H5F_SCOPE_LOCAL) < 0)
+        return -1;
+    return ctl(file_id, VFDSWMR_CTL_END_TICK, NULL);
+}
+
+herr_t
+vfdswmr_disable_end_of_tick(hid_t file_id)
+{
+    return ctl(file_id, VFDSWMR_CTL_DISABLE_EOT, NULL);
+}
+
+herr_t
+vfdswmr_enable_end_of_tick(hid_t file_id)
+{
+    return ctl(file_id, VFDSWMR_CTL_ENABLE_EOT, NULL);
+}
+
+herr_t
+vfdswmr_refresh(hid_t file_id)
+{
+    return ctl(file_id, VFDSWMR_CTL_REFRESH, NULL);
+}
+
+herr_t
+vfdswmr_get_status(hid_t file_id, vfdswmr_status_t *status)
+{
+    memset(status, 0, sizeof *status);
+    return ctl(file_id, VFDSWMR_CTL_GET_STATUS, status);
 }
 
 const char *

@@ -91,6 +91,8 @@ static int parse_under(struct parse_ctx *, const struct key_spec *, const struct
     X(log_file_path, parse_path, log_file_path, 0, 0, NULL)                                     \
     X(pb_expansion_threshold, parse_uint, pb_expansion_threshold, 0, 100,                       \
       "times the page buffer size")                                                             \
+    X(open_timeout, parse_uint, open_timeout, 0, VFDSWMR_MAX_TICK_LEN, "tenths of a second")    \
+    X(keep_metadata_file, parse_bool, keep_metadata_file, 0, 1, NULL)                           \
     X(under, parse_under, under_name, 0, 0, NULL)
 
 #define KEY_NAME(key, parser, field, lo, hi, unit) #key,
@@ -521,6 +523,8 @@ void vfdswmr_config_defaults(vfdswmr_config_t *cfg)
     cfg->generate_updater_files = false;
     cfg->flush_raw_data = false;
     cfg->pb_expansion_threshold = 0;
+    cfg->open_timeout = VFDSWMR_DEFAULT_OPEN_TIMEOUT;
+    cfg->keep_metadata_file = false;
     memcpy(cfg->under_name, VFDSWMR_DEFAULT_UNDER, sizeof VFDSWMR_DEFAULT_UNDER);
     cfg->under_has_config = false;
 }

@@ -44,6 +44,8 @@ typedef struct vfdswmr_config_t {
     bool generate_updater_files;
     bool flush_raw_data;
     uint32_t pb_expansion_threshold; /* 0..100, 0 disables */
+    uint32_t open_timeout;           /* tenths of a second a reader waits for the metadata file */
+    bool keep_metadata_file;         /* writer: leave the metadata file at close */
     char md_file_path[VFDSWMR_MAX_PATH + 1];      /* "" = directory of the HDF5 file */
     char md_file_name[VFDSWMR_MAX_PATH + 1];      /* "" = <HDF5 file name>.md */
     char updater_file_path[VFDSWMR_MAX_PATH + 1]; /* "" = <metadata file>.ud */

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "h5err.h"
+#include "vfdswmr.h"
 
 #define LOWER(file) (((const vfdswmr_file_t *)(file))->lower)
 
@@ -179,6 +180,12 @@ vfdswmr_pt_get_eof(const H5FD_t *file, H5FD_mem_t type)
 herr_t
 vfdswmr_pt_get_handle(H5FD_t *file, hid_t fapl, void **handle)
 {
+    /* The client library asks for our own handle (to call H5FDctl on it)
+     * with a FAPL that carries the marker property. */
+    if (VFDSWMR_GUARDED(htri_t, H5Pexist(fapl, VFDSWMR_HANDLE_PROPERTY), false) > 0) {
+        *handle = file;
+        return 0;
+    }
     return VFDSWMR_GUARDED(herr_t, H5FDget_vfd_handle(LOWER(file), fapl, handle), _r < 0);
 }
 

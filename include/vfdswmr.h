@@ -57,6 +57,11 @@
  * pb_expansion_threshold   0 to 100: end a tick early when the    0 (off)
  *                          dirty snapshot grows past this
  *                          multiple of its configured size
+ * open_timeout             reader: how long to wait for the       100 (10 s)
+ *                          metadata file when it must exist,
+ *                          tenths of a second, 0 to 36000
+ * keep_metadata_file       writer: 0/1, leave the metadata file   0
+ *                          in place at close (for inspection)
  * under                    the lower driver: NAME or              sec2
  *                          NAME(its own configuration string),
  *                          e.g. under=core or
@@ -95,6 +100,7 @@ extern "C" {
 #define VFDSWMR_DEFAULT_MAX_LAG 7
 #define VFDSWMR_DEFAULT_MD_PAGES_RESERVED 4
 #define VFDSWMR_DEFAULT_UNDER "sec2"
+#define VFDSWMR_DEFAULT_OPEN_TIMEOUT 100
 /* Ranges of the integer keys. */
 #define VFDSWMR_MAX_TICK_LEN 36000
 #define VFDSWMR_MIN_MAX_LAG 3
@@ -110,6 +116,57 @@ extern "C" {
  */
 herr_t vfdswmr_set_fapl_writer(hid_t fapl_id, const char *config);
 herr_t vfdswmr_set_fapl_reader(hid_t fapl_id, const char *config);
+
+/*
+ * ------------------------------------------------------------------------
+ * Controlling ticks and snapshots
+ * ------------------------------------------------------------------------
+ * Each function below reaches the vfd-swmr driver of an open file (the
+ * outermost one in the driver stack) and fails, with a message on the HDF5
+ * error stack, when the file was not opened through one.
+ *
+ * vfdswmr_end_tick        writer: flush the file (H5Fflush, so the state is
+ *                         consistent) and publish it to readers now, without
+ *                         waiting for the end of the tick (RFC 3.1.2).
+ *                         Fails while end of tick is disabled.
+ * vfdswmr_disable_end_of_tick / vfdswmr_enable_end_of_tick
+ *                         writer: hold back publication (e.g. around a group
+ *                         of changes that belong together) and allow it
+ *                         again; enabling publishes at once if a tick ended
+ *                         meanwhile (RFC 3.1.3). Disabling twice, or enabling
+ *                         when not disabled, is an error.
+ * vfdswmr_refresh         reader: adopt the newest published snapshot now.
+ *                         H5Drefresh/H5Grefresh/H5Orefresh do this too.
+ * vfdswmr_get_status      either: the snapshot in use (see below).
+ */
+herr_t vfdswmr_end_tick(hid_t file_id);
+herr_t vfdswmr_disable_end_of_tick(hid_t file_id);
+herr_t vfdswmr_enable_end_of_tick(hid_t file_id);
+herr_t vfdswmr_refresh(hid_t file_id);
+
+typedef struct vfdswmr_status_t {
+    int is_writer;            /* 1 for vfd_swmr_writer, 0 for vfd_swmr_reader */
+    unsigned long long tick;  /* writer: last published tick; reader: tick of the adopted snapshot */
+    unsigned long long session;       /* writer session id (0: no metadata file seen yet) */
+    unsigned long long eoa;           /* end of allocated space in that snapshot */
+    unsigned long long index_entries; /* entries in its index */
+    unsigned long long pages_cached;  /* writer: page images held in memory */
+} vfdswmr_status_t;
+herr_t vfdswmr_get_status(hid_t file_id, vfdswmr_status_t *status);
+
+/*
+ * The ctl operations behind those functions, for H5FDctl() on the handle
+ * H5Fget_vfd_handle() returns when its FAPL holds the property
+ * VFDSWMR_HANDLE_PROPERTY (any value). Op codes lie in HDF5's range for
+ * experimental use (512-1023). GET_STATUS takes a vfdswmr_status_t * as
+ * its input and fills it.
+ */
+#define VFDSWMR_HANDLE_PROPERTY "vfdswmr_handle"
+#define VFDSWMR_CTL_END_TICK 640
+#define VFDSWMR_CTL_DISABLE_EOT 641
+#define VFDSWMR_CTL_ENABLE_EOT 642
+#define VFDSWMR_CTL_REFRESH 643
+#define VFDSWMR_CTL_GET_STATUS 644
 
 /* The version of this library, e.g. "0.1.0". */
 const char *vfdswmr_version(void);

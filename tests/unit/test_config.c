@@ -18,7 +18,7 @@
 #define KEY_LIST                                                                                \
     "tick_len, max_lag, md_pages_reserved, presume_posix_semantics, maintain_metadata_file, "  \
     "generate_updater_files, flush_raw_data, md_file_path, md_file_name, updater_file_path, "  \
-    "log_file_path, pb_expansion_threshold, under"
+    "log_file_path, pb_expansion_threshold, open_timeout, keep_metadata_file, under"
 
 #define UNDER_FORM ": expected a driver name ([A-Za-z0-9_]+), optionally followed by (its configuration)"
 
@@ -43,6 +43,8 @@ static void assert_defaults(const vfdswmr_config_t *cfg)
     assert_false(cfg->generate_updater_files);
     assert_false(cfg->flush_raw_data);
     assert_int_equal(cfg->pb_expansion_threshold, 0);
+    assert_int_equal(cfg->open_timeout, VFDSWMR_DEFAULT_OPEN_TIMEOUT);
+    assert_false(cfg->keep_metadata_file);
     assert_string_equal(cfg->md_file_path, "");
     assert_string_equal(cfg->md_file_name, "");
     assert_string_equal(cfg->updater_file_path, "");
@@ -106,7 +108,7 @@ static void test_keys_table(void **state)
         "tick_len",     "max_lag",           "md_pages_reserved", "presume_posix_semantics",
         "maintain_metadata_file", "generate_updater_files", "flush_raw_data", "md_file_path",
         "md_file_name", "updater_file_path", "log_file_path", "pb_expansion_threshold",
-        "under"};
+        "open_timeout", "keep_metadata_file", "under"};
     size_t n = sizeof expected / sizeof expected[0];
     for (size_t i = 0; i < n; i++) {
         assert_non_null(vfdswmr_config_keys[i]);
@@ -161,7 +163,8 @@ static void test_all_keys_at_once(void **state)
                                      "generate_updater_files=true;flush_raw_data=1;"
                                      "md_file_path=/mnt/md;md_file_name=f.md;"
                                      "updater_file_path=/mnt/ud/u;log_file_path=/tmp/log;"
-                                     "pb_expansion_threshold=40;under=core(a=1)");
+                                     "pb_expansion_threshold=40;open_timeout=25;"
+                                     "keep_metadata_file=true;under=core(a=1)");
     assert_int_equal(cfg->tick_len, 10);
     assert_int_equal(cfg->max_lag, 20);
     assert_int_equal(cfg->md_pages_reserved, 30);
@@ -174,6 +177,8 @@ static void test_all_keys_at_once(void **state)
     assert_string_equal(cfg->updater_file_path, "/mnt/ud/u");
     assert_string_equal(cfg->log_file_path, "/tmp/log");
     assert_int_equal(cfg->pb_expansion_threshold, 40);
+    assert_int_equal(cfg->open_timeout, 25);
+    assert_true(cfg->keep_metadata_file);
     assert_string_equal(cfg->under_name, "core");
     assert_string_equal(cfg->under_config, "a=1");
     assert_true(cfg->under_has_config);
@@ -199,6 +204,8 @@ static const struct int_key int_keys[] = {
      VFDSWMR_MAX_MD_PAGES_RESERVED, "pages"},
     {"pb_expansion_threshold", offsetof(vfdswmr_config_t, pb_expansion_threshold), 0, 100,
      "times the page buffer size"},
+    {"open_timeout", offsetof(vfdswmr_config_t, open_timeout), 0, VFDSWMR_MAX_TICK_LEN,
+     "tenths of a second"},
 };
 
 static uint32_t int_field(const vfdswmr_config_t *cfg, const struct int_key *k)
@@ -306,6 +313,7 @@ static const struct {
     {"maintain_metadata_file", offsetof(vfdswmr_config_t, maintain_metadata_file)},
     {"generate_updater_files", offsetof(vfdswmr_config_t, generate_updater_files)},
     {"flush_raw_data", offsetof(vfdswmr_config_t, flush_raw_data)},
+    {"keep_metadata_file", offsetof(vfdswmr_config_t, keep_metadata_file)},
 };
 
 static void test_booleans(void **state)
