@@ -1,18 +1,413 @@
 /*
  * vfd_swmr_writer: the driver of the one process that writes a VFD SWMR
- * file. For now it stacks on the lower driver and passes every call through;
- * it already validates the whole configuration, writer-only rules included,
- * before it touches any file.
+ * file. Metadata writes go into the page buffer (pagebuf/); raw data goes
+ * straight to the lower file. At each consistency point the page buffer
+ * takes a snapshot, which the ticker (ticker.c) publishes at the end of the
+ * tick; pages reach the HDF5 file only when no reader can still read their
+ * old bytes from it (pagebuf.h).
+ *
+ * Consistency points -- states in which no object is half-written:
+ *  - flush after truncate: H5Fflush and H5Fclose call truncate once every
+ *    dirty metadata entry is written, then flush (the metadata accumulator
+ *    may still drain between the two, which is part of the same state);
+ *  - with H5F_ACC_SWMR_WRITE, every flush: HDF5 then orders its metadata
+ *    writes so that every flushed prefix is safe (H5Dflush, H5Gflush, ...);
+ *  - close: the final superblock write follows the last flush.
+ * Without SWMR-write mode, an object flush alone is not one: the metadata
+ * cache may have written parts of other objects since the last one.
  */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "h5err.h"
+#include "paths.h"
 #include "plugin.h"
 #include "vfdswmr.h"
+#include "writer.h"
+
+#define W(file) ((vfdswmr_writer_t *)(file))
+#define LOWER(w) ((w)->base.lower)
+
+/* ---- page buffer callbacks: the HDF5 file through the lower driver ---- */
+
+static int
+fill_page(void *ctx, uint64_t page, uint8_t *image)
+{
+    vfdswmr_writer_t *w = ctx;
+    uint64_t start = page * VFDSWMR_WRITER_PAGE_SIZE;
+    haddr_t eoa = VFDSWMR_GUARDED(haddr_t, H5FDget_eoa(LOWER(w), H5FD_MEM_DEFAULT), _r == HADDR_UNDEF);
+
+    memset(image, 0, VFDSWMR_WRITER_PAGE_SIZE);
+    if (eoa == HADDR_UNDEF)
+        return -1;
+    if (start >= eoa)
+        return 0;
+    size_t len = eoa - start < VFDSWMR_WRITER_PAGE_SIZE ? (size_t)(eoa - start) : VFDSWMR_WRITER_PAGE_SIZE;
+    return VFDSWMR_GUARDED(herr_t, H5FDread(LOWER(w), H5FD_MEM_DEFAULT, H5P_DEFAULT, start, len, image), _r < 0);
+}
+
+static int
+store_page(void *ctx, uint64_t page, const uint8_t *image, size_t len)
+{
+    vfdswmr_writer_t *w = ctx;
+
+    w->pages_stored++;
+    return VFDSWMR_GUARDED(herr_t,
+                           H5FDwrite(LOWER(w), H5FD_MEM_DEFAULT, H5P_DEFAULT, page * VFDSWMR_WRITER_PAGE_SIZE, len,
+                                     image),
+                           _r < 0);
+}
+
+/* Report a publish failure of the ticker thread (once) on this callback's stack. */
+static int
+check_error(vfdswmr_writer_t *w)
+{
+    if (!w->error[0])
+        return 0;
+    VFDSWMR_ERR(H5E_WRITEERROR, "%s: %s (readers no longer see new data; the HDF5 file itself is kept whole)",
+                VFDSWMR_WRITER_NAME, w->error);
+    return -1;
+}
+
+/* ---- open / close -------------------------------------------------------- */
+
+static void
+writer_free(vfdswmr_writer_t *w)
+{
+    vfdswmr_pb_destroy(w->pb);
+    vfdswmr_log_close(&w->log);
+    pthread_mutex_destroy(&w->lock);
+    pthread_cond_destroy(&w->wake);
+}
+
+static int
+start_swmr(vfdswmr_writer_t *w, const char *name, hid_t fapl)
+{
+    const vfdswmr_config_t *cfg = &w->base.cfg;
+    char ud_base[VFDSWMR_MAX_PATH + 64], err[VFDSWMR_MDW_ERRLEN];
+    size_t pb_size = 0;
+    unsigned min_meta = 0, min_raw = 0;
+    vfdswmr_mdw_opts_t o = {.page_size = VFDSWMR_WRITER_PAGE_SIZE, .reserved_pages = cfg->md_pages_reserved,
+                            .max_lag = cfg->max_lag, .durable = cfg->flush_raw_data};
+
+    if (VFDSWMR_GUARDED(herr_t, H5Pget_page_buffer_size(fapl, &pb_size, &min_meta, &min_raw), _r < 0) >= 0 &&
+        pb_size > 0) {
+        VFDSWMR_ERR(H5E_BADVALUE,
+                    "%s: HDF5's page buffer is enabled (H5Pset_page_buffer_size): it would hold back metadata the "
+                    "readers need; the driver keeps its own page buffer, so leave HDF5's off",
+                    VFDSWMR_WRITER_NAME);
+        return -1;
+    }
+    if (vfdswmr_md_path(cfg, name, w->md_path, sizeof w->md_path) < 0 ||
+        vfdswmr_ud_base(cfg, name, ud_base, sizeof ud_base) < 0) {
+        VFDSWMR_ERR(H5E_BADVALUE, "%s: metadata or updater file path too long for \"%s\"", VFDSWMR_WRITER_NAME,
+                    name);
+        return -1;
+    }
+    if (vfdswmr_log_open(&w->log, cfg->log_file_path) < 0) {
+        VFDSWMR_ERR(H5E_CANTOPENFILE, "%s: cannot open log file \"%s\": %s", VFDSWMR_WRITER_NAME,
+                    cfg->log_file_path, strerror(errno));
+        return -1;
+    }
+    if (NULL == (w->pb = vfdswmr_pb_new(VFDSWMR_WRITER_PAGE_SIZE))) {
+        VFDSWMR_ERR(H5E_CANTALLOC, "%s: out of memory", VFDSWMR_WRITER_NAME);
+        return -1;
+    }
+    o.md_path = cfg->maintain_metadata_file ? w->md_path : NULL;
+    o.ud_base = cfg->generate_updater_files ? ud_base : NULL;
+    if (vfdswmr_mdw_open(&o, &w->mdw, err, sizeof err) < 0) {
+        VFDSWMR_ERR(H5E_CANTCREATE, "%s: %s", VFDSWMR_WRITER_NAME, err);
+        return -1;
+    }
+    w->eoa = w->cp_eoa = VFDSWMR_GUARDED(haddr_t, H5FDget_eoa(LOWER(w), H5FD_MEM_DEFAULT), false);
+    if (vfdswmr_ticker_start(w) < 0) {
+        VFDSWMR_ERR(H5E_CANTINIT, "%s: cannot start the tick thread: %s", VFDSWMR_WRITER_NAME, strerror(errno));
+        vfdswmr_mdw_close(w->mdw, false);
+        w->mdw = NULL;
+        return -1;
+    }
+    VFDSWMR_LOG(&w->log, "open", "file=%s md=%s session=%llx swmr_write=%d tick_len=%u max_lag=%u", name,
+                w->md_path, (unsigned long long)vfdswmr_mdw_session(w->mdw), w->swmr_write, cfg->tick_len,
+                cfg->max_lag);
+    return 0;
+}
 
 static H5FD_t *
 writer_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr)
 {
-    vfdswmr_file_t *f = vfdswmr_stack_open(name, flags, fapl, maxaddr, sizeof *f, VFDSWMR_WRITER_NAME,
-                                           vfdswmr_config_check_writer);
-    return f ? &f->pub : NULL;
+    vfdswmr_writer_t *w = (vfdswmr_writer_t *)vfdswmr_stack_open(name, flags, fapl, maxaddr, sizeof *w,
+                                                                 VFDSWMR_WRITER_NAME, vfdswmr_config_check_writer);
+    if (w == NULL)
+        return NULL;
+    pthread_mutex_init(&w->lock, NULL);
+    pthread_cond_init(&w->wake, NULL);
+    /* A read-only open through the writer driver (h5dump, probes): pass through. */
+    w->active = (flags & H5F_ACC_RDWR) != 0;
+    w->swmr_write = (flags & H5F_ACC_SWMR_WRITE) != 0;
+    if (w->active && start_swmr(w, name, fapl) < 0) {
+        writer_free(w);
+        vfdswmr_stack_close(&w->base);
+        return NULL;
+    }
+    return &w->base.pub;
+}
+
+/*
+ * Close: the state now is final (the superblock was written after the last
+ * flush), so publish it; keep ticking until every page has been in the index
+ * max_lag ticks, writing each page to the HDF5 file when due; then publish
+ * an empty index and remove the metadata file. On a publish failure every
+ * page still goes to the HDF5 file at once: no user data is lost.
+ */
+static herr_t
+writer_close(H5FD_t *file)
+{
+    vfdswmr_writer_t *w = W(file);
+    herr_t rc = 0;
+    long stored;
+
+    if (!w->active) {
+        writer_free(w);
+        return vfdswmr_stack_close(&w->base);
+    }
+    vfdswmr_ticker_stop(w);
+    w->eot_disabled = false;
+    if (vfdswmr_pb_consistency_point(w->pb, w->eoa) == 0) {
+        w->cp_eoa = w->eoa;
+        vfdswmr_writer_end_tick(w, false);
+    }
+    else
+        snprintf(w->error, sizeof w->error, "out of memory at close");
+    while (!w->error[0] && vfdswmr_mdw_tick(w->mdw) < vfdswmr_pb_last_due_tick(w->pb, w->base.cfg.max_lag)) {
+        double wait = vfdswmr_tick_seconds(w);
+        struct timespec ts = {(time_t)wait, (long)((wait - (double)(time_t)wait) * 1e9)};
+        nanosleep(&ts, NULL);
+        if (vfdswmr_writer_end_tick(w, false) < 0 ||
+            vfdswmr_pb_store_due(w->pb, vfdswmr_mdw_tick(w->mdw), w->base.cfg.max_lag, w->eoa, store_page, w) < 0)
+            break;
+    }
+    /* Everything goes to the HDF5 file now (at once, after a failure). */
+    stored = vfdswmr_pb_store_due(w->pb, w->error[0] ? UINT64_MAX / 2 : vfdswmr_mdw_tick(w->mdw),
+                                  w->base.cfg.max_lag, w->eoa, store_page, w);
+    if (stored < 0 || VFDSWMR_GUARDED(herr_t, H5FDflush(LOWER(w), H5P_DEFAULT, true), _r < 0) < 0) {
+        VFDSWMR_ERR(H5E_WRITEERROR, "%s: cannot write metadata to the HDF5 file at close", VFDSWMR_WRITER_NAME);
+        rc = -1;
+    }
+    else if (!w->error[0])
+        vfdswmr_writer_end_tick(w, true); /* empty index: readers read the HDF5 file only */
+    if (check_error(w) < 0)
+        rc = -1;
+    VFDSWMR_LOG(&w->log, "close", "ticks=%llu pages_published=%llu pages_written=%llu",
+                (unsigned long long)vfdswmr_mdw_tick(w->mdw), w->pages_published, w->pages_stored);
+    if (vfdswmr_mdw_close(w->mdw, w->base.cfg.keep_metadata_file) < 0) {
+        VFDSWMR_ERR(H5E_CANTCLOSEFILE, "%s: %s", VFDSWMR_WRITER_NAME, vfdswmr_mdw_error(w->mdw));
+        rc = -1;
+    }
+    writer_free(w);
+    if (vfdswmr_stack_close(&w->base) < 0)
+        rc = -1;
+    return rc;
+}
+
+/* ---- I/O ------------------------------------------------------------------ */
+
+static herr_t
+writer_read(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, void *buf)
+{
+    vfdswmr_writer_t *w = W(file);
+    herr_t rc;
+
+    if (!w->active)
+        return vfdswmr_pt_read(file, type, dxpl, addr, size, buf);
+    pthread_mutex_lock(&w->lock);
+    rc = vfdswmr_pt_read(file, type, dxpl, addr, size, buf);
+    if (rc >= 0)
+        vfdswmr_pb_read(w->pb, addr, size, buf);
+    pthread_mutex_unlock(&w->lock);
+    return rc;
+}
+
+static herr_t
+writer_write(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, const void *buf)
+{
+    vfdswmr_writer_t *w = W(file);
+    herr_t rc = 0;
+
+    if (!w->active)
+        return vfdswmr_pt_write(file, type, dxpl, addr, size, buf);
+    pthread_mutex_lock(&w->lock);
+    if (type == H5FD_MEM_DRAW) { /* raw data and the global heap: straight to the file */
+        rc = vfdswmr_pt_write(file, type, dxpl, addr, size, buf);
+        if (rc >= 0)
+            vfdswmr_pb_write_raw(w->pb, addr, size, buf);
+    }
+    else if (vfdswmr_pb_write(w->pb, addr, size, buf, fill_page, w) < 0) {
+        VFDSWMR_ERR(H5E_WRITEERROR, "%s: cannot buffer a metadata write at address %llu (%zu bytes)",
+                    VFDSWMR_WRITER_NAME, (unsigned long long)addr, size);
+        rc = -1;
+    }
+    pthread_mutex_unlock(&w->lock);
+    return rc;
+}
+
+static herr_t
+writer_flush(H5FD_t *file, hid_t dxpl, hbool_t closing)
+{
+    vfdswmr_writer_t *w = W(file);
+    herr_t rc = 0;
+
+    if (!w->active)
+        return vfdswmr_pt_flush(file, dxpl, closing);
+    pthread_mutex_lock(&w->lock);
+    if (w->swmr_write || w->truncated) {
+        if (vfdswmr_pb_consistency_point(w->pb, w->eoa) < 0) {
+            VFDSWMR_ERR(H5E_CANTALLOC, "%s: out of memory taking a snapshot", VFDSWMR_WRITER_NAME);
+            rc = -1;
+        }
+        else
+            w->cp_eoa = w->eoa;
+        /* readers see the file at its full size (H5Fflush truncated it already) */
+        if (rc >= 0 && !w->truncated)
+            rc = vfdswmr_pt_truncate(file, dxpl, false);
+        VFDSWMR_LOG(&w->log, "consistency_point", "eoa=%llu", (unsigned long long)w->eoa);
+    }
+    w->truncated = false;
+    if (rc >= 0 && vfdswmr_pb_store_due(w->pb, vfdswmr_mdw_tick(w->mdw), w->base.cfg.max_lag, w->eoa, store_page,
+                                        w) < 0) {
+        VFDSWMR_ERR(H5E_WRITEERROR, "%s: cannot write delayed metadata pages to the HDF5 file",
+                    VFDSWMR_WRITER_NAME);
+        rc = -1;
+    }
+    if (rc >= 0)
+        rc = vfdswmr_pt_flush(file, dxpl, closing);
+    if (check_error(w) < 0)
+        rc = -1;
+    pthread_mutex_unlock(&w->lock);
+    return rc;
+}
+
+static herr_t
+writer_truncate(H5FD_t *file, hid_t dxpl, hbool_t closing)
+{
+    vfdswmr_writer_t *w = W(file);
+    herr_t rc;
+
+    if (!w->active)
+        return vfdswmr_pt_truncate(file, dxpl, closing);
+    pthread_mutex_lock(&w->lock);
+    rc = vfdswmr_pt_truncate(file, dxpl, closing);
+    w->truncated = true;
+    pthread_mutex_unlock(&w->lock);
+    return rc;
+}
+
+static herr_t
+writer_set_eoa(H5FD_t *file, H5FD_mem_t type, haddr_t addr)
+{
+    vfdswmr_writer_t *w = W(file);
+    herr_t rc = vfdswmr_pt_set_eoa(file, type, addr);
+
+    if (rc >= 0 && w->active) {
+        pthread_mutex_lock(&w->lock);
+        w->eoa = addr;
+        pthread_mutex_unlock(&w->lock);
+    }
+    return rc;
+}
+
+/* The file as the writer sees it reaches at least its EOA, even while
+ * metadata pages wait in memory. */
+static haddr_t
+writer_get_eof(const H5FD_t *file, H5FD_mem_t type)
+{
+    const vfdswmr_writer_t *w = (const vfdswmr_writer_t *)file;
+    haddr_t eof = vfdswmr_pt_get_eof(file, type);
+
+    if (w->active && eof != HADDR_UNDEF && eof < w->eoa)
+        eof = w->eoa;
+    return eof;
+}
+
+/* Readers open the file while the writer has it: no exclusive lock. The
+ * metadata file, created atomically, keeps a second writer out. */
+static herr_t
+writer_lock(H5FD_t *file, hbool_t rw)
+{
+    return W(file)->active ? 0 : vfdswmr_pt_lock(file, rw);
+}
+
+static herr_t
+writer_unlock(H5FD_t *file)
+{
+    return W(file)->active ? 0 : vfdswmr_pt_unlock(file);
+}
+
+/* ---- ctl operations (include/vfdswmr.h) ----------------------------------- */
+
+static herr_t
+ctl_locked(vfdswmr_writer_t *w, uint64_t op, const void *in)
+{
+    vfdswmr_pb_stats_t st;
+    uint32_t n;
+
+    switch (op) {
+    case VFDSWMR_CTL_END_TICK:
+        if (w->eot_disabled) {
+            VFDSWMR_ERR(H5E_BADVALUE, "%s: end of tick is disabled (vfdswmr_disable_end_of_tick)",
+                        VFDSWMR_WRITER_NAME);
+            return -1;
+        }
+        w->next_tick = vfdswmr_now() + vfdswmr_tick_seconds(w);
+        return vfdswmr_writer_end_tick(w, false) < 0 ? check_error(w) : 0;
+    case VFDSWMR_CTL_DISABLE_EOT:
+    case VFDSWMR_CTL_ENABLE_EOT:
+        if (w->eot_disabled == (op == VFDSWMR_CTL_DISABLE_EOT)) {
+            VFDSWMR_ERR(H5E_BADVALUE, "%s: end of tick is already %s", VFDSWMR_WRITER_NAME,
+                        w->eot_disabled ? "disabled" : "enabled");
+            return -1;
+        }
+        w->eot_disabled = op == VFDSWMR_CTL_DISABLE_EOT;
+        if (!w->eot_disabled && w->tick_missed) {
+            w->tick_missed = false;
+            return vfdswmr_writer_end_tick(w, false) < 0 ? check_error(w) : 0;
+        }
+        return 0;
+    case VFDSWMR_CTL_GET_STATUS: {
+        vfdswmr_status_t *s = (vfdswmr_status_t *)(uintptr_t)in;
+        vfdswmr_pb_stats(w->pb, &st);
+        vfdswmr_mdw_index(w->mdw, &n);
+        *s = (vfdswmr_status_t){.is_writer = 1, .tick = vfdswmr_mdw_tick(w->mdw),
+                                .session = vfdswmr_mdw_session(w->mdw), .eoa = w->cp_eoa, .index_entries = n,
+                                .pages_cached = st.images};
+        return 0;
+    }
+    case VFDSWMR_CTL_REFRESH:
+        VFDSWMR_ERR(H5E_BADVALUE, "%s: vfdswmr_refresh is for readers; the writer's view is always current",
+                    VFDSWMR_WRITER_NAME);
+        return -1;
+    default:
+        return 1; /* not ours */
+    }
+}
+
+static herr_t
+writer_ctl(H5FD_t *file, uint64_t op, uint64_t flags, const void *in, void **out)
+{
+    vfdswmr_writer_t *w = W(file);
+    herr_t rc;
+
+    if (!w->active && op >= VFDSWMR_CTL_END_TICK && op <= VFDSWMR_CTL_GET_STATUS) {
+        VFDSWMR_ERR(H5E_BADVALUE, "%s: the file is open read-only; VFD SWMR is off", VFDSWMR_WRITER_NAME);
+        return -1;
+    }
+    if (!w->active)
+        return vfdswmr_pt_ctl(file, op, flags, in, out);
+    pthread_mutex_lock(&w->lock);
+    rc = ctl_locked(w, op, in);
+    pthread_mutex_unlock(&w->lock);
+    return rc == 1 ? vfdswmr_pt_ctl(file, op, flags, in, out) : rc;
 }
 
 static herr_t
@@ -24,7 +419,17 @@ writer_delete(const char *name, hid_t fapl)
 static const H5FD_class_t writer_class = {
     VFDSWMR_CLASS_BASE(VFDSWMR_WRITER_VALUE, VFDSWMR_WRITER_NAME),
     .open = writer_open,
-    .del  = writer_delete,
+    .close = writer_close,
+    .read = writer_read,
+    .write = writer_write,
+    .flush = writer_flush,
+    .truncate = writer_truncate,
+    .set_eoa = writer_set_eoa,
+    .get_eof = writer_get_eof,
+    .lock = writer_lock,
+    .unlock = writer_unlock,
+    .ctl = writer_ctl,
+    .del = writer_delete,
 };
 
 VFDSWMR_PLUGIN_EXPORT(writer_class)

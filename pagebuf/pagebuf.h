@@ -1,0 +1,99 @@
+/*
+ * The writer's page buffer: the paged snapshot of everything HDF5 wrote as
+ * metadata, and the state that decides when each page may be published,
+ * written to the HDF5 file, and dropped from the index (RFC 3.4, 3.5.2.1).
+ *
+ * Every tracked page has up to three images:
+ *   cur   the writer's current bytes (reads on the writer see them); NULL
+ *         once the HDF5 file holds exactly these bytes;
+ *   snap  a copy of cur taken at the last consistency point, waiting for
+ *         the next publish; NULL when none is waiting;
+ *   pub   the image last published, until it has been written to the HDF5
+ *         file.
+ * and three ticks: in_index (the tick it entered the published index, 0 when
+ * not in it), pub_tick (its last publication) and flushed (when its
+ * published image reached the HDF5 file, 0 when not since).
+ *
+ * Invariants:
+ *  - A page's bytes reach the HDF5 file only from `pub`, and only once the
+ *    page has been in the index for max_lag ticks without a break: every
+ *    snapshot a reader may still hold names the page, so no reader reads it
+ *    from the HDF5 file while it changes there.
+ *  - A page leaves the index only when the HDF5 file holds its latest
+ *    published image (flushed, nothing newer published or waiting) and has
+ *    for max_lag ticks.
+ *  - Raw data written over a tracked page updates all its images, so a later
+ *    write of `pub` never puts back stale raw bytes.
+ *
+ * Not thread-safe: the writer driver serialises calls with its own lock.
+ */
+#ifndef VFDSWMR_PAGEBUF_H
+#define VFDSWMR_PAGEBUF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mdwriter.h"
+
+typedef struct vfdswmr_pagebuf vfdswmr_pagebuf_t;
+
+/* Fill `image` (page_size bytes) with the current contents of page `page`
+ * of the HDF5 file (zeros where the file has none). Returns 0 or -1. */
+typedef int (*vfdswmr_pb_fill_t)(void *ctx, uint64_t page, uint8_t *image);
+/* Write `len` bytes of a page's published image to the HDF5 file at the
+ * page's address. Returns 0 or -1. */
+typedef int (*vfdswmr_pb_store_t)(void *ctx, uint64_t page, const uint8_t *image, size_t len);
+
+vfdswmr_pagebuf_t *vfdswmr_pb_new(uint32_t page_size);
+void vfdswmr_pb_destroy(vfdswmr_pagebuf_t *pb);
+uint32_t vfdswmr_pb_page_size(const vfdswmr_pagebuf_t *pb);
+
+/* Metadata write: copy into the images of the pages [addr, addr + len)
+ * touches, creating them from the HDF5 file's bytes (fill) when new. */
+int vfdswmr_pb_write(vfdswmr_pagebuf_t *pb, uint64_t addr, size_t len, const void *buf, vfdswmr_pb_fill_t fill,
+                     void *ctx);
+/* Raw data written to the HDF5 file: keep overlapping images coherent. */
+void vfdswmr_pb_write_raw(vfdswmr_pagebuf_t *pb, uint64_t addr, size_t len, const void *buf);
+/* Overlay the writer's current bytes on buf, which holds the HDF5 file's
+ * bytes of [addr, addr + len). */
+void vfdswmr_pb_read(const vfdswmr_pagebuf_t *pb, uint64_t addr, size_t len, void *buf);
+
+/* A consistency point: what the writer has now is a state readers may see.
+ * Pages wholly at or past `eoa` are dropped (freed space). Returns 0 or -1
+ * (out of memory). */
+int vfdswmr_pb_consistency_point(vfdswmr_pagebuf_t *pb, uint64_t eoa);
+
+/*
+ * The changes and removals of the next publish (tick `tick`): the pages
+ * waiting since consistency points (sorted, images valid until
+ * vfdswmr_pb_published) and the index entries due to leave the index. The
+ * arrays are owned by the page buffer. With `all`, every indexed page is a
+ * removal (the last publish at close; the HDF5 file must hold everything).
+ */
+int vfdswmr_pb_prepare(vfdswmr_pagebuf_t *pb, uint64_t tick, uint32_t max_lag, bool all,
+                       const vfdswmr_mdchange_t **changes, size_t *nchanges, const uint64_t **removals,
+                       size_t *nremovals);
+/* The publish of `tick` prepared last succeeded: update the page states. */
+void vfdswmr_pb_published(vfdswmr_pagebuf_t *pb, uint64_t tick);
+
+/* Write every page whose published image is due (in the index for max_lag
+ * ticks at `tick`) to the HDF5 file through `store`; `eoa` bounds what is
+ * written. Returns the number of pages written, or -1 when store failed. */
+long vfdswmr_pb_store_due(vfdswmr_pagebuf_t *pb, uint64_t tick, uint32_t max_lag, uint64_t eoa,
+                          vfdswmr_pb_store_t store, void *ctx);
+/* The tick at which every published image will be due (0 when nothing waits),
+ * i.e. how long close must keep ticking before it can write everything. */
+uint64_t vfdswmr_pb_last_due_tick(const vfdswmr_pagebuf_t *pb, uint32_t max_lag);
+/* True when a consistency point's pages wait for publication. */
+bool vfdswmr_pb_pending(const vfdswmr_pagebuf_t *pb);
+
+typedef struct vfdswmr_pb_stats_t {
+    uint64_t pages;        /* tracked pages */
+    uint64_t images;       /* page images held in memory (cur + snap + pub) */
+    uint64_t in_index;     /* pages in the published index */
+    uint64_t pending;      /* pages waiting for the next publish */
+} vfdswmr_pb_stats_t;
+void vfdswmr_pb_stats(const vfdswmr_pagebuf_t *pb, vfdswmr_pb_stats_t *st);
+
+#endif

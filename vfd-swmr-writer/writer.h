@@ -1,0 +1,54 @@
+/*
+ * Internal state of the vfd_swmr_writer driver (writer.c: the callbacks,
+ * ticker.c: ticks and publishing).
+ *
+ * Locking: `lock` guards everything below it. The main thread (HDF5's
+ * callbacks) holds it for each callback; the ticker thread holds it while it
+ * publishes. The ticker never calls HDF5 (HDF5 is not thread-safe): it only
+ * writes the metadata file and updater files. Everything that touches the
+ * HDF5 file -- delayed page writes included -- runs in the main thread.
+ */
+#ifndef VFDSWMR_WRITER_H
+#define VFDSWMR_WRITER_H
+
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "log.h"
+#include "mdwriter.h"
+#include "pagebuf.h"
+#include "stack.h"
+
+/* The page size of snapshots and of the metadata file. */
+#define VFDSWMR_WRITER_PAGE_SIZE 4096u
+
+typedef struct vfdswmr_writer_t {
+    vfdswmr_file_t base;          /* first: the stacked file */
+    bool active;                  /* opened for writing: SWMR machinery on */
+    bool swmr_write;              /* opened with H5F_ACC_SWMR_WRITE */
+    char md_path[VFDSWMR_MAX_PATH + 64];
+    vfdswmr_log_t log;
+
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    pthread_t ticker;
+    bool ticker_running, stop;
+
+    vfdswmr_pagebuf_t *pb;
+    vfdswmr_mdw_t *mdw;
+    uint64_t eoa;                 /* current end of allocated space */
+    uint64_t cp_eoa;              /* the EOA of the last consistency point */
+    bool truncated;               /* truncate seen since the last flush: H5Fflush or close under way */
+    bool eot_disabled, tick_missed;
+    double next_tick;             /* monotonic seconds */
+    char error[512];              /* first publish failure, reported by the next callback */
+    unsigned long long publishes, pages_published, pages_stored;
+} vfdswmr_writer_t;
+
+/* ticker.c; all but start/stop are called with `lock` held. */
+int vfdswmr_ticker_start(vfdswmr_writer_t *w);
+void vfdswmr_ticker_stop(vfdswmr_writer_t *w);
+int vfdswmr_writer_end_tick(vfdswmr_writer_t *w, bool final);
+double vfdswmr_tick_seconds(const vfdswmr_writer_t *w);
+
+#endif
