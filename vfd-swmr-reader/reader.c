@@ -1,28 +1,248 @@
 /*
  * vfd_swmr_reader: the driver of the processes that read a VFD SWMR file
- * while it is written. For now it stacks on the lower driver and passes every
- * call through, after validating its configuration.
+ * while one writer (vfd_swmr_writer) writes it. The class and its
+ * callbacks; the work is in locate.c, snapshot.c and pages.c (reader.h).
+ *
+ * Invariants:
+ *  - Opened read-only or not at all: an open for writing fails before any
+ *    file is touched, after the configuration was checked.
+ *  - Raw data (H5FD_MEM_DRAW, which also carries the global heap) is read
+ *    from the HDF5 file; every other read goes through pages.c, so the
+ *    library only ever sees metadata of one snapshot that passed every
+ *    check.
+ *  - The EOA and EOF the library sees are at least the snapshot's EOA (a
+ *    plain H5F_ACC_RDONLY open checks both), and the lower file's EOA is
+ *    kept at the same value so reads up to it reach it.
+ *  - lock/unlock do nothing: a reader never blocks, nor is blocked by, the
+ *    writer.
  */
+#include "reader.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "h5err.h"
 #include "plugin.h"
-#include "vfdswmr.h"
+
+#define RDR(file) ((rdr_t *)(file))
+
+/* A bad configuration is reported first, whatever the access mode; then
+ * the refusal. Nothing is opened. */
+static void
+refuse_write(const char *name, hid_t fapl)
+{
+    vfdswmr_config_t *cfg = malloc(sizeof *cfg);
+    hid_t lower_fapl;
+
+    if (cfg == NULL) {
+        VFDSWMR_ERR(H5E_CANTALLOC, "%s: out of memory", RDR_NAME);
+        return;
+    }
+    if (vfdswmr_config_from_fapl(fapl, RDR_NAME, cfg) == 0 && (lower_fapl = vfdswmr_lower_fapl(cfg, RDR_NAME)) >= 0) {
+        VFDSWMR_GUARDED(herr_t, H5Pclose(lower_fapl), _r < 0);
+        VFDSWMR_ERR(H5E_BADVALUE,
+                    "%s opens files read-only; use %s to write (\"%s\" was opened for writing or creation)",
+                    RDR_NAME, VFDSWMR_WRITER_NAME, name);
+    }
+    free(cfg);
+}
+
+/* Find (or, with presume_posix_semantics=0, wait for) the metadata file and
+ * load its snapshot into *md, before the HDF5 file is opened. */
+static int
+locate_md(const char *name, hid_t fapl, rdr_md_t *md)
+{
+    vfdswmr_config_t *cfg = malloc(sizeof *cfg);
+    int rc = -1;
+
+    md->fd = -1;
+    if (cfg == NULL)
+        VFDSWMR_ERR(H5E_CANTALLOC, "%s: out of memory", RDR_NAME);
+    else if (vfdswmr_config_from_fapl(fapl, RDR_NAME, cfg) == 0 && vfdswmr_rdr_md_init(md, cfg, name) == 0)
+        rc = vfdswmr_rdr_md_attach(md, !cfg->presume_posix_semantics, cfg->open_timeout);
+    free(cfg);
+    return rc;
+}
 
 static H5FD_t *
 reader_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr)
 {
-    vfdswmr_file_t *f = vfdswmr_stack_open(name, flags, fapl, maxaddr, sizeof *f, VFDSWMR_READER_NAME, NULL);
-    return f ? &f->pub : NULL;
+    rdr_md_t md;
+    rdr_t *r;
+
+    if (flags & (H5F_ACC_RDWR | H5F_ACC_TRUNC | H5F_ACC_CREAT | H5F_ACC_EXCL)) {
+        refuse_write(name, fapl);
+        return NULL;
+    }
+    if (locate_md(name, fapl, &md) < 0)
+        return NULL;
+    r = (rdr_t *)vfdswmr_stack_open(name, flags, fapl, maxaddr, sizeof *r, RDR_NAME, NULL);
+    if (r == NULL) {
+        vfdswmr_rdr_md_release(&md);
+        return NULL;
+    }
+    r->md = md;
+    r->lib_eoa = HADDR_UNDEF;
+    if (vfdswmr_log_open(&r->log, r->base.cfg.log_file_path) < 0)
+        VFDSWMR_ERR(H5E_CANTOPENFILE, "%s: cannot open the log file \"%s\" (log_file_path): %s", RDR_NAME,
+                    r->base.cfg.log_file_path, strerror(errno));
+    if ((r->base.cfg.log_file_path[0] && r->log.fp == NULL) || vfdswmr_rdr_forward_eoa(r) < 0) {
+        vfdswmr_log_close(&r->log);
+        vfdswmr_rdr_md_release(&r->md);
+        vfdswmr_stack_close(&r->base);
+        return NULL;
+    }
+    vfdswmr_rdr_log(r, "open \"%s\" %s: tick=%llu session=%016llx entries=%u eoa=%llu attempts=%u", name,
+                    md.fd >= 0 ? "with metadata file" : "without writer (no metadata file)",
+                    (unsigned long long)md.snap.hdr.tick, (unsigned long long)md.snap.hdr.session,
+                    md.snap.idx.nentries, (unsigned long long)md.snap.hdr.eoa, md.snap.attempts);
+    return &r->base.pub;
+}
+
+static herr_t
+reader_close(H5FD_t *file)
+{
+    rdr_t *r = RDR(file);
+
+    vfdswmr_rdr_log(r, "close");
+    vfdswmr_log_close(&r->log);
+    vfdswmr_rdr_md_release(&r->md);
+    vfdswmr_rdr_cache_free(r);
+    return vfdswmr_stack_close(&r->base);
 }
 
 static herr_t
 reader_delete(const char *name, hid_t fapl)
 {
-    return vfdswmr_stack_delete(name, fapl, VFDSWMR_READER_NAME);
+    return vfdswmr_stack_delete(name, fapl, RDR_NAME);
+}
+
+static haddr_t
+max_addr(haddr_t a, haddr_t b)
+{
+    if (a == HADDR_UNDEF)
+        return b;
+    if (b == HADDR_UNDEF)
+        return a;
+    return a > b ? a : b;
+}
+
+static haddr_t
+reader_get_eoa(const H5FD_t *file, H5FD_mem_t type)
+{
+    const rdr_t *r = (const rdr_t *)file;
+
+    (void)type;
+    return max_addr(r->lib_eoa == HADDR_UNDEF ? 0 : r->lib_eoa, vfdswmr_rdr_snap_eoa(r));
+}
+
+static herr_t
+reader_set_eoa(H5FD_t *file, H5FD_mem_t type, haddr_t addr)
+{
+    (void)type;
+    RDR(file)->lib_eoa = addr;
+    return vfdswmr_rdr_forward_eoa(RDR(file));
+}
+
+static haddr_t
+reader_get_eof(const H5FD_t *file, H5FD_mem_t type)
+{
+    haddr_t eof = vfdswmr_pt_get_eof(file, type);
+
+    return eof == HADDR_UNDEF ? HADDR_UNDEF : max_addr(eof, vfdswmr_rdr_snap_eoa((const rdr_t *)file));
+}
+
+static herr_t
+reader_read(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, void *buf)
+{
+    if (type == H5FD_MEM_DRAW)
+        return vfdswmr_pt_read(file, type, dxpl, addr, size, buf);
+    return vfdswmr_rdr_read_meta(RDR(file), type, dxpl, addr, size, buf);
+}
+
+static herr_t
+reader_write(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, const void *buf)
+{
+    (void)file, (void)type, (void)dxpl, (void)buf;
+    VFDSWMR_ERR(H5E_WRITEERROR, "%s: cannot write %zu bytes at address %llu: the file is open read-only",
+                RDR_NAME, size, (unsigned long long)addr);
+    return -1;
+}
+
+/* The library calls flush from H5Drefresh/H5Grefresh/H5Orefresh on a
+ * read-only file, between evicting the object and reloading it. */
+static herr_t
+reader_flush(H5FD_t *file, hid_t dxpl, hbool_t closing)
+{
+    (void)dxpl;
+    return closing ? 0 : vfdswmr_rdr_refresh(RDR(file));
+}
+
+static herr_t
+reader_truncate(H5FD_t *file, hid_t dxpl, hbool_t closing)
+{
+    (void)file, (void)dxpl, (void)closing;
+    return 0;
+}
+
+static herr_t
+reader_lock(H5FD_t *file, hbool_t rw)
+{
+    (void)file, (void)rw;
+    return 0;
+}
+
+static herr_t
+reader_unlock(H5FD_t *file)
+{
+    (void)file;
+    return 0;
+}
+
+static herr_t
+reader_ctl(H5FD_t *file, uint64_t op, uint64_t flags, const void *in, void **out)
+{
+    switch (op) {
+    case VFDSWMR_CTL_REFRESH:
+        return vfdswmr_rdr_refresh(RDR(file));
+    case VFDSWMR_CTL_GET_STATUS:
+        if (in == NULL) {
+            VFDSWMR_ERR(H5E_BADVALUE, "%s: GET_STATUS needs a vfdswmr_status_t as input", RDR_NAME);
+            return -1;
+        }
+        vfdswmr_rdr_status(RDR(file), (vfdswmr_status_t *)(uintptr_t)in);
+        return 0;
+    case VFDSWMR_CTL_END_TICK:
+    case VFDSWMR_CTL_DISABLE_EOT:
+    case VFDSWMR_CTL_ENABLE_EOT:
+        VFDSWMR_ERR(H5E_FCNTL,
+                    "%s: only the writer (%s) can end a tick or disable/enable the end of tick; this file is "
+                    "open for reading",
+                    RDR_NAME, VFDSWMR_WRITER_NAME);
+        return -1;
+    default:
+        return vfdswmr_pt_ctl(file, op, flags, in, out);
+    }
 }
 
 static const H5FD_class_t reader_class = {
     VFDSWMR_CLASS_BASE(VFDSWMR_READER_VALUE, VFDSWMR_READER_NAME),
     .open = reader_open,
-    .del  = reader_delete,
+    .close = reader_close,
+    .del = reader_delete,
+    .get_eoa = reader_get_eoa,
+    .set_eoa = reader_set_eoa,
+    .get_eof = reader_get_eof,
+    .read = reader_read,
+    .write = reader_write,
+    .flush = reader_flush,
+    .truncate = reader_truncate,
+    .lock = reader_lock,
+    .unlock = reader_unlock,
+    .ctl = reader_ctl,
 };
 
 VFDSWMR_PLUGIN_EXPORT(reader_class)

@@ -9,6 +9,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,9 +25,11 @@ path_of(char *out, size_t len, const char *name)
     snprintf(out, len, "%s/%s", dir, name);
 }
 
-/* Write 1000 integers through `fapl`, read them back through plain sec2. */
+/* Write 1000 integers through `fapl` (or through sec2 when `fapl` is a
+ * reader's, which opens files read-only), read them back through plain sec2
+ * and, for a reader, through `fapl` too. */
 static void
-roundtrip(hid_t fapl, const char *name)
+roundtrip(hid_t fapl, const char *name, bool reader)
 {
     char path[256];
     int out[1000], in[1000];
@@ -36,7 +39,9 @@ roundtrip(hid_t fapl, const char *name)
     path_of(path, sizeof path, name);
     for (int i = 0; i < 1000; i++)
         out[i] = i * 31 - 7;
-    file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    sec2 = H5Pcreate(H5P_FILE_ACCESS);
+    assert_true(H5Pset_fapl_sec2(sec2) >= 0);
+    file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, reader ? sec2 : fapl);
     assert_true(file >= 0);
     space = H5Screate_simple(1, &n, NULL);
     dset = H5Dcreate2(file, "d", H5T_NATIVE_INT, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
@@ -46,9 +51,7 @@ roundtrip(hid_t fapl, const char *name)
     H5Sclose(space);
     assert_true(H5Fclose(file) >= 0);
 
-    sec2 = H5Pcreate(H5P_FILE_ACCESS);
-    assert_true(H5Pset_fapl_sec2(sec2) >= 0);
-    file = H5Fopen(path, H5F_ACC_RDONLY, sec2);
+    file = H5Fopen(path, H5F_ACC_RDONLY, reader ? fapl : sec2);
     assert_true(file >= 0);
     dset = H5Dopen2(file, "d", H5P_DEFAULT);
     memset(in, 0, sizeof in);
@@ -60,7 +63,7 @@ roundtrip(hid_t fapl, const char *name)
 }
 
 static void
-check_setter(herr_t (*setter)(hid_t, const char *), const char *drv_name)
+check_setter(herr_t (*setter)(hid_t, const char *), const char *drv_name, bool reader)
 {
     char config[64] = "";
     char name[64];
@@ -71,12 +74,12 @@ check_setter(herr_t (*setter)(hid_t, const char *), const char *drv_name)
     assert_string_equal(config, "max_lag=5;under=sec2");
     assert_int_equal(H5FDis_driver_registered_by_name(drv_name), 1);
     snprintf(name, sizeof name, "%s.h5", drv_name);
-    roundtrip(fapl, name);
+    roundtrip(fapl, name, reader);
     /* No configuration at all means the defaults. */
     assert_true(setter(fapl, NULL) >= 0);
     assert_int_equal(H5Pget_driver_config_str(fapl, config, sizeof config), 0);
     snprintf(name, sizeof name, "%s-defaults.h5", drv_name);
-    roundtrip(fapl, name);
+    roundtrip(fapl, name, reader);
     H5Pclose(fapl);
 }
 
@@ -84,14 +87,14 @@ static void
 test_set_fapl_writer(void **state)
 {
     (void)state;
-    check_setter(vfdswmr_set_fapl_writer, VFDSWMR_WRITER_NAME);
+    check_setter(vfdswmr_set_fapl_writer, VFDSWMR_WRITER_NAME, false);
 }
 
 static void
 test_set_fapl_reader(void **state)
 {
     (void)state;
-    check_setter(vfdswmr_set_fapl_reader, VFDSWMR_READER_NAME);
+    check_setter(vfdswmr_set_fapl_reader, VFDSWMR_READER_NAME, true);
 }
 
 /* Collect every description on the current error stack, one per line. */

@@ -1,0 +1,209 @@
+/*
+ * vfd_swmr_reader: the metadata file itself -- where it is, waiting for it,
+ * whether it was removed (its writer closed) or replaced (a new writer),
+ * and reading its header.
+ *
+ * Invariants:
+ *  - md->fd, md->dev and md->ino always describe the same open file, and
+ *    md->snap was loaded from it (or md->fd < 0 and md->snap is all zero).
+ *  - Nothing here writes, creates or locks a file, so an open that fails
+ *    or a probing open by the library leaves nothing behind.
+ */
+#include "reader.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "h5err.h"
+#include "paths.h"
+
+/* Attempts at reading a header that is being rewritten (a torn read). */
+#define HDR_ATTEMPTS 5
+#define HDR_PAUSE_US 50u
+
+static void
+sleep_us(unsigned us)
+{
+    struct timespec ts = {.tv_sec = us / 1000000u, .tv_nsec = (long)(us % 1000000u) * 1000};
+
+    while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+        ;
+}
+
+static uint64_t
+now_us(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+int
+vfdswmr_rdr_md_init(rdr_md_t *md, const vfdswmr_config_t *cfg, const char *name)
+{
+    memset(md, 0, sizeof *md);
+    md->fd = -1;
+    md->max_lag = cfg->max_lag;
+    md->reserved_pages = cfg->md_pages_reserved;
+    if (vfdswmr_md_path(cfg, name, md->path, sizeof md->path) < 0) {
+        VFDSWMR_ERR(H5E_BADVALUE, "%s: the metadata file path of \"%s\" is longer than %zu bytes", RDR_NAME,
+                    name, sizeof md->path - 1);
+        return -1;
+    }
+    return 0;
+}
+
+void
+vfdswmr_rdr_load_opts(const rdr_md_t *md, vfdswmr_mdr_opts_t *o)
+{
+    vfdswmr_mdr_opts_default(o); /* 64 KiB first read while the page size is unknown */
+    if (md->snap.hdr.page_size) {
+        uint64_t n = (uint64_t)md->reserved_pages * md->snap.hdr.page_size;
+        o->first_read = n > RDR_MAX_FIRST_READ ? RDR_MAX_FIRST_READ : (size_t)n;
+    }
+}
+
+int
+vfdswmr_rdr_md_open(const char *path, int *fd, dev_t *dev, ino_t *ino)
+{
+    struct stat st;
+
+    if ((*fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+        return errno == ENOENT ? 0 : -1;
+    if (fstat(*fd, &st) < 0) {
+        int e = errno;
+        close(*fd);
+        *fd = -1;
+        errno = e;
+        return -1;
+    }
+    *dev = st.st_dev;
+    *ino = st.st_ino;
+    return 1;
+}
+
+int
+vfdswmr_rdr_md_replaced(const rdr_md_t *md)
+{
+    struct stat st;
+
+    if (stat(md->path, &st) < 0)
+        return 0;
+    return md->fd < 0 || st.st_dev != md->dev || st.st_ino != md->ino;
+}
+
+int
+vfdswmr_rdr_md_unlinked(const rdr_md_t *md)
+{
+    struct stat st;
+
+    return md->fd >= 0 && fstat(md->fd, &st) == 0 && st.st_nlink == 0;
+}
+
+vfdswmr_mderr_t
+vfdswmr_rdr_read_header(int fd, vfdswmr_mdhdr_t *h)
+{
+    uint8_t buf[VFDSWMR_MDHDR_SIZE];
+    vfdswmr_mderr_t err = VFDSWMR_MD_OK;
+
+    for (unsigned i = 0; i < HDR_ATTEMPTS; i++) {
+        ssize_t n = pread(fd, buf, sizeof buf, 0);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return VFDSWMR_MD_EIO;
+        err = vfdswmr_mdhdr_decode(buf, (size_t)n, h);
+        if (err == VFDSWMR_MD_OK || !vfdswmr_mderr_retryable(err))
+            break;
+        sleep_us(HDR_PAUSE_US);
+    }
+    return err;
+}
+
+/* One look: open the file if it exists, and try to load it with `attempts`
+ * attempts (0: the usual retries). Returns 1 loaded; 0 absent, or (with
+ * attempts) not loadable yet; -1 failure, with why. */
+static int
+try_attach(rdr_md_t *md, unsigned attempts, char *why, size_t whylen)
+{
+    vfdswmr_mdr_opts_t o;
+    vfdswmr_mdr_io_t io;
+    vfdswmr_mderr_t err;
+    int rc;
+
+    if (md->fd < 0 && (rc = vfdswmr_rdr_md_open(md->path, &md->fd, &md->dev, &md->ino)) <= 0) {
+        if (rc < 0)
+            snprintf(why, whylen, "%s", strerror(errno));
+        return rc;
+    }
+    vfdswmr_rdr_load_opts(md, &o);
+    if (attempts)
+        o.max_attempts = attempts;
+    io = vfdswmr_mdr_fd_io(&md->fd);
+    if ((err = vfdswmr_mdr_load(&io, &o, &md->snap, why, whylen)) == VFDSWMR_MD_OK)
+        return 1;
+    vfdswmr_mdsnap_free(&md->snap);
+    memset(&md->snap, 0, sizeof md->snap);
+    return attempts && vfdswmr_mderr_retryable(err) ? 0 : -1;
+}
+
+static int
+attach_failed(rdr_md_t *md, const char *why)
+{
+    VFDSWMR_ERR(H5E_CANTOPENFILE, "%s: cannot load the metadata file \"%s\": %s", RDR_NAME, md->path, why);
+    vfdswmr_rdr_md_release(md);
+    return -1;
+}
+
+static int
+wait_failed(rdr_md_t *md, unsigned timeout_ds, const char *why)
+{
+    if (md->fd < 0)
+        VFDSWMR_ERR(H5E_CANTOPENFILE,
+                    "%s: the metadata file \"%s\" did not appear within open_timeout=%u (%u.%u s): is the "
+                    "writer running, with the same md_file_path/md_file_name? (presume_posix_semantics=0 "
+                    "makes a reader wait for it)",
+                    RDR_NAME, md->path, timeout_ds, timeout_ds / 10, timeout_ds % 10);
+    else
+        VFDSWMR_ERR(H5E_CANTOPENFILE,
+                    "%s: the metadata file \"%s\" held no valid snapshot within open_timeout=%u (%u.%u s): %s",
+                    RDR_NAME, md->path, timeout_ds, timeout_ds / 10, timeout_ds % 10, why);
+    vfdswmr_rdr_md_release(md);
+    return -1;
+}
+
+int
+vfdswmr_rdr_md_attach(rdr_md_t *md, bool wait, unsigned timeout_ds)
+{
+    uint64_t deadline = now_us() + (uint64_t)timeout_ds * 100000u;
+    char why[256] = "";
+    int rc;
+
+    if (!wait) { /* present: load it with the usual retries; absent: no writer */
+        rc = try_attach(md, 0, why, sizeof why);
+        return rc < 0 ? attach_failed(md, why) : rc;
+    }
+    for (;;) { /* one attempt per look: the deadline bounds the wait */
+        if ((rc = try_attach(md, 1, why, sizeof why)) != 0)
+            return rc < 0 ? attach_failed(md, why) : rc;
+        if (now_us() >= deadline)
+            return wait_failed(md, timeout_ds, why);
+        sleep_us(RDR_POLL_US);
+    }
+}
+
+void
+vfdswmr_rdr_md_release(rdr_md_t *md)
+{
+    if (md->fd >= 0)
+        close(md->fd);
+    md->fd = -1;
+    vfdswmr_mdsnap_free(&md->snap);
+    memset(&md->snap, 0, sizeof md->snap);
+}

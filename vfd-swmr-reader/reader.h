@@ -1,0 +1,126 @@
+/*
+ * vfd_swmr_reader: internal interface between the files of the driver.
+ *
+ *   reader.c    the driver class and its callbacks (open, close, EOA/EOF,
+ *               flush, ctl, lock)
+ *   locate.c    the metadata file: finding it, waiting for it, noticing
+ *               that it was removed or replaced, reading its header
+ *   snapshot.c  adopting and holding snapshots, the lag check
+ *   pages.c     metadata reads resolved page by page from the snapshot or
+ *               the HDF5 file, the cache of verified page images
+ *   log.c       the optional event log
+ *
+ * Invariants:
+ *  - The adopted snapshot (md.snap) is one vfdswmr_mdr_load() accepted:
+ *    header and index checksummed, of one session and one tick. Without a
+ *    writer (md.fd < 0) it is the pretend snapshot: tick 0, no entries.
+ *  - Bytes returned for metadata always come from the adopted snapshot
+ *    (its page images, checksum verified, or the HDF5 file for pages it does
+ *    not name), and the lag check that follows every metadata read proves
+ *    the writer had not yet overwritten any of them when they were read.
+ *  - The reader never writes, never locks, never blocks the writer.
+ */
+#ifndef VFDSWMR_READER_H
+#define VFDSWMR_READER_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "mdreader.h"
+#include "log.h"
+#include "stack.h"
+#include "vfdswmr.h"
+
+#define RDR_NAME VFDSWMR_READER_NAME
+
+/* How often a reader that must wait for the metadata file looks for it. */
+#define RDR_POLL_US 10000u
+/* Page images kept after their checksum was verified. */
+#define RDR_CACHE_SLOTS 8
+/* The first read of a load is md_pages_reserved pages, but no more than this. */
+#define RDR_MAX_FIRST_READ (4u << 20)
+
+/* The metadata file and the snapshot adopted from it. */
+typedef struct rdr_md_t {
+    char path[PATH_MAX];
+    int fd;                  /* -1: no metadata file (no writer) */
+    dev_t dev;               /* identity of the file fd refers to */
+    ino_t ino;
+    vfdswmr_mdsnap_t snap;   /* the adopted snapshot; all zero without a writer */
+    uint32_t max_lag;        /* from the configuration */
+    uint32_t reserved_pages; /* md_pages_reserved */
+} rdr_md_t;
+
+/* One verified page image (or multi-page entry image). */
+typedef struct rdr_image_t {
+    uint64_t session, tick, hdf5_page; /* key: the entry of one snapshot */
+    uint64_t last_use;                 /* 0: slot empty */
+    size_t cap;
+    uint8_t *buf;
+} rdr_image_t;
+
+typedef struct rdr_t {
+    vfdswmr_file_t base; /* first: the stacked lower file and the configuration */
+    rdr_md_t md;
+    haddr_t lib_eoa;     /* the EOA the library last set */
+    rdr_image_t cache[RDR_CACHE_SLOTS];
+    uint64_t use_clock;
+    vfdswmr_log_t log;   /* log_file_path (common/log.h) */
+} rdr_t;
+
+/* ---- locate.c ------------------------------------------------------------ */
+
+/* Set up md for the HDF5 file `name` (path, fd -1, empty snapshot). Returns
+ * 0, or -1 with the reason on the error stack. */
+int vfdswmr_rdr_md_init(rdr_md_t *md, const vfdswmr_config_t *cfg, const char *name);
+/*
+ * Open the metadata file and load its snapshot. With `wait`, keep looking
+ * (every RDR_POLL_US) until it exists and holds a valid snapshot, up to
+ * timeout_ds tenths of a second. Without, an absent file is fine.
+ * Returns 1 loaded, 0 absent (no writer), -1 with the reason on the stack.
+ */
+int vfdswmr_rdr_md_attach(rdr_md_t *md, bool wait, unsigned timeout_ds);
+/* Close the file, free the snapshot. */
+void vfdswmr_rdr_md_release(rdr_md_t *md);
+/* Open `path` read-only into *fd and note its identity: 1 opened, 0 it does
+ * not exist, -1 other error (errno). */
+int vfdswmr_rdr_md_open(const char *path, int *fd, dev_t *dev, ino_t *ino);
+/* Whether the path names a file other than the one md->fd refers to (any
+ * file, when md->fd < 0): 1 yes, 0 no. */
+int vfdswmr_rdr_md_replaced(const rdr_md_t *md);
+/* Whether md->fd's file has been unlinked (its writer closed): 1 yes, 0 no. */
+int vfdswmr_rdr_md_unlinked(const rdr_md_t *md);
+/* Read and decode the header at fd, retrying torn reads a few times. */
+vfdswmr_mderr_t vfdswmr_rdr_read_header(int fd, vfdswmr_mdhdr_t *h);
+/* Load options for md (first read sized from the page size once known). */
+void vfdswmr_rdr_load_opts(const rdr_md_t *md, vfdswmr_mdr_opts_t *o);
+
+/* ---- snapshot.c ---------------------------------------------------------- */
+
+/* Adopt the newest snapshot (VFDSWMR_CTL_REFRESH, flush). 0, or -1 with
+ * the reason on the stack; the adopted snapshot is unchanged then. */
+int vfdswmr_rdr_refresh(rdr_t *r);
+/* After a metadata read: 0 when no byte of the adopted snapshot can have
+ * been overwritten yet, else -1 with the reason on the stack. */
+int vfdswmr_rdr_lag_check(rdr_t *r);
+/* The adopted snapshot's EOA (0 without a writer). */
+haddr_t vfdswmr_rdr_snap_eoa(const rdr_t *r);
+/* Tell the lower driver the larger of the library's EOA and the snapshot's. */
+int vfdswmr_rdr_forward_eoa(rdr_t *r);
+void vfdswmr_rdr_status(const rdr_t *r, vfdswmr_status_t *st);
+
+/* ---- pages.c ------------------------------------------------------------- */
+
+herr_t vfdswmr_rdr_read_meta(rdr_t *r, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, void *buf);
+/* Forget every cached image (a new snapshot was adopted). */
+void vfdswmr_rdr_cache_drop(rdr_t *r);
+/* Free the cache's buffers. */
+void vfdswmr_rdr_cache_free(rdr_t *r);
+
+/* One log line (common/log.h): cheap when there is no log. */
+#define vfdswmr_rdr_log(r, ...) VFDSWMR_LOG(&(r)->log, "reader", __VA_ARGS__)
+
+#endif

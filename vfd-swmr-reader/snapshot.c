@@ -1,0 +1,222 @@
+/*
+ * vfd_swmr_reader: adopting and holding snapshots, and the lag check.
+ *
+ * Invariants:
+ *  - A snapshot is replaced only by one vfdswmr_mdr_load() accepted, and
+ *    the image cache is dropped at that moment, so no cached byte outlives
+ *    the snapshot it came from.
+ *  - The writer publishes the header of tick T before any HDF5 write or
+ *    metadata file reuse that a reader at tick T - max_lag could notice.
+ *    So after a read, a header of the same session with a tick below
+ *    snapshot tick + max_lag proves no byte of the read was overwritten.
+ *  - A reader with no writer (md.fd < 0), or holding the final empty
+ *    snapshot of a writer that closed, holds the HDF5 file as it is: tick 0
+ *    of any writer that starts later, which overwrites nothing before its
+ *    tick max_lag. The lag check therefore also looks for such a writer.
+ */
+#include "reader.h"
+
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "h5err.h"
+
+haddr_t
+vfdswmr_rdr_snap_eoa(const rdr_t *r)
+{
+    return (haddr_t)r->md.snap.hdr.eoa;
+}
+
+int
+vfdswmr_rdr_forward_eoa(rdr_t *r)
+{
+    haddr_t eoa = vfdswmr_rdr_snap_eoa(r);
+    herr_t rc;
+
+    if (r->lib_eoa != HADDR_UNDEF && r->lib_eoa > eoa)
+        eoa = r->lib_eoa;
+    if (eoa == 0)
+        return 0;
+    rc = VFDSWMR_GUARDED(herr_t, H5FDset_eoa(r->base.lower, H5FD_MEM_DEFAULT, eoa), _r < 0);
+    if (rc < 0)
+        VFDSWMR_ERR(H5E_CANTSET, "%s: the lower driver refused end of address %llu", RDR_NAME,
+                    (unsigned long long)eoa);
+    return rc < 0 ? -1 : 0;
+}
+
+void
+vfdswmr_rdr_status(const rdr_t *r, vfdswmr_status_t *st)
+{
+    const vfdswmr_mdsnap_t *s = &r->md.snap;
+
+    memset(st, 0, sizeof *st);
+    st->is_writer = 0;
+    st->tick = s->hdr.tick;
+    st->session = s->hdr.session;
+    st->eoa = s->hdr.eoa;
+    st->index_entries = s->idx.nentries;
+}
+
+/* Replace the adopted snapshot by *snap, loaded from fd (a new file when
+ * it differs from md.fd, which is then closed). */
+static int
+adopt(rdr_t *r, vfdswmr_mdsnap_t *snap, int fd, dev_t dev, ino_t ino)
+{
+    rdr_md_t *md = &r->md;
+
+    vfdswmr_mdsnap_free(&md->snap);
+    md->snap = *snap;
+    vfdswmr_rdr_cache_drop(r);
+    if (fd != md->fd) {
+        if (md->fd >= 0)
+            close(md->fd);
+        md->fd = fd;
+        md->dev = dev;
+        md->ino = ino;
+    }
+    vfdswmr_rdr_log(r, "adopted snapshot tick=%llu session=%016llx entries=%u eoa=%llu attempts=%u",
+                    (unsigned long long)snap->hdr.tick, (unsigned long long)snap->hdr.session,
+                    snap->idx.nentries, (unsigned long long)snap->hdr.eoa, snap->attempts);
+    return vfdswmr_rdr_forward_eoa(r);
+}
+
+/* Where the newest snapshot is: a file other than ours at the path (a
+ * writer that started after us: *opened = 1), else our own file, even when
+ * unlinked (a writer that closed left its final snapshot there). *fd < 0:
+ * no writer at all. 0, or -1 with the reason on the stack. */
+static int
+newest_source(const rdr_md_t *md, int *fd, dev_t *dev, ino_t *ino, int *opened)
+{
+    *fd = md->fd;
+    *dev = md->dev;
+    *ino = md->ino;
+    *opened = vfdswmr_rdr_md_replaced(md) ? vfdswmr_rdr_md_open(md->path, fd, dev, ino) : 0;
+    if (*opened < 0) {
+        VFDSWMR_ERR(H5E_CANTOPENFILE, "%s: cannot open the metadata file \"%s\": %s", RDR_NAME, md->path,
+                    strerror(errno));
+        return -1;
+    }
+    if (*opened == 0)
+        *fd = md->fd; /* the other file vanished again: ours is still the newest */
+    return 0;
+}
+
+int
+vfdswmr_rdr_refresh(rdr_t *r)
+{
+    rdr_md_t *md = &r->md;
+    int fd, opened;
+    dev_t dev;
+    ino_t ino;
+    vfdswmr_mdr_opts_t o;
+    vfdswmr_mdr_io_t io;
+    vfdswmr_mdsnap_t snap;
+    vfdswmr_mderr_t err;
+    char why[256];
+
+    if (newest_source(md, &fd, &dev, &ino, &opened) < 0)
+        return -1;
+    if (fd < 0)
+        return 0; /* still no writer */
+    vfdswmr_rdr_load_opts(md, &o);
+    if (opened)
+        o.first_read = 64u << 10; /* another writer's page size is not known yet */
+    io = vfdswmr_mdr_fd_io(&fd);
+    if ((err = vfdswmr_mdr_load(&io, &o, &snap, why, sizeof why)) != VFDSWMR_MD_OK) {
+        if (opened)
+            close(fd);
+        if (opened && err == VFDSWMR_MD_ESHORT)
+            return 0; /* created but not yet written: nothing to adopt */
+        VFDSWMR_ERR(H5E_CANTLOAD, "%s: cannot load the metadata file \"%s\": %s", RDR_NAME, md->path, why);
+        return -1;
+    }
+    if (!opened && snap.hdr.session == md->snap.hdr.session && snap.hdr.tick == md->snap.hdr.tick) {
+        vfdswmr_mdsnap_free(&snap); /* nothing new: keep the cache */
+        return 0;
+    }
+    return adopt(r, &snap, fd, dev, ino);
+}
+
+static int
+lag_error(rdr_t *r, uint64_t tick, uint64_t writer_tick)
+{
+    vfdswmr_rdr_log(r, "lag error snapshot tick=%llu writer tick=%llu max_lag=%u", (unsigned long long)tick,
+                    (unsigned long long)writer_tick, r->md.max_lag);
+    VFDSWMR_ERR(H5E_READERROR,
+                "%s: reader fell behind: its snapshot (tick %llu) is max_lag or more ticks older than the "
+                "writer's (tick %llu): refresh more often (H5Drefresh/H5Grefresh/vfdswmr_refresh) or raise "
+                "max_lag (now %u)",
+                RDR_NAME, (unsigned long long)tick, (unsigned long long)writer_tick, r->md.max_lag);
+    return -1;
+}
+
+static int
+session_error(rdr_t *r)
+{
+    vfdswmr_rdr_log(r, "session error snapshot session=%016llx", (unsigned long long)r->md.snap.hdr.session);
+    VFDSWMR_ERR(H5E_READERROR,
+                "%s: the metadata file now belongs to another writer session (the writer was restarted): "
+                "reopen the file",
+                RDR_NAME);
+    return -1;
+}
+
+static int
+header_error(rdr_t *r, vfdswmr_mderr_t err)
+{
+    VFDSWMR_ERR(H5E_READERROR, "%s: cannot read the header of the metadata file \"%s\": %s%s%s", RDR_NAME,
+                r->md.path, vfdswmr_mderr_str(err), err == VFDSWMR_MD_EIO ? ": " : "",
+                err == VFDSWMR_MD_EIO ? strerror(errno) : "");
+    return -1;
+}
+
+/* A writer that started after the state we hold was current: `at_start`
+ * says whether we hold exactly its tick 0 (no writer, or the closed
+ * writer's final empty snapshot). */
+static int
+check_successor(rdr_t *r, bool at_start)
+{
+    vfdswmr_mdhdr_t h;
+    vfdswmr_mderr_t err;
+    dev_t dev;
+    ino_t ino;
+    int fd, rc;
+
+    if (!vfdswmr_rdr_md_replaced(&r->md))
+        return 0;
+    if ((rc = vfdswmr_rdr_md_open(r->md.path, &fd, &dev, &ino)) <= 0)
+        return rc < 0 ? header_error(r, VFDSWMR_MD_EIO) : 0;
+    err = vfdswmr_rdr_read_header(fd, &h);
+    rc = errno; /* close must not hide why a read failed */
+    close(fd);
+    errno = rc;
+    if (err == VFDSWMR_MD_ESHORT)
+        return 0; /* created, not yet written: that writer is at tick 0 */
+    if (err != VFDSWMR_MD_OK)
+        return header_error(r, err);
+    if (!at_start)
+        return session_error(r);
+    return h.tick >= r->md.max_lag ? lag_error(r, 0, h.tick) : 0;
+}
+
+int
+vfdswmr_rdr_lag_check(rdr_t *r)
+{
+    const vfdswmr_mdsnap_t *s = &r->md.snap;
+    vfdswmr_mdhdr_t h;
+    vfdswmr_mderr_t err;
+
+    if (r->md.fd < 0)
+        return check_successor(r, true);
+    if ((err = vfdswmr_rdr_read_header(r->md.fd, &h)) != VFDSWMR_MD_OK)
+        return header_error(r, err);
+    if (h.session != s->hdr.session)
+        return session_error(r);
+    if (h.tick >= s->hdr.tick + r->md.max_lag)
+        return lag_error(r, s->hdr.tick, h.tick);
+    if (!vfdswmr_rdr_md_unlinked(&r->md))
+        return 0;
+    /* The writer closed: its last header is final. */
+    return check_successor(r, h.tick == s->hdr.tick && s->idx.nentries == 0);
+}
