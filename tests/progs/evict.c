@@ -1,0 +1,193 @@
+/*
+ * evict: consistency points under metadata cache pressure.
+ *
+ *   evict write FILE GROUPS PER_GROUP BATCH   the writer: a tiny metadata cache
+ *       (so HDF5 evicts, writing parts of objects between flushes), GROUPS
+ *       groups of PER_GROUP datasets each, every dataset with data and an
+ *       attribute; H5Gflush of the group after every dataset (an object flush,
+ *       which without SWMR-write mode is no consistency point: a driver must
+ *       not publish there), H5Fflush after every BATCH datasets and at the
+ *       end. It
+ *       paces itself (3 ms per dataset) so that ticks end in the middle of
+ *       batches: a writer driver that published anything but flushed states
+ *       would be caught.
+ *   evict read FILE GROUPS PER_GROUP BATCH    a reader: walks the whole file
+ *       over and over until it has seen every dataset. Each walk sees one
+ *       snapshot: it refreshes the root group once (adopting the newest
+ *       snapshot) and opens everything below afresh (evict-on-close, no
+ *       further refresh). The number of datasets a walk sees must be a
+ *       multiple of BATCH -- only flushed states may be published, never one
+ *       in the middle of a batch -- and every dataset and attribute seen must
+ *       hold exactly its values.
+ *
+ * Ordinary HDF5 programs: the driver comes from the environment. Exit 0 on
+ * success, 1 with a message otherwise.
+ */
+#include <hdf5.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define N 40 /* elements per dataset */
+
+#define CHECK(cond, ...)                                                                                   \
+    do {                                                                                                   \
+        if (!(cond)) {                                                                                     \
+            fprintf(stderr, "evict: " __VA_ARGS__);                                                        \
+            fputc('\n', stderr);                                                                           \
+            exit(1);                                                                                       \
+        }                                                                                                  \
+    } while (0)
+
+static int
+value(int ds, int i)
+{
+    return ds * 1000 + i * 7 + 1;
+}
+
+static int
+writer(const char *path, int groups, int per_group, int batch)
+{
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS), file, space, aspace;
+    H5AC_cache_config_t mdc = {.version = H5AC__CURR_CACHE_CONFIG_VERSION};
+    hsize_t n = N;
+    int buf[N], count = 0;
+
+    CHECK(H5Pget_mdc_config(fapl, &mdc) >= 0, "cannot read the cache configuration");
+    mdc.set_initial_size = 1;
+    mdc.initial_size = 16 * 1024;
+    mdc.min_size = 16 * 1024;
+    mdc.max_size = 16 * 1024;
+    mdc.incr_mode = H5C_incr__off;
+    mdc.flash_incr_mode = H5C_flash_incr__off;
+    mdc.decr_mode = H5C_decr__off;
+    CHECK(H5Pset_mdc_config(fapl, &mdc) >= 0, "cannot set a tiny metadata cache");
+    file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    CHECK(file >= 0, "cannot create %s", path);
+    space = H5Screate_simple(1, &n, NULL);
+    aspace = H5Screate(H5S_SCALAR);
+    CHECK(H5Fflush(file, H5F_SCOPE_GLOBAL) >= 0, "flush failed");
+    for (int g = 0; g < groups; g++) {
+        char name[32];
+        snprintf(name, sizeof name, "g%03d", g);
+        hid_t grp = H5Gcreate2(file, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        CHECK(grp >= 0, "cannot create group %s", name);
+        for (int k = 0; k < per_group; k++, count++) {
+            for (int i = 0; i < N; i++)
+                buf[i] = value(count, i);
+            snprintf(name, sizeof name, "d%05d", count);
+            hid_t d = H5Dcreate2(grp, name, H5T_NATIVE_INT, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+            CHECK(d >= 0 && H5Dwrite(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0,
+                  "cannot write %s", name);
+            hid_t a = H5Acreate2(d, "index", H5T_NATIVE_INT, aspace, H5P_DEFAULT, H5P_DEFAULT);
+            CHECK(a >= 0 && H5Awrite(a, H5T_NATIVE_INT, &count) >= 0, "cannot write attribute of %s", name);
+            H5Aclose(a);
+            H5Dclose(d);
+            CHECK(H5Gflush(grp) >= 0, "group flush failed");
+            if ((count + 1) % batch == 0)
+                CHECK(H5Fflush(file, H5F_SCOPE_GLOBAL) >= 0, "flush failed");
+            struct timespec pace = {0, 3 * 1000 * 1000};
+            nanosleep(&pace, NULL);
+        }
+        H5Gclose(grp);
+    }
+    CHECK(H5Fflush(file, H5F_SCOPE_GLOBAL) >= 0, "flush failed");
+    H5Sclose(space);
+    H5Sclose(aspace);
+    H5Pclose(fapl);
+    CHECK(H5Fclose(file) >= 0, "close failed");
+    printf("writer: %d datasets in %d groups\n", count, groups);
+    return 0;
+}
+
+struct walk {
+    int count; /* datasets seen in this walk */
+    int buf[N];
+};
+
+/* Verify one dataset (called for every link of every group). */
+static herr_t
+visit_dataset(hid_t grp, const char *name, const H5L_info2_t *info, void *data)
+{
+    struct walk *w = data;
+    int idx = -1, ds = atoi(name + 1);
+    hid_t d, a;
+
+    (void)info;
+    d = H5Dopen2(grp, name, H5P_DEFAULT);
+    CHECK(d >= 0, "a link %s is visible but the dataset cannot be opened", name);
+    CHECK(H5Dread(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, w->buf) >= 0, "cannot read %s", name);
+    for (int i = 0; i < N; i++)
+        CHECK(w->buf[i] == value(ds, i), "%s[%d] = %d, expected %d", name, i, w->buf[i], value(ds, i));
+    a = H5Aopen(d, "index", H5P_DEFAULT);
+    CHECK(a >= 0 && H5Aread(a, H5T_NATIVE_INT, &idx) >= 0, "attribute of %s missing", name);
+    CHECK(idx == ds, "attribute of %s is %d", name, idx);
+    H5Aclose(a);
+    H5Dclose(d);
+    w->count++;
+    return 0;
+}
+
+static herr_t
+visit_group(hid_t file, const char *name, const H5L_info2_t *info, void *data)
+{
+    hid_t g = H5Gopen2(file, name, H5P_DEFAULT);
+
+    (void)info;
+    CHECK(g >= 0, "a link %s is visible but the group cannot be opened", name);
+    CHECK(H5Literate2(g, H5_INDEX_NAME, H5_ITER_INC, NULL, visit_dataset, data) >= 0, "cannot list %s", name);
+    H5Gclose(g);
+    return 0;
+}
+
+static int
+reader(const char *path, int groups, int per_group, int batch)
+{
+    int total = groups * per_group;
+    hid_t file = H5I_INVALID_HID, fapl = H5Pcreate(H5P_FILE_ACCESS);
+    struct timespec t0, t, pause = {0, 20 * 1000 * 1000};
+    int walks = 0, last = -1, states = 0;
+
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        CHECK(t.tv_sec - t0.tv_sec < 120, "timed out: saw %d of %d datasets after %d walks", last, total, walks);
+        if (file < 0) {
+            CHECK(H5Pset_evict_on_close(fapl, true) >= 0, "cannot set evict-on-close");
+            H5E_BEGIN_TRY { file = H5Fopen(path, H5F_ACC_RDONLY, fapl); } H5E_END_TRY
+            if (file < 0) {
+                nanosleep(&pause, NULL);
+                continue;
+            }
+        }
+        hid_t root = H5Gopen2(file, "/", H5P_DEFAULT);
+        struct walk w = {0};
+        CHECK(root >= 0 && H5Grefresh(root) >= 0, "cannot refresh the root group");
+        H5Literate2(root, H5_INDEX_NAME, H5_ITER_INC, NULL, visit_group, &w);
+        H5Gclose(root);
+        walks++;
+        CHECK(w.count % batch == 0 || w.count == total,
+              "saw %d datasets: not a multiple of the batch %d -- a state between flushes was published", w.count,
+              batch);
+        CHECK(w.count >= last, "went back from %d to %d datasets", last, w.count);
+        states += w.count != last;
+        last = w.count;
+        if (last == total)
+            break;
+    }
+    printf("reader: %d walks, %d distinct states, all %d datasets verified\n", walks, states, total);
+    H5Pclose(fapl);
+    return H5Fclose(file) < 0;
+}
+
+int
+main(int argc, char **argv)
+{
+    if (argc == 6 && !strcmp(argv[1], "write"))
+        return writer(argv[2], atoi(argv[3]), atoi(argv[4]), atoi(argv[5]));
+    if (argc == 6 && !strcmp(argv[1], "read"))
+        return reader(argv[2], atoi(argv[3]), atoi(argv[4]), atoi(argv[5]));
+    fprintf(stderr, "usage: evict write|read FILE GROUPS PER_GROUP BATCH\n");
+    return 2;
+}
