@@ -3,8 +3,9 @@
  * little-endian.
  *
  * Invariants: the only global state is the EVP_MD fetched once (under
- * pthread_once) and never freed or changed afterwards, so any number of
- * threads may call vfdswmr_checksum() at once. Each call uses its own digest
+ * pthread_once) and freed only when this code is unloaded (HDF5 unloads the
+ * driver plugins at exit), so any number of threads may call
+ * vfdswmr_checksum() at once. Each call uses its own digest
  * context. If OpenSSL cannot compute a digest at all (no SHA-256 provider,
  * or out of memory inside EVP_Digest) the process aborts: returning a made-up
  * value would let damaged metadata pass, or make every check fail.
@@ -19,6 +20,9 @@
 
 static pthread_once_t sha256_once = PTHREAD_ONCE_INIT;
 static const EVP_MD *sha256_md;
+#if OPENSSL_VERSION_NUMBER >= 0x30000000L
+static EVP_MD *sha256_fetched; /* owned: freed at unload */
+#endif
 
 /* Fetching explicitly once avoids OpenSSL 3's implicit fetch (a locked
  * provider look-up) on every call; older or odd configurations fall back to
@@ -27,11 +31,21 @@ static void
 sha256_init(void)
 {
 #if OPENSSL_VERSION_NUMBER >= 0x30000000L
-    sha256_md = EVP_MD_fetch(NULL, "SHA2-256", NULL);
+    sha256_md = sha256_fetched = EVP_MD_fetch(NULL, "SHA2-256", NULL);
 #endif
     if (sha256_md == NULL)
         sha256_md = EVP_sha256();
 }
+
+#if OPENSSL_VERSION_NUMBER >= 0x30000000L
+/* A plugin that is unloaded would otherwise leak the fetched method. */
+__attribute__((destructor)) static void
+sha256_fini(void)
+{
+    EVP_MD_free(sha256_fetched);
+    sha256_fetched = NULL;
+}
+#endif
 
 uint32_t
 vfdswmr_checksum(const void *buf, size_t len)
