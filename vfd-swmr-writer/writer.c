@@ -303,17 +303,27 @@ writer_truncate(H5FD_t *file, hid_t dxpl, hbool_t closing)
     return rc;
 }
 
+/*
+ * The EOA never goes down while writing. HDF5 lowers it when it frees space
+ * at the end of the file, and would then hand the same addresses to the next
+ * allocation -- e.g. the new version of a compressed chunk that was just
+ * rewritten -- while readers with an older snapshot still read the old data
+ * there (raw data is not versioned by snapshots). Keeping the high-water mark
+ * makes HDF5 allocate above it instead; the unused tail costs file space only.
+ */
 static herr_t
 writer_set_eoa(H5FD_t *file, H5FD_mem_t type, haddr_t addr)
 {
     vfdswmr_writer_t *w = W(file);
-    herr_t rc = vfdswmr_pt_set_eoa(file, type, addr);
+    herr_t rc;
 
-    if (rc >= 0 && w->active) {
-        pthread_mutex_lock(&w->lock);
+    if (!w->active)
+        return vfdswmr_pt_set_eoa(file, type, addr);
+    pthread_mutex_lock(&w->lock);
+    if (addr > w->eoa)
         w->eoa = addr;
-        pthread_mutex_unlock(&w->lock);
-    }
+    rc = vfdswmr_pt_set_eoa(file, type, w->eoa);
+    pthread_mutex_unlock(&w->lock);
     return rc;
 }
 
