@@ -47,8 +47,11 @@ vfdswmr_writer_end_tick(vfdswmr_writer_t *w, bool final)
     if (w->log.fp) {
         uint32_t n;
         vfdswmr_mdw_index(w->mdw, &n);
-        VFDSWMR_LOG(&w->log, "end_of_tick", "tick=%llu pages=%zu removed=%zu index=%u eoa=%llu time_us=%.0f",
-                    (unsigned long long)tick, nc, nr, n, (unsigned long long)w->cp_eoa,
+        VFDSWMR_LOG(&w->log,
+                    "end_of_tick", "tick=%llu pages=%zu removed=%zu index=%u relocated=%d md_pages=%llu eoa=%llu "
+                    "time_us=%.0f",
+                    (unsigned long long)tick, nc, nr, n, vfdswmr_mdw_index_relocated(w->mdw),
+                    (unsigned long long)vfdswmr_mdw_file_pages(w->mdw), (unsigned long long)w->cp_eoa,
                     (vfdswmr_now() - t0) * 1e6);
     }
     return 0;

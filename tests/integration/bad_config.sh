@@ -37,6 +37,23 @@ for c in "${cases[@]}"; do
         ok "$driver rejects '$config' with \"$want\""
     done
 done
+# HDF5's own page buffer would hold metadata back from the writer driver.
+if out=$(HDF5_DRIVER=vfd_swmr_writer roundtrip pagebuf "$WORK/pb.h5" 2>&1); then
+    fail "the writer accepted HDF5's page buffer"
+fi
+[[ $out == *"HDF5's page buffer is enabled (H5Pset_page_buffer_size)"* ]] || fail "unclear page buffer error: $out"
+[ ! -e "$WORK/pb.h5.md" ] || fail "a metadata file was left behind"
+ok "the writer refuses HDF5's page buffer with a clear message"
+
+# A reader that must wait for a writer (presume_posix_semantics=0) gives up
+# after open_timeout with the path it waited for; the file is untouched.
+if out=$(HDF5_DRIVER=vfd_swmr_reader HDF5_DRIVER_CONFIG='presume_posix_semantics=0;open_timeout=5' \
+    roundtrip verify "$WORK/existing.h5" 2>&1); then
+    fail "the reader opened although no metadata file appeared"
+fi
+[[ $out == *"$WORK/existing.h5.md"* && $out == *"open_timeout=5"* ]] || fail "unclear timeout error: $out"
+ok "a reader waiting for a missing metadata file times out with a clear message"
+
 roundtrip verify "$WORK/existing.h5" >/dev/null || fail "existing file no longer verifies"
 ok "existing file intact after every rejected open"
 finish

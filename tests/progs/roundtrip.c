@@ -8,6 +8,8 @@
  *                           and verify every element
  *   roundtrip verify FILE   open read-only and verify every element
  *   roundtrip open FILE     open read-write and close
+ *   roundtrip pagebuf FILE  create FILE with the paged file space strategy
+ *                           and HDF5's page buffer enabled, and close
  *
  * Exit status 0 when everything checked out; otherwise a message on stderr
  * (after HDF5's own error stack) and status 1.
@@ -134,7 +136,7 @@ main(int argc, char **argv)
     int rc;
 
     if (argc != 3) {
-        fprintf(stderr, "usage: roundtrip write|verify|open FILE\n");
+        fprintf(stderr, "usage: roundtrip write|verify|open|pagebuf FILE\n");
         return 2;
     }
     if (NULL == (buf = malloc(sizeof(int32_t) * NX * NY)))
@@ -143,6 +145,15 @@ main(int argc, char **argv)
         rc = do_write(argv[2], buf);
     else if (!strcmp(argv[1], "verify"))
         rc = do_verify(argv[2], buf);
+    else if (!strcmp(argv[1], "pagebuf")) {
+        hid_t fcpl = H5Pcreate(H5P_FILE_CREATE), fapl = H5Pcreate(H5P_FILE_ACCESS), file;
+        H5Pset_file_space_strategy(fcpl, H5F_FSPACE_STRATEGY_PAGE, 0, 1);
+        H5Pset_page_buffer_size(fapl, 64 * 4096, 0, 0);
+        file = H5Fcreate(argv[2], H5F_ACC_TRUNC, fcpl, fapl);
+        rc = file < 0 || H5Fclose(file) < 0;
+        if (rc)
+            fprintf(stderr, "roundtrip: cannot create %s with a page buffer\n", argv[2]);
+    }
     else if (!strcmp(argv[1], "open")) {
         hid_t file = H5Fopen(argv[2], H5F_ACC_RDWR, H5P_DEFAULT);
         rc = file < 0 || H5Fclose(file) < 0;
