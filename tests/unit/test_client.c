@@ -17,7 +17,7 @@
 
 #include "vfdswmr.h"
 
-static char dir[] = "/tmp/vfdswmr-client.XXXXXX";
+#include "testdir.h"
 
 static void
 path_of(char *out, size_t len, const char *name)
@@ -162,21 +162,6 @@ test_version(void **state)
     assert_string_equal(vfdswmr_version(), PACKAGE_VERSION);
 }
 
-static int
-setup(void **state)
-{
-    (void)state;
-    return mkdtemp(dir) ? 0 : -1;
-}
-
-static int
-teardown(void **state)
-{
-    char cmd[128];
-    (void)state;
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    return system(cmd);
-}
 
 int
 main(void)
@@ -188,5 +173,5 @@ main(void)
         cmocka_unit_test(test_lower_errors_kept),
         cmocka_unit_test(test_version),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, testdir_setup, testdir_teardown);
 }

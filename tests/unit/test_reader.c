@@ -41,7 +41,7 @@
 #define NB 2048 /* ints in "b": two pages */
 #define MAX_LAG 3
 
-static char dir[] = "/tmp/vfdswmr-reader.XXXXXX";
+#include "testdir.h"
 
 typedef struct fx_t {
     char h5[256], md[300];
@@ -924,21 +924,6 @@ test_log(void **state)
     fx_teardown(&fx);
 }
 
-static int
-setup(void **state)
-{
-    (void)state;
-    return mkdtemp(dir) ? 0 : -1;
-}
-
-static int
-teardown(void **state)
-{
-    char cmd[128];
-    (void)state;
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    return system(cmd);
-}
 
 int
 main(void)
@@ -959,5 +944,5 @@ main(void)
         cmocka_unit_test(test_writer_ops_refused),
         cmocka_unit_test(test_log),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, testdir_setup, testdir_teardown);
 }

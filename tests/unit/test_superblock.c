@@ -20,7 +20,7 @@
 #include "lookup3.h"
 #include "superblock.h"
 
-static char dir[] = "/tmp/vfdswmr-sb.XXXXXX";
+#include "testdir.h"
 
 static void
 test_lookup3_known_answers(void **state)
@@ -258,21 +258,6 @@ test_patch_v0_untouched(void **state)
     assert_memory_equal(buf, before, sizeof buf);
 }
 
-static int
-setup(void **state)
-{
-    (void)state;
-    return mkdtemp(dir) ? 0 : -1;
-}
-
-static int
-teardown(void **state)
-{
-    char cmd[128];
-    (void)state;
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    return system(cmd);
-}
 
 int
 main(void)
@@ -285,5 +270,5 @@ main(void)
         cmocka_unit_test(test_patch_refuses),
         cmocka_unit_test(test_patch_v0_untouched),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, testdir_setup, testdir_teardown);
 }
