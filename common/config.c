@@ -93,6 +93,7 @@ static int parse_under(struct parse_ctx *, const struct key_spec *, const struct
       "times the page buffer size")                                                             \
     X(open_timeout, parse_uint, open_timeout, 0, VFDSWMR_MAX_TICK_LEN, "tenths of a second")    \
     X(keep_metadata_file, parse_bool, keep_metadata_file, 0, 1, NULL)                           \
+    X(updater_keep_ticks, parse_uint, updater_keep_ticks, 0, VFDSWMR_MAX_MAX_LAG, "ticks")       \
     X(under, parse_under, under_name, 0, 0, NULL)
 
 #define KEY_NAME(key, parser, field, lo, hi, unit) #key,

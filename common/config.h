@@ -46,6 +46,7 @@ typedef struct vfdswmr_config_t {
     uint32_t pb_expansion_threshold; /* 0..100, 0 disables */
     uint32_t open_timeout;           /* tenths of a second a reader waits for the metadata file */
     bool keep_metadata_file;         /* writer: leave the metadata file at close */
+    uint32_t updater_keep_ticks;     /* writer: ticks updater files are kept; 0: max_lag + 1 */
     char md_file_path[VFDSWMR_MAX_PATH + 1];      /* "" = directory of the HDF5 file */
     char md_file_name[VFDSWMR_MAX_PATH + 1];      /* "" = <HDF5 file name>.md */
     char updater_file_path[VFDSWMR_MAX_PATH + 1]; /* "" = <metadata file>.ud */

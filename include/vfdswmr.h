@@ -62,6 +62,10 @@
  *                          tenths of a second, 0 to 36000
  * keep_metadata_file       writer: 0/1, leave the metadata file   0
  *                          in place at close (for inspection)
+ * updater_keep_ticks       writer: an updater file is deleted     0 (= max_lag
+ *                          this many ticks after the one it       + 1)
+ *                          carries, 0 to 100000; 0 means
+ *                          max_lag + 1
  * under                    the lower driver: NAME or              sec2
  *                          NAME(its own configuration string),
  *                          e.g. under=core or

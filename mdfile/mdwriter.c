@@ -26,6 +26,9 @@ struct vfdswmr_mdw {
     vfdswmr_space_t *space;
     uint64_t tick;
     uint64_t sequence;        /* next updater sequence number */
+    uint64_t *ud_ticks;       /* tick carried by updater sequence (oldest_ud + i), for deletion */
+    size_t n_ud, cap_ud;
+    uint64_t oldest_ud;       /* lowest sequence number not deleted yet */
     vfdswmr_mdentry_t *idx;   /* published index */
     uint32_t n;
     uint64_t idx_page;        /* relocated index: first page, else 0 */
@@ -47,6 +50,42 @@ fail(vfdswmr_mdw_t *w, const char *fmt, ...)
 
 /* ---- sinks ------------------------------------------------------------ */
 
+/*
+ * Remember which tick updater `seq` carries, and delete the updater files
+ * whose tick is ud_keep_ticks or more behind `tick`. A file that cannot be
+ * deleted (already gone) is no error: deletion only bounds disk use.
+ */
+static void
+retire_updaters(vfdswmr_mdw_t *w, uint64_t seq, uint64_t tick)
+{
+    char name[4096 + 32];
+    size_t drop = 0;
+
+    if (w->o.ud_keep_ticks == 0)
+        return;
+    if (w->n_ud == w->cap_ud) {
+        size_t cap = w->cap_ud ? 2 * w->cap_ud : 64;
+        uint64_t *p = realloc(w->ud_ticks, cap * sizeof *p);
+        if (p == NULL)
+            return; /* keep the files: a leak of disk space, not of correctness */
+        w->ud_ticks = p;
+        w->cap_ud = cap;
+    }
+    if (w->n_ud == 0)
+        w->oldest_ud = seq;
+    w->ud_ticks[w->n_ud++] = tick;
+    while (drop < w->n_ud && w->ud_ticks[drop] + w->o.ud_keep_ticks <= tick) {
+        if (vfdswmr_updater_name(name, sizeof name, w->ud_base, w->oldest_ud + drop) == 0)
+            unlink(name);
+        drop++;
+    }
+    if (drop) {
+        memmove(w->ud_ticks, w->ud_ticks + drop, (w->n_ud - drop) * sizeof *w->ud_ticks);
+        w->n_ud -= drop;
+        w->oldest_ud += drop;
+    }
+}
+
 static int
 sink_updater(vfdswmr_mdw_t *w, const vfdswmr_mdplan_t *plan, uint16_t flags)
 {
@@ -63,6 +102,7 @@ sink_updater(vfdswmr_mdw_t *w, const vfdswmr_mdplan_t *plan, uint16_t flags)
     if (rc < 0)
         return fail(w, "cannot write updater file %s.%llu: %s", w->ud_base, (unsigned long long)w->sequence,
                     strerror(errno));
+    retire_updaters(w, w->sequence, w->tick);
     w->sequence++;
     return 0;
 }
@@ -385,6 +425,7 @@ fail:
     if (w->fd >= 0)
         close(w->fd);
     vfdswmr_space_destroy(w->space);
+    free(w->ud_ticks);
     free(w->md_path);
     free(w->ud_base);
     free(w);
@@ -406,6 +447,7 @@ vfdswmr_mdw_close(vfdswmr_mdw_t *w, bool keep_md)
     }
     vfdswmr_space_destroy(w->space);
     free(w->idx);
+    free(w->ud_ticks);
     free(w->md_path);
     free(w->ud_base);
     free(w);

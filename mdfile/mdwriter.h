@@ -27,6 +27,8 @@ typedef struct vfdswmr_mdw_opts_t {
     uint32_t max_lag;         /* >= 3 */
     const char *md_path;      /* the metadata file; NULL: do not maintain one */
     const char *ud_base;      /* updater files <ud_base>.<n>; NULL: none */
+    uint32_t ud_keep_ticks;   /* delete an updater file once the current tick is this many
+                                 past the tick it carries; 0: keep them all */
     bool durable;             /* fsync so a crash never leaves a header naming unwritten data */
     uint64_t session;         /* 0: draw a random session identifier */
 } vfdswmr_mdw_opts_t;

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "h5err.h"
 #include "paths.h"
@@ -58,6 +59,36 @@ store_page(void *ctx, uint64_t page, const uint8_t *image, size_t len)
                            H5FDwrite(LOWER(w), H5FD_MEM_DEFAULT, H5P_DEFAULT, page * VFDSWMR_WRITER_PAGE_SIZE, len,
                                      image),
                            _r < 0);
+}
+
+/* Does the lower driver hand out a POSIX file descriptor (for fsync)? */
+static bool
+lower_has_fd(vfdswmr_writer_t *w)
+{
+    unsigned long flags = 0;
+
+    return VFDSWMR_GUARDED(herr_t, H5FDquery(LOWER(w), &flags), _r < 0) >= 0 &&
+           (flags & H5FD_FEAT_POSIX_COMPAT_HANDLE);
+}
+
+/*
+ * flush_raw_data: make everything written to the HDF5 file so far durable
+ * before the consistency point that refers to it is published, so readers on
+ * other hosts (NFS, updater files) never see metadata naming raw data that
+ * has not arrived.
+ */
+static int
+sync_hdf5_file(vfdswmr_writer_t *w)
+{
+    void *handle = NULL;
+
+    if (VFDSWMR_GUARDED(herr_t, H5FDget_vfd_handle(LOWER(w), H5P_FILE_ACCESS_DEFAULT, &handle), _r < 0) < 0 ||
+        handle == NULL || fsync(*(int *)handle) < 0) {
+        VFDSWMR_ERR(H5E_WRITEERROR, "%s: flush_raw_data: cannot fsync the HDF5 file: %s", VFDSWMR_WRITER_NAME,
+                    strerror(errno));
+        return -1;
+    }
+    return 0;
 }
 
 /* Report a publish failure of the ticker thread (once) on this callback's stack. */
@@ -117,6 +148,14 @@ start_swmr(vfdswmr_writer_t *w, const char *name, hid_t fapl)
     }
     o.md_path = cfg->maintain_metadata_file ? w->md_path : NULL;
     o.ud_base = cfg->generate_updater_files ? ud_base : NULL;
+    o.ud_keep_ticks = cfg->updater_keep_ticks ? cfg->updater_keep_ticks : cfg->max_lag + 1;
+    if (cfg->flush_raw_data && !lower_has_fd(w)) {
+        VFDSWMR_ERR(H5E_BADVALUE,
+                    "%s: flush_raw_data=1 needs a lower driver with a POSIX file descriptor to fsync (sec2, log), "
+                    "not \"%s\"",
+                    VFDSWMR_WRITER_NAME, cfg->under_name);
+        return -1;
+    }
     if (vfdswmr_mdw_open(&o, &w->mdw, err, sizeof err) < 0) {
         VFDSWMR_ERR(H5E_CANTCREATE, "%s: %s", VFDSWMR_WRITER_NAME, err);
         return -1;
@@ -174,6 +213,8 @@ writer_close(H5FD_t *file)
     }
     vfdswmr_ticker_stop(w);
     w->eot_disabled = false;
+    if (w->base.cfg.flush_raw_data && sync_hdf5_file(w) < 0)
+        rc = -1;
     if (vfdswmr_pb_consistency_point(w->pb, w->eoa) == 0) {
         w->cp_eoa = w->eoa;
         vfdswmr_writer_end_tick(w, false);
@@ -262,7 +303,9 @@ writer_flush(H5FD_t *file, hid_t dxpl, hbool_t closing)
         return vfdswmr_pt_flush(file, dxpl, closing);
     pthread_mutex_lock(&w->lock);
     if (w->swmr_write || w->truncated) {
-        if (vfdswmr_pb_consistency_point(w->pb, w->eoa) < 0) {
+        if (w->base.cfg.flush_raw_data && sync_hdf5_file(w) < 0)
+            rc = -1;
+        else if (vfdswmr_pb_consistency_point(w->pb, w->eoa) < 0) {
             VFDSWMR_ERR(H5E_CANTALLOC, "%s: out of memory taking a snapshot", VFDSWMR_WRITER_NAME);
             rc = -1;
         }

@@ -18,7 +18,7 @@
 #define KEY_LIST                                                                                \
     "tick_len, max_lag, md_pages_reserved, presume_posix_semantics, maintain_metadata_file, "  \
     "generate_updater_files, flush_raw_data, md_file_path, md_file_name, updater_file_path, "  \
-    "log_file_path, pb_expansion_threshold, open_timeout, keep_metadata_file, under"
+    "log_file_path, pb_expansion_threshold, open_timeout, keep_metadata_file, updater_keep_ticks, under"
 
 #define UNDER_FORM ": expected a driver name ([A-Za-z0-9_]+), optionally followed by (its configuration)"
 
@@ -45,6 +45,7 @@ static void assert_defaults(const vfdswmr_config_t *cfg)
     assert_int_equal(cfg->pb_expansion_threshold, 0);
     assert_int_equal(cfg->open_timeout, VFDSWMR_DEFAULT_OPEN_TIMEOUT);
     assert_false(cfg->keep_metadata_file);
+    assert_int_equal(cfg->updater_keep_ticks, 0);
     assert_string_equal(cfg->md_file_path, "");
     assert_string_equal(cfg->md_file_name, "");
     assert_string_equal(cfg->updater_file_path, "");
@@ -108,7 +109,7 @@ static void test_keys_table(void **state)
         "tick_len",     "max_lag",           "md_pages_reserved", "presume_posix_semantics",
         "maintain_metadata_file", "generate_updater_files", "flush_raw_data", "md_file_path",
         "md_file_name", "updater_file_path", "log_file_path", "pb_expansion_threshold",
-        "open_timeout", "keep_metadata_file", "under"};
+        "open_timeout", "keep_metadata_file", "updater_keep_ticks", "under"};
     size_t n = sizeof expected / sizeof expected[0];
     for (size_t i = 0; i < n; i++) {
         assert_non_null(vfdswmr_config_keys[i]);
@@ -206,6 +207,7 @@ static const struct int_key int_keys[] = {
      "times the page buffer size"},
     {"open_timeout", offsetof(vfdswmr_config_t, open_timeout), 0, VFDSWMR_MAX_TICK_LEN,
      "tenths of a second"},
+    {"updater_keep_ticks", offsetof(vfdswmr_config_t, updater_keep_ticks), 0, VFDSWMR_MAX_MAX_LAG, "ticks"},
 };
 
 static uint32_t int_field(const vfdswmr_config_t *cfg, const struct int_key *k)

@@ -396,6 +396,28 @@ test_updaters_only(void **state)
     assert_int_equal(vfdswmr_mdw_close(w, false), 0);
 }
 
+/* With ud_keep_ticks, the writer deletes updater files that old. */
+static void
+test_updaters_retired(void **state)
+{
+    vfdswmr_mdw_opts_t o = opts(2, false, true);
+    vfdswmr_mdw_t *w;
+    char err[512], name[300];
+
+    (void)state;
+    o.ud_keep_ticks = 3;
+    assert_int_equal(vfdswmr_mdw_open(&o, &w, err, sizeof err), 0);
+    for (int t = 1; t <= 10; t++)
+        assert_int_equal(vfdswmr_mdw_publish(w, 0, NULL, 0, NULL, 0, 0), 0);
+    /* sequence 0: CREATE_ONLY, 1: tick 0, s: tick s - 1; at tick 10 those of
+     * ticks <= 7 are gone */
+    for (uint64_t seq = 0; seq <= 11; seq++) {
+        vfdswmr_updater_name(name, sizeof name, ud_base, seq);
+        assert_int_equal(access(name, F_OK), seq <= 8 ? -1 : 0);
+    }
+    assert_int_equal(vfdswmr_mdw_close(w, false), 0);
+}
+
 static void
 test_bad_options(void **state)
 {
@@ -533,6 +555,7 @@ main(void)
         cmocka_unit_test_setup_teardown(test_steady_state_bounded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_updaters_replay, setup, teardown),
         cmocka_unit_test_setup_teardown(test_updaters_only, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_updaters_retired, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_options, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_reader, setup, teardown),
     };
