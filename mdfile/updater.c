@@ -163,8 +163,8 @@ vfdswmr_updater_free(vfdswmr_updater_t *u)
     u->plan.nimages = 0;
 }
 
-static int
-fsync_dir_of(const char *path)
+int
+vfdswmr_fsync_dir_of(const char *path)
 {
     char *copy = strdup(path);
     int fd, rc;
@@ -202,7 +202,7 @@ vfdswmr_updater_write(const char *base, uint64_t sequence, const uint8_t *buf, s
     fd = -1;
     if (rename(tmp, name) < 0)
         goto fail;
-    if (durable && fsync_dir_of(name) < 0)
+    if (durable && vfdswmr_fsync_dir_of(name) < 0)
         return -1;
     return 0;
 fail:

@@ -49,4 +49,8 @@ int vfdswmr_updater_name(char *out, size_t outlen, const char *base, uint64_t se
  */
 int vfdswmr_updater_write(const char *base, uint64_t sequence, const uint8_t *buf, size_t len, bool durable);
 
+/* fsync the directory holding `path`, so that a create, rename or unlink in
+ * it is durable. Returns 0, or -1 with errno set. */
+int vfdswmr_fsync_dir_of(const char *path);
+
 #endif
