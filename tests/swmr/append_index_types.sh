@@ -11,7 +11,7 @@
 
 steps=$(scale 150)
 kinds="single implicit farray earray btree2"
-if [ "$SWMR_MODE" = vfd ]; then
+if [ "$SWMR_MODE" != legacy ]; then
     kinds="$kinds btree1"
 else
     echo "legacy SWMR: btree1 (libver earliest) skipped: H5F_ACC_SWMR_WRITE needs the latest file format"

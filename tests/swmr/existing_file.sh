@@ -9,6 +9,7 @@
 # way into its steps.
 # The finished file's h5dump equals that of the same two runs under plain sec2.
 . "$(dirname "$0")/run_swmr.sh"
+skip_in_nfs_mode "nfs mode covers the append and zoo workloads"
 
 steps=$(scale 120)
 half=$((steps / 2))

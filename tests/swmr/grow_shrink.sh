@@ -7,6 +7,7 @@
 # regions show the fill value until rewritten, nothing goes back. Run twice: flushing with
 # H5Fflush, and with H5Dflush per dataset. The finished file's h5dump equals sec2's.
 . "$(dirname "$0")/run_swmr.sh"
+skip_in_nfs_mode "nfs mode covers the append and zoo workloads (make check-swmr-nfs)"
 
 steps=$(scale 120)
 dsets=grow2d,grow3d,grow2d:z,grow3d:z

@@ -38,12 +38,20 @@ ok() { CHECKS=$((CHECKS + 1)); echo "ok $CHECKS - $*"; }
 finish() { echo "$SWMR_TEST [$SWMR_MODE]: $CHECKS checks passed"; exit 0; }
 
 case $SWMR_MODE in
-legacy | vfd) ;;
-*) fail "SWMR_MODE must be legacy or vfd, not '$SWMR_MODE'" ;;
+legacy | vfd | nfs) ;;
+*) fail "SWMR_MODE must be legacy, vfd or nfs, not '$SWMR_MODE'" ;;
 esac
+# nfs: the writer publishes updater files only (into $RUN/nfs, standing for
+# the NFS mount), a vfd_swmr_aux per file keeps a local metadata file in
+# $RUN/local, and the readers use that (presume_posix_semantics=0: they wait
+# for it). Tests that need more than that skip themselves (skip_in_nfs_mode).
+if [ "$SWMR_MODE" = nfs ]; then
+    : "${VFDSWMR_AUX:?nfs mode needs VFDSWMR_AUX naming vfd_swmr_aux}"
+fi
+skip_in_nfs_mode() { [ "$SWMR_MODE" != nfs ] || skip "$*"; }
 if [ ! -x "$WRITER" ] || [ ! -x "$READER" ]; then fail "no swmr_writer/swmr_reader in $SWMR_PROGS"; fi
 [ -x "$H5DUMP" ] || fail "H5DUMP=$H5DUMP is not executable"
-if [ "$SWMR_MODE" = vfd ]; then
+if [ "$SWMR_MODE" != legacy ]; then
     : "${HDF5_PLUGIN_PATH:?vfd mode needs HDF5_PLUGIN_PATH naming the vfd_swmr plugins}"
     # tick length (tenths of a second) for the latency report; the drivers' default is 4
     TICK_LEN=$(printf '%s\n' "$SWMR_CONFIG" | tr ';' '\n' | sed -n 's/^ *tick_len *= *\([0-9]*\) *$/\1/p' | tail -n1)
@@ -101,8 +109,14 @@ reader_flags() {
 role_env() { # role_env writer|reader CMD...
     local role=$1
     shift
-    if [ "$SWMR_MODE" = vfd ]; then
+    # nfs mode applies to the processes swmr_start runs (SWMR_NFS=1); helper
+    # runs outside it (e.g. the zoo's verifier self-test) use the local drivers.
+    if [ "$SWMR_MODE" = vfd ] || { [ "$SWMR_MODE" = nfs ] && [ "${SWMR_NFS:-}" != 1 ]; }; then
         ${SWMR_EXEC:-} env HDF5_DRIVER="vfd_swmr_$role" HDF5_DRIVER_CONFIG="$SWMR_CONFIG" "$@"
+    elif [ "$SWMR_MODE" = nfs ] && [ "$role" = writer ]; then
+        ${SWMR_EXEC:-} env HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$SWMR_CONFIG;maintain_metadata_file=0;generate_updater_files=1;flush_raw_data=1;md_file_path=$RUN/nfs" "$@"
+    elif [ "$SWMR_MODE" = nfs ]; then
+        ${SWMR_EXEC:-} env HDF5_DRIVER=vfd_swmr_reader HDF5_DRIVER_CONFIG="$SWMR_CONFIG;md_file_path=$RUN/local;presume_posix_semantics=0;open_timeout=1200" "$@"
     elif [ "$role" = reader ]; then
         ${SWMR_EXEC:-} env -u HDF5_DRIVER -u HDF5_DRIVER_CONFIG HDF5_USE_FILE_LOCKING=FALSE "$@"
     else
@@ -117,7 +131,7 @@ plain_env() { env -u HDF5_DRIVER -u HDF5_DRIVER_CONFIG "$@"; }
 # while readers with an older snapshot still look there). The reference run
 # does the same, so the dumps stay comparable.
 SWMR_WRITER_EXTRA=()
-[ "$SWMR_MODE" = vfd ] && SWMR_WRITER_EXTRA=(--no-space-reuse)
+[ "$SWMR_MODE" != legacy ] && SWMR_WRITER_EXTRA=(--no-space-reuse)
 
 # new_run NAME: a fresh directory $RUN for one run; forgets the processes of the last one.
 new_run() {
@@ -133,12 +147,37 @@ swmr_start() {
     shift 2
     local extra=()
     if [ "$role" = writer ]; then prog=$WRITER extra=("${SWMR_WRITER_EXTRA[@]}"); else prog=$READER; fi
+    [ "$role" = writer ] && [ "$SWMR_MODE" = nfs ] && start_aux "$name" "$@"
     # in a subshell that execs the program: $! is the program's own process
     # shellcheck disable=SC2086
-    (SWMR_EXEC="exec" role_env "$role" $SWMR_VG "$prog" --name "$name" "$@" "${extra[@]}") >"$RUN/$name.log" 2>&1 &
+    (SWMR_EXEC="exec" SWMR_NFS=1 role_env "$role" $SWMR_VG "$prog" --name "$name" "$@" "${extra[@]}") >"$RUN/$name.log" 2>&1 &
     SWMR_PIDS+=("$!")
     SWMR_NAMES+=("$name")
     echo "  started $role $name: $(basename "$prog") --name $name $*"
+}
+
+# start_aux WRITER-NAME WRITER-ARGS...: in nfs mode, one vfd_swmr_aux per file the writer
+# writes (--file/--file2), applying its updater files to $RUN/local.
+start_aux() {
+    local wname=$1 f lag
+    shift
+    mkdir -p "$RUN/nfs" "$RUN/local"
+    lag=$(printf '%s\n' "$SWMR_CONFIG" | tr ';' '\n' | sed -n 's/^ *max_lag *= *\([0-9]*\) *$/\1/p' | tail -n1)
+    while [ $# -gt 0 ]; do
+        case $1 in
+        --file | --file2)
+            f=$(basename "$2")
+            # shellcheck disable=SC2086
+            $SWMR_VG "$VFDSWMR_AUX" --tick_len "$TICK_LEN" --max_lag "${lag:-7}" --stats \
+                --log_file "$RUN/aux-$wname-$f.events" "$RUN/local/$f.md" "$RUN/nfs/$f.md.ud" \
+                >"$RUN/aux-$wname-$f.log" 2>&1 &
+            SWMR_PIDS+=("$!")
+            SWMR_NAMES+=("aux-$wname-$f")
+            echo "  started vfd_swmr_aux for $f"
+            shift 2 ;;
+        *) shift ;;
+        esac
+    done
 }
 
 swmr_pid() { # swmr_pid NAME
@@ -266,4 +305,4 @@ with_or_without() {
 # Writer and reader flags alternate in vfd mode: flip N swmr|plain.
 flip() { if [ $(($1 % 2)) = 0 ]; then echo swmr; else echo plain; fi; }
 
-echo "$SWMR_TEST: mode $SWMR_MODE$([ "$SWMR_MODE" = vfd ] && echo ", HDF5_DRIVER_CONFIG='$SWMR_CONFIG'"), work directory $WORK"
+echo "$SWMR_TEST: mode $SWMR_MODE$([ "$SWMR_MODE" != legacy ] && echo ", HDF5_DRIVER_CONFIG='$SWMR_CONFIG'"), work directory $WORK"
