@@ -385,6 +385,17 @@ create_md_file(vfdswmr_mdw_t *w)
     return 0;
 }
 
+static void
+mdw_free(vfdswmr_mdw_t *w)
+{
+    vfdswmr_space_destroy(w->space);
+    free(w->idx);
+    free(w->ud_ticks);
+    free(w->md_path);
+    free(w->ud_base);
+    free(w);
+}
+
 int
 vfdswmr_mdw_open(const vfdswmr_mdw_opts_t *opts, vfdswmr_mdw_t **out, char *err, size_t errlen)
 {
@@ -424,11 +435,7 @@ fail:
     snprintf(err, errlen, "%s", w->err);
     if (w->fd >= 0)
         close(w->fd);
-    vfdswmr_space_destroy(w->space);
-    free(w->ud_ticks);
-    free(w->md_path);
-    free(w->ud_base);
-    free(w);
+    mdw_free(w);
     return -1;
 }
 
@@ -445,12 +452,7 @@ vfdswmr_mdw_close(vfdswmr_mdw_t *w, bool keep_md)
         if (!keep_md && unlink(w->md_path) < 0)
             rc = fail(w, "cannot remove metadata file %s: %s", w->md_path, strerror(errno));
     }
-    vfdswmr_space_destroy(w->space);
-    free(w->idx);
-    free(w->ud_ticks);
-    free(w->md_path);
-    free(w->ud_base);
-    free(w);
+    mdw_free(w);
     return rc;
 }
 

@@ -93,33 +93,6 @@ ud(const char *base, uint64_t seq)
     return out;
 }
 
-static uint8_t *
-slurp(const char *path, size_t *len)
-{
-    int fd = open(path, O_RDONLY);
-    struct stat st;
-    uint8_t *buf;
-
-    assert_true(fd >= 0);
-    assert_int_equal(fstat(fd, &st), 0);
-    *len = (size_t)st.st_size;
-    assert_non_null(buf = malloc(*len + 1));
-    assert_int_equal(vfdswmr_pread_all(fd, buf, *len, 0), 0);
-    close(fd);
-    return buf;
-}
-
-/* Write len bytes to path in place (not atomically: a torn file). */
-static void
-spit(const char *path, const void *buf, size_t len)
-{
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-    assert_true(fd >= 0);
-    assert_int_equal(vfdswmr_pwrite_all(fd, buf, len, 0), 0);
-    assert_int_equal(close(fd), 0);
-}
-
 /* Updater seq appears in the watched directory (as the writer's rename). */
 static void
 move_in(uint64_t seq)
@@ -518,14 +491,14 @@ test_torn(void **state)
     whole = slurp(ud(ud_stage, 4), &len);
     assert_true(len > 2 * PS);
 
-    spit(ud(ud_nfs, 4), whole, 30); /* part of the header */
+    spill(ud(ud_nfs, 4), whole, 30); /* part of the header */
     assert_int_equal(drain(a), AUX_WAITING);
     assert_int_equal(aux_stats(a)->retries, 1);
-    spit(ud(ud_nfs, 4), whole, len / 2); /* header whole, images cut */
+    spill(ud(ud_nfs, 4), whole, len / 2); /* header whole, images cut */
     assert_int_equal(drain(a), AUX_WAITING);
     assert_int_equal(aux_stats(a)->retries, 2);
     whole[len - 1] ^= 0x40; /* whole length, last byte (the header image) wrong */
-    spit(ud(ud_nfs, 4), whole, len);
+    spill(ud(ud_nfs, 4), whole, len);
     whole[len - 1] ^= 0x40;
     assert_int_equal(drain(a), AUX_WAITING);
     assert_int_equal(aux_stats(a)->retries, 3);
@@ -536,13 +509,13 @@ test_torn(void **state)
     assert_int_equal(drain(a), AUX_WAITING);
     assert_int_equal(aux_stats(a)->warnings, 1);
     assert_int_equal(aux_stats(a)->retries, 5);
-    spit(ud(ud_nfs, 4), whole, 0); /* created, nothing written yet */
+    spill(ud(ud_nfs, 4), whole, 0); /* created, nothing written yet */
     assert_int_equal(drain(a), AUX_WAITING);
     assert_int_equal(aux_stats(a)->retries, 6);
     assert_int_equal(aux_expected(a), 4);
     assert_int_equal(local_tick(), 2);
 
-    spit(ud(ud_nfs, 4), whole, len); /* now whole */
+    spill(ud(ud_nfs, 4), whole, len); /* now whole */
     move_range(5, 7);
     assert_int_equal(drain(a), AUX_WAITING);
     assert_int_equal(aux_expected(a), 8);
@@ -687,9 +660,9 @@ test_garbage(void **state)
     (void)state;
     for (size_t i = 0; i < 5; i++) {
         snprintf(path, sizeof path, "%s/%s", nfs, garbage[i]);
-        spit(path, "junk", 4);
+        spill(path, "junk", 4);
         snprintf(path, sizeof path, "%s/%s", nfs, ignored[i]);
-        spit(path, "junk", 4);
+        spill(path, "junk", 4);
     }
     snprintf(path, sizeof path, "%s/f.h5.ud.dir", nfs); /* a directory is garbage too */
     assert_int_equal(mkdir(path, 0755), 0);
@@ -730,7 +703,7 @@ test_restart(void **state)
         size_t len;
         uint8_t *b = slurp(ud(ud_nfs, s), &len);
         memset(b, 0xAA, len);
-        spit(ud(ud_nfs, s), b, len);
+        spill(ud(ud_nfs, s), b, len);
         free(b);
     }
     snprintf(log2, sizeof log2, "%s/aux2.log", dir);
@@ -971,7 +944,7 @@ expect_fatal(const uint8_t *bad, size_t len, const char *want_fmt, ...)
     move_range(0, 3);
     a = start();
     assert_int_equal(drain(a), AUX_WAITING);
-    spit(ud(ud_nfs, 4), bad, len);
+    spill(ud(ud_nfs, 4), bad, len);
     assert_int_equal(drain(a), AUX_FATAL);
     assert_int_equal(aux_poll(a), AUX_FATAL); /* stays failed */
     assert_string_equal(aux_error(a), want);
@@ -1135,14 +1108,14 @@ test_run(void **state)
     assert_int_equal(access(local, F_OK), -1);
     aux_close(a);
     /* fatal: 1 */
-    spit(ud(ud_nfs, 0), "VUDHjunk", 8); /* wrong length for a header: torn (ESHORT), retried... */
+    spill(ud(ud_nfs, 0), "VUDHjunk", 8); /* wrong length for a header: torn (ESHORT), retried... */
     a = start();
     assert_int_equal(aux_poll(a), AUX_WAITING);
     aux_close(a);
     {
         size_t len;
         uint8_t *b = slurp(ud(ud_nfs, 1), &len);
-        spit(ud(ud_nfs, 0), b, len); /* ...a header saying sequence 1: damage */
+        spill(ud(ud_nfs, 0), b, len); /* ...a header saying sequence 1: damage */
         free(b);
     }
     a = start();

@@ -50,34 +50,7 @@ typedef struct fx_t {
     vfdswmr_mdw_t *w; /* the simulated writer */
 } fx_t;
 
-/* ---- helpers: files ------------------------------------------------------ */
-
-static uint8_t *
-slurp(const char *path, size_t *len)
-{
-    struct stat st;
-    uint8_t *buf;
-    int fd = open(path, O_RDONLY);
-
-    assert_true(fd >= 0);
-    assert_int_equal(fstat(fd, &st), 0);
-    buf = malloc((size_t)st.st_size + 1);
-    assert_non_null(buf);
-    assert_int_equal(read(fd, buf, (size_t)st.st_size), st.st_size);
-    close(fd);
-    *len = (size_t)st.st_size;
-    return buf;
-}
-
-static void
-spill(const char *path, const uint8_t *buf, size_t len)
-{
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-    assert_true(fd >= 0);
-    assert_int_equal(write(fd, buf, len), (ssize_t)len);
-    close(fd);
-}
+/* ---- helpers: files (slurp and spill: testdir.h) -------------------------- */
 
 static void
 add_dataset(hid_t file, const char *name, int n, int mul)
