@@ -12,7 +12,29 @@ vfdswmr_err_push(const char *file, const char *func, unsigned line, hid_t minor,
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    /* Bounded: H5Epush2 (H5E__push_stack) drops the entry when the stack is full. */
     H5Epush2(H5E_DEFAULT, file, func, line, H5E_ERR_CLS, H5E_VFL, minor, "%s", msg);
+}
+
+/*
+ * Append `inner` to `saved` and close `inner`, keeping `saved` within
+ * VFDSWMR_H5E_SLOTS entries: H5Eappend_stack writes past a full stack (see
+ * h5err.h). H5Epop drops the most recently pushed entries, i.e. the outer
+ * context of the inner failure, and keeps its root cause. (H5Epop on a
+ * stack other than the default one clears the default stack, which is
+ * empty here: the inner errors were just taken from it.)
+ */
+static void
+append_capped(hid_t saved, hid_t inner)
+{
+    ssize_t have = H5Eget_num(saved), add = H5Eget_num(inner);
+
+    if (have >= 0 && add > 0 && have < VFDSWMR_H5E_SLOTS &&
+        (add <= VFDSWMR_H5E_SLOTS - have || H5Epop(inner, (size_t)(add - (VFDSWMR_H5E_SLOTS - have))) >= 0)) {
+        H5Eappend_stack(saved, inner, true);
+        return;
+    }
+    H5Eclose_stack(inner);
 }
 
 void
@@ -38,7 +60,7 @@ vfdswmr_eguard_leave(vfdswmr_eguard_t *g, bool failed)
     if (failed) {
         hid_t inner = H5Eget_current_stack();
         if (inner >= 0)
-            H5Eappend_stack(g->saved, inner, true);
+            append_capped(g->saved, inner);
     }
     H5Eset_current_stack(g->saved); /* also closes g->saved */
 }
