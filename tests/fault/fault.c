@@ -1,0 +1,311 @@
+/*
+ * vfd_fault: a test-only HDF5 driver plugin that forwards to sec2 and makes
+ * writes fail the way a full or broken disk does, so the tests can give the
+ * vfd-swmr drivers write errors on the HDF5 file through `under=`:
+ *
+ *   HDF5_DRIVER_CONFIG='under=vfd_fault(max_eof=2000000)'
+ *
+ * Configuration string: key=value pairs separated by ';' (blanks around
+ * keys and values ignored, '\' escapes the next character of a value):
+ *
+ *   max_eof=BYTES        a write that would end past BYTES writes the bytes
+ *                        below BYTES (as a filling disk does) and fails
+ *   fail_after_writes=N  the first N writes succeed, every later one fails
+ *   fail_errno=NAME      the error of a failed write: ENOSPC (default), EIO,
+ *                        EDQUOT or EFBIG
+ *   state_file=PATH      read at every write while it exists: a string of
+ *                        the three keys above that replaces them, so a test
+ *                        can move the limit while a writer runs (write it
+ *                        to PATH.tmp and rename it over PATH)
+ *
+ * A failed write sets errno and pushes one message on the HDF5 error stack:
+ *   vfd_fault: cannot write SIZE bytes at address ADDR of "NAME": <strerror>
+ *   (injected: max_eof=BYTES | after N writes)
+ * Reads and every other callback pass through to sec2; get_handle returns
+ * sec2's file descriptor and the POSIX-compatible feature flag is kept, so
+ * the writer's flush_raw_data (fsync) works above it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "h5err.h"
+#include "plugin.h"
+
+#define FAULT_NAME "vfd_fault"
+#define FAULT_VALUE ((H5FD_class_value_t)31099)
+#define FAULT_MAX_STATE 512
+
+typedef struct {
+    unsigned long long max_eof;           /* ULLONG_MAX: no limit */
+    unsigned long long fail_after_writes; /* ULLONG_MAX: no limit */
+    int fail_errno;
+} fault_limits_t;
+
+typedef struct {
+    vfdswmr_file_t base; /* first: the pass-through callbacks of common/stack.c work on it */
+    fault_limits_t limits;
+    char state_file[PATH_MAX];
+    char name[PATH_MAX];
+    unsigned long long writes; /* writes so far, failed ones included */
+} fault_t;
+
+static const struct {
+    const char *name;
+    int value;
+} errnos[] = {{"ENOSPC", ENOSPC}, {"EIO", EIO}, {"EDQUOT", EDQUOT}, {"EFBIG", EFBIG}};
+
+/* Copy [p, end) into out (outlen bytes), trimming blanks and resolving
+ * backslash escapes. Returns 0, or -1 when it does not fit. */
+static int
+unescape(const char *p, const char *end, char *out, size_t outlen)
+{
+    size_t n = 0;
+
+    while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+        p++;
+    while (end > p && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\n' || end[-1] == '\r') &&
+           !(end - p >= 2 && end[-2] == '\\'))
+        end--;
+    for (; p < end; p++) {
+        if (*p == '\\' && p + 1 < end)
+            p++;
+        if (n + 1 >= outlen)
+            return -1;
+        out[n++] = *p;
+    }
+    out[n] = '\0';
+    return 0;
+}
+
+static int
+parse_count(const char *v, unsigned long long *out)
+{
+    char *end;
+
+    if (*v < '0' || *v > '9')
+        return -1;
+    errno = 0;
+    *out = strtoull(v, &end, 10);
+    return errno || *end ? -1 : 0;
+}
+
+/*
+ * Parse `text` into *lim (and *state_file when not NULL; a state file may
+ * not name another). Returns 0, or -1 with a message in err.
+ */
+static int
+parse(const char *text, fault_limits_t *lim, char *state_file, size_t state_len, char *err, size_t errlen)
+{
+    const char *p = text ? text : "";
+
+    while (*p) {
+        const char *end = p, *eq;
+        char key[64], val[PATH_MAX];
+
+        while (*end && *end != ';')
+            end += end[0] == '\\' && end[1] ? 2 : 1;
+        for (eq = p; eq < end && *eq != '='; eq++)
+            ;
+        if (unescape(p, eq, key, sizeof key) < 0 || (eq == end && key[0])) {
+            snprintf(err, errlen, "expected key=value at \"%.*s\"", (int)(end - p), p);
+            return -1;
+        }
+        if (eq < end && unescape(eq + 1, end, val, sizeof val) < 0) {
+            snprintf(err, errlen, "%s: value too long", key);
+            return -1;
+        }
+        if (!key[0])
+            ; /* empty segment */
+        else if (!strcmp(key, "max_eof") || !strcmp(key, "fail_after_writes")) {
+            if (parse_count(val, key[0] == 'm' ? &lim->max_eof : &lim->fail_after_writes) < 0) {
+                snprintf(err, errlen, "%s=%s: expected a non-negative integer", key, val);
+                return -1;
+            }
+        }
+        else if (!strcmp(key, "fail_errno")) {
+            size_t i;
+            for (i = 0; i < sizeof errnos / sizeof errnos[0] && strcmp(val, errnos[i].name); i++)
+                ;
+            if (i == sizeof errnos / sizeof errnos[0]) {
+                snprintf(err, errlen, "fail_errno=%s: expected ENOSPC, EIO, EDQUOT or EFBIG", val);
+                return -1;
+            }
+            lim->fail_errno = errnos[i].value;
+        }
+        else if (!strcmp(key, "state_file") && state_file) {
+            if (snprintf(state_file, state_len, "%s", val) >= (int)state_len) {
+                snprintf(err, errlen, "state_file: path too long");
+                return -1;
+            }
+        }
+        else {
+            snprintf(err, errlen, "unknown key \"%s\"; accepted keys: max_eof, fail_after_writes, fail_errno%s",
+                     key, state_file ? ", state_file" : "");
+            return -1;
+        }
+        p = *end ? end + 1 : end;
+    }
+    return 0;
+}
+
+static void
+limits_default(fault_limits_t *lim)
+{
+    *lim = (fault_limits_t){.max_eof = ULLONG_MAX, .fail_after_writes = ULLONG_MAX, .fail_errno = ENOSPC};
+}
+
+/* The limits in force for this write: the state file's while it exists. */
+static int
+current_limits(const fault_t *f, fault_limits_t *lim)
+{
+    char text[FAULT_MAX_STATE + 1], err[256];
+    ssize_t n;
+    int fd;
+
+    *lim = f->limits;
+    if (!f->state_file[0])
+        return 0;
+    if ((fd = open(f->state_file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) < 0) {
+        if (errno == ENOENT)
+            return 0;
+        VFDSWMR_ERR(H5E_CANTOPENFILE, "%s: cannot open the state file \"%s\": %s", FAULT_NAME, f->state_file,
+                    strerror(errno));
+        return -1;
+    }
+    n = read(fd, text, sizeof text);
+    close(fd);
+    if (n < 0 || n > FAULT_MAX_STATE) {
+        VFDSWMR_ERR(H5E_READERROR, "%s: cannot read the state file \"%s\": %s", FAULT_NAME, f->state_file,
+                    n < 0 ? strerror(errno) : "longer than 512 bytes");
+        return -1;
+    }
+    text[n] = '\0';
+    limits_default(lim);
+    if (parse(text, lim, NULL, 0, err, sizeof err) < 0) {
+        VFDSWMR_ERR(H5E_BADVALUE, "%s: bad state file \"%s\": %s", FAULT_NAME, f->state_file, err);
+        return -1;
+    }
+    return 0;
+}
+
+static H5FD_t *
+fault_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr)
+{
+    fault_t *f;
+    char *text = NULL, err[PATH_MAX + 128];
+    ssize_t len;
+    hid_t lower_fapl;
+    int rc;
+
+    if (NULL == (f = calloc(1, sizeof *f))) {
+        VFDSWMR_ERR(H5E_CANTALLOC, "%s: out of memory", FAULT_NAME);
+        return NULL;
+    }
+    f->base.drv_name = FAULT_NAME;
+    snprintf(f->name, sizeof f->name, "%s", name);
+    limits_default(&f->limits);
+    len = VFDSWMR_GUARDED(ssize_t, H5Pget_driver_config_str(fapl, NULL, 0), _r < 0);
+    if (len > 0 && (text = calloc(1, (size_t)len + 1)) != NULL &&
+        VFDSWMR_GUARDED(ssize_t, H5Pget_driver_config_str(fapl, text, (size_t)len + 1), _r < 0) < 0)
+        len = -1;
+    if (len < 0 || (len > 0 && text == NULL)) {
+        VFDSWMR_ERR(H5E_CANTGET, "%s: cannot read the driver configuration string", FAULT_NAME);
+        goto fail;
+    }
+    rc = parse(text, &f->limits, f->state_file, sizeof f->state_file, err, sizeof err);
+    free(text);
+    text = NULL;
+    if (rc < 0) {
+        VFDSWMR_ERR(H5E_BADVALUE, "%s: bad configuration: %s", FAULT_NAME, err);
+        goto fail;
+    }
+    /* sec2 by its own setter: a default FAPL could name this very driver
+     * (HDF5_DRIVER=vfd_fault) and the open would recurse. */
+    lower_fapl = VFDSWMR_GUARDED(hid_t, H5Pcreate(H5P_FILE_ACCESS), _r < 0);
+    if (lower_fapl < 0 || VFDSWMR_GUARDED(herr_t, H5Pset_fapl_sec2(lower_fapl), _r < 0) < 0) {
+        VFDSWMR_ERR(H5E_CANTINIT, "%s: cannot set up sec2 underneath", FAULT_NAME);
+        goto fail;
+    }
+    f->base.lower = VFDSWMR_GUARDED(H5FD_t *, H5FDopen(name, flags, lower_fapl, maxaddr), _r == NULL);
+    VFDSWMR_GUARDED(herr_t, H5Pclose(lower_fapl), _r < 0);
+    if (f->base.lower == NULL) {
+        VFDSWMR_ERR(H5E_CANTOPENFILE, "%s: sec2 cannot open \"%s\"", FAULT_NAME, name);
+        goto fail;
+    }
+    return &f->base.pub;
+fail:
+    free(text);
+    free(f);
+    return NULL;
+}
+
+/* sec2's feature flags, the POSIX-compatible handle included (file may be
+ * NULL: HDF5 also asks the class). */
+static herr_t
+fault_query(const H5FD_t *file, unsigned long *flags)
+{
+    (void)file;
+    *flags = VFDSWMR_FEATURES | H5FD_FEAT_POSIX_COMPAT_HANDLE;
+    return 0;
+}
+
+static herr_t
+fault_write(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, const void *buf)
+{
+    fault_t *f = (fault_t *)file;
+    fault_limits_t lim;
+    char why[96];
+    size_t ok = size;
+
+    if (current_limits(f, &lim) < 0)
+        return -1;
+    f->writes++;
+    if (f->writes > lim.fail_after_writes) {
+        ok = 0;
+        snprintf(why, sizeof why, "after %llu writes", lim.fail_after_writes);
+    }
+    else if (addr + size > lim.max_eof) {
+        ok = addr < lim.max_eof ? (size_t)(lim.max_eof - addr) : 0;
+        snprintf(why, sizeof why, "max_eof=%llu", lim.max_eof);
+    }
+    if (ok > 0 && vfdswmr_pt_write(file, type, dxpl, addr, ok, buf) < 0)
+        return -1;
+    if (ok == size)
+        return 0;
+    VFDSWMR_ERR(H5E_WRITEERROR, "%s: cannot write %zu bytes at address %llu of \"%s\": %s (injected: %s)",
+                FAULT_NAME, size, (unsigned long long)addr, f->name, strerror(lim.fail_errno), why);
+    errno = lim.fail_errno;
+    return -1;
+}
+
+static herr_t
+fault_delete(const char *name, hid_t fapl)
+{
+    hid_t lower_fapl = VFDSWMR_GUARDED(hid_t, H5Pcreate(H5P_FILE_ACCESS), _r < 0);
+    herr_t rc = -1;
+
+    (void)fapl;
+    if (lower_fapl >= 0 && VFDSWMR_GUARDED(herr_t, H5Pset_fapl_sec2(lower_fapl), _r < 0) >= 0)
+        rc = VFDSWMR_GUARDED(herr_t, H5FDdelete(name, lower_fapl), _r < 0);
+    if (lower_fapl >= 0)
+        VFDSWMR_GUARDED(herr_t, H5Pclose(lower_fapl), _r < 0);
+    if (rc < 0)
+        VFDSWMR_ERR(H5E_CANTDELETEFILE, "%s: sec2 cannot delete \"%s\"", FAULT_NAME, name);
+    return rc;
+}
+
+static const H5FD_class_t fault_class = {
+    VFDSWMR_CLASS_BASE(FAULT_VALUE, FAULT_NAME),
+    .open = fault_open,
+    .query = fault_query,
+    .write = fault_write,
+    .del = fault_delete,
+};
+
+VFDSWMR_PLUGIN_EXPORT(fault_class)
