@@ -26,9 +26,12 @@
  * (H5E_MAX_ENTRIES in HDF5's private H5Epkg.h; VFDSWMR_H5E_SLOTS here).
  * Pushing is bounded: H5Epush2 goes through H5E__push_stack, which drops an
  * entry when the stack is full (checked in HDF5 1.14.5, H5Eint.c), so
- * VFDSWMR_ERR never overflows. Appending is not: H5Eappend_stack
- * (H5E__append_stack) copies an entry before it checks for room, so
- * appending to a full stack writes past its array and corrupts the heap
+ * VFDSWMR_ERR never overflows -- though H5Epush2 leaks the copies of file
+ * and function name it made for a dropped entry, so VFDSWMR_ERR does not
+ * push onto a full stack at all (the first 32 entries are kept).
+ * Appending is not bounded: H5Eappend_stack (H5E__append_stack) copies an
+ * entry before it checks for room, so appending to a full stack writes past
+ * its array and corrupts the heap
  * ("free(): invalid pointer", a crash). That happens when one API call meets
  * many failing lower writes -- HDF5 keeps flushing the other chunks of a
  * dataset after one fails, and each failure adds its entries. So the guard
