@@ -105,3 +105,13 @@ stack_check() {
     [ "$printed" = "$reported" ] || fail "$2: $printed stack entries printed, H5Eget_num says $reported"
     [ "$printed" -ge 1 ] && [ "$printed" -le 32 ] || fail "$2: $printed stack entries (HDF5 holds 1 to 32)"
 }
+
+# stacks_check FILE: every error stack a row program printed to FILE has 1 to
+# 32 entries, as many as H5Eget_num reported; prints how many stacks there are.
+stacks_check() {
+    awk '/^[^ ].* failed$/ {n = 0; on = 1; next}
+         on && /^  #[0-9]+:/ {n++}
+         on && /^stack entries: / {if (n != $3 || n < 1 || n > 32) {print "a stack of " n " entries (H5Eget_num: " $3 ")"; exit 1}
+                                   on = 0; k++}
+         END {print k + 0}' "$1"
+}
