@@ -122,12 +122,13 @@ open_file(const char *path, const char *config)
 {
     hid_t fapl = rows_fapl(config, 0), file = H5I_INVALID_HID;
 
-    if (fapl < 0 || H5Pset_evict_on_close(fapl, 1) < 0)
-        rows_report("setting up the file access property list");
+    if (fapl < 0)
+        return H5I_INVALID_HID;
+    if (H5Pset_evict_on_close(fapl, 1) < 0)
+        rows_report("H5Pset_evict_on_close");
     else if ((file = H5Fopen(path, H5F_ACC_RDONLY, fapl)) < 0)
         rows_report("H5Fopen");
-    if (fapl >= 0)
-        H5Pclose(fapl);
+    H5Pclose(fapl);
     return file;
 }
 

@@ -29,19 +29,25 @@ row_value(uint64_t i)
     return (int64_t)(((i + 1) * 0x9E3779B97F4A7C15ull) >> 1) | 1;
 }
 
+static inline void rows_report(const char *what);
+
 /*
  * A file access property list: the driver the environment selects
  * (HDF5_DRIVER, ...) when config is NULL, else the writer (or reader) driver
  * with that configuration string, set with vfdswmr_set_fapl_writer/_reader.
+ * On failure reports (rows_report) and returns H5I_INVALID_HID.
  */
 static inline hid_t
 rows_fapl(const char *config, int writer)
 {
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
 
-    if (fapl < 0)
+    if (fapl < 0) {
+        rows_report("H5Pcreate");
         return H5I_INVALID_HID;
+    }
     if (config && (writer ? vfdswmr_set_fapl_writer(fapl, config) : vfdswmr_set_fapl_reader(fapl, config)) < 0) {
+        rows_report(writer ? "vfdswmr_set_fapl_writer" : "vfdswmr_set_fapl_reader");
         H5Pclose(fapl);
         return H5I_INVALID_HID;
     }
@@ -52,7 +58,8 @@ rows_fapl(const char *config, int writer)
  * After a failed HDF5 call: "<what> failed" and the whole error stack on
  * stderr (H5Eprint2), then "stack entries: N" (H5Eget_num), and the stack
  * cleared. The programs turn automatic printing off, so every stack is
- * printed exactly once, here.
+ * printed exactly once, here -- right after the failed call, since every
+ * other API call clears the stack.
  */
 static inline void
 rows_report(const char *what)

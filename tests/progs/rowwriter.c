@@ -147,17 +147,20 @@ setup(writer_t *w, const char *path, int create, unsigned swmr, const char *conf
     hid_t fapl = rows_fapl(config, 1), space, dcpl;
     hsize_t zero = 0, unlimited = H5S_UNLIMITED, chunk = ROWS_CHUNK;
 
-    if (fapl < 0 || (swmr && H5Pset_libver_bounds(fapl, H5F_LIBVER_LATEST, H5F_LIBVER_LATEST) < 0)) {
-        rows_report("setting up the file access property list");
+    if (fapl < 0)
+        return -1;
+    if (swmr && H5Pset_libver_bounds(fapl, H5F_LIBVER_LATEST, H5F_LIBVER_LATEST) < 0) {
+        rows_report("H5Pset_libver_bounds");
         return -1;
     }
     w->file = create ? H5Fcreate(path, H5F_ACC_TRUNC | swmr, H5P_DEFAULT, fapl)
                      : H5Fopen(path, H5F_ACC_RDWR | swmr, fapl);
-    H5Pclose(fapl);
     if (w->file < 0) {
-        rows_report(create ? "H5Fcreate" : "H5Fopen");
+        rows_report(create ? "H5Fcreate" : "H5Fopen"); /* before H5Pclose clears the stack */
+        H5Pclose(fapl);
         return -1;
     }
+    H5Pclose(fapl);
     if (create) {
         space = H5Screate_simple(1, &zero, &unlimited);
         dcpl = H5Pcreate(H5P_DATASET_CREATE);

@@ -34,9 +34,10 @@ main(int argc, char **argv)
         return 2;
     }
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-    if ((fapl = rows_fapl(config, 1)) < 0 ||
-        (swmr && H5Pset_libver_bounds(fapl, H5F_LIBVER_LATEST, H5F_LIBVER_LATEST) < 0)) {
-        rows_report("setting up the file access property list");
+    if ((fapl = rows_fapl(config, 1)) < 0)
+        return 1;
+    if (swmr && H5Pset_libver_bounds(fapl, H5F_LIBVER_LATEST, H5F_LIBVER_LATEST) < 0) {
+        rows_report("H5Pset_libver_bounds");
         return 1;
     }
     if (!strncmp(mode, "rdwr", 4))
@@ -44,12 +45,13 @@ main(int argc, char **argv)
     else
         file = H5Fcreate(argv[1], (mode[0] == 'e' ? H5F_ACC_EXCL : H5F_ACC_TRUNC) | (swmr ? H5F_ACC_SWMR_WRITE : 0),
                          H5P_DEFAULT, fapl);
-    H5Pclose(fapl);
     if (file < 0) {
-        rows_report(mode);
+        rows_report(mode); /* before any other API call: each clears the stack */
+        H5Pclose(fapl);
         printf("refused\n");
         return 1;
     }
+    H5Pclose(fapl);
     printf("opened\n");
     return H5Fclose(file) < 0;
 }
