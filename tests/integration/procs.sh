@@ -82,7 +82,7 @@ proc_end() {
     exec {in}>&- {out}<&-
     unset "PROC_PID[$1]" "PROC_IN[$1]" "PROC_OUT[$1]"
     PROC_STATUS=0
-    wait "$pid" || PROC_STATUS=$?
+    wait "$pid" 2>/dev/null || PROC_STATUS=$? # no job notice ("Killed"): the status tells
 }
 
 # proc_kill NAME: SIGKILL NAME (a crash at a known point) and reap it.
