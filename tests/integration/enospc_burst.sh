@@ -27,7 +27,7 @@ full_disk() {
 burst_case() {
     local name=$1 f=$WORK/$1.h5
     full_disk none
-    proc_start "$name" env HDF5_DRIVER="$2" HDF5_DRIVER_CONFIG="$3" $VG_FAULT \
+    proc_start "$name" env HDF5_DRIVER="$2" HDF5_DRIVER_CONFIG="$3" "${FAULTY[@]}" \
         "$VFDSWMR_PROGS/rowwriter" "$f" create
     proc_read "$name"
     [ "$ANSWER" = "ready 0" ] || fail "$name: writer not ready: $ANSWER $(proc_err "$name")"

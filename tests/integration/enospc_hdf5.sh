@@ -12,7 +12,7 @@
 
 f=$WORK/full.h5 limit=2000000 batch=8192
 proc_start w env HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="tick_len=1;max_lag=3;under=vfd_fault(max_eof=$limit)" \
-    $VG_FAULT "$VFDSWMR_PROGS/rowwriter" "$f" create
+    "${FAULTY[@]}" "$VFDSWMR_PROGS/rowwriter" "$f" create
 proc_read w
 [ "$ANSWER" = "ready 0" ] || fail "writer not ready: $ANSWER"
 flushed=0

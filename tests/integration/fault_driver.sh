@@ -24,7 +24,7 @@ done
 # file's creation and each flushed batch of 100 rows (one chunk under 2 KiB:
 # few writes) pass until the limit; the message names the limit and EIO.
 f=$WORK/eio.h5
-proc_start w env HDF5_DRIVER=vfd_fault HDF5_DRIVER_CONFIG="fail_after_writes=12;fail_errno=EIO" $VG_FAULT \
+proc_start w env HDF5_DRIVER=vfd_fault HDF5_DRIVER_CONFIG="fail_after_writes=12;fail_errno=EIO" "${FAULTY[@]}" \
     "$VFDSWMR_PROGS/rowwriter" "$f" create
 proc_read w
 [ "$ANSWER" = "ready 0" ] || fail "not ready: $ANSWER $(proc_err w)"
@@ -46,7 +46,7 @@ proc_end w
 # max_eof: a write across the limit leaves exactly the bytes below it.
 f=$WORK/eof.h5
 printf 'append 100\nappend 100000\nclose\n' | HDF5_DRIVER=vfd_fault HDF5_DRIVER_CONFIG="max_eof=40000" \
-    $VG_FAULT "$VFDSWMR_PROGS/rowwriter" "$f" create >"$WORK/eof.out" 2>"$WORK/eof.err"
+    "${FAULTY[@]}" "$VFDSWMR_PROGS/rowwriter" "$f" create >"$WORK/eof.out" 2>"$WORK/eof.err"
 [ "$(head -n 3 "$WORK/eof.out")" = "$(printf 'ready 0\nflushed 100\nfailed 100100')" ] \
     || fail "max_eof=40000: $(cat "$WORK/eof.out" "$WORK/eof.err")"
 stack_check "$WORK/eof.err" H5Fflush
