@@ -5,6 +5,7 @@
 # processes still running and runs the hooks in CLEANUP (e.g. an umount).
 # shellcheck shell=bash
 
+: "${VFDSWMR_HDF5_SUPP:?run the integration tests through make check}" "${VFDSWMR_HDF5_LSAN:?}"
 declare -A PROC_PID PROC_IN PROC_OUT
 # How long to wait for one answer (valgrind is slow on a loaded machine).
 PROC_TIMEOUT=${PROC_TIMEOUT:-$([ -n "${VFDSWMR_VALGRIND:-}" ] && echo 900 || echo 120)}

@@ -43,9 +43,10 @@ proc_end w
 proc_expect r quit closed
 proc_end r
 
-# 2. Contradicting explicit settings: writer tick_len=3, max_lag=7.
+# 2. Contradicting explicit settings: writer tick_len=0 (explicit ticks, so
+# no reader can fall behind however slow it is), max_lag=7.
 f=$WORK/strict.h5
-proc_start w env HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="tick_len=3;max_lag=7" ${VFDSWMR_VALGRIND:-} \
+proc_start w env HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="tick_len=0;max_lag=7" ${VFDSWMR_VALGRIND:-} \
     "$VFDSWMR_PROGS/rowwriter" "$f" create
 proc_read w
 proc_expect w "append 100" "flushed 100"
@@ -53,10 +54,11 @@ proc_expect w tick ticked
 # config | the message (empty: accepted, and every row verified)
 cases=(
     "max_lag=9|max_lag=9 in the reader's configuration contradicts the writer's max_lag=7"
-    "tick_len=5|tick_len=5 in the reader's configuration contradicts the writer's tick_len=3"
-    "tick_len=3;max_lag=9|max_lag=9 in the reader's configuration contradicts the writer's max_lag=7"
+    "tick_len=5|tick_len=5 in the reader's configuration contradicts the writer's tick_len=0"
+    "tick_len=0;max_lag=9|max_lag=9 in the reader's configuration contradicts the writer's max_lag=7"
+    "tick_len=4;max_lag=7|tick_len=4 in the reader's configuration contradicts the writer's tick_len=0"
     "max_lag=7|"
-    "tick_len=3;max_lag=7|"
+    "tick_len=0;max_lag=7|"
 )
 for c in "${cases[@]}"; do
     config=${c%%|*} want=${c#*|}
@@ -65,7 +67,7 @@ for c in "${cases[@]}"; do
     rc=$?
     if [ -z "$want" ]; then
         [ "$rc" = 0 ] && [ "$out" = "verified 100 rows, 0 more (0 written, 0 unwritten), 0 groups" ] \
-            || fail "reader [$config] against the writer's tick_len=3;max_lag=7: $out"
+            || fail "reader [$config] against the writer's tick_len=0;max_lag=7: $out"
         ok "reader [$config]: the writer's own values are accepted; 100 rows verified"
     else
         [ "$rc" = 1 ] || fail "reader [$config] was not refused: $out"
