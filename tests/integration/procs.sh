@@ -16,7 +16,7 @@ ANSWER=
 # valgrind (make check-valgrind) and LeakSanitizer (scripts/build
 # --sanitize) are told to ignore -- LeakSanitizer with full stacks, since
 # HDF5 has no frame pointers to unwind by. Used as "${FAULTY[@]}" PROGRAM ...
-# shellcheck disable=SC2206
+# shellcheck disable=SC2034,SC2206
 FAULTY=(env "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0"
     "LSAN_OPTIONS=${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$VFDSWMR_HDF5_LSAN"
     ${VFDSWMR_VALGRIND:+$VFDSWMR_VALGRIND --suppressions=$VFDSWMR_HDF5_SUPP})
@@ -73,7 +73,7 @@ proc_read() {
 
 # proc_ask NAME COMMAND: send COMMAND, answer into ANSWER.
 proc_ask() {
-    printf '%s\n' "$2" >&"${PROC_IN[$1]}" 2>/dev/null || fail "$1 is gone (command \"$2\"): $(proc_err "$1")"
+    printf '%s\n' "$2" 2>/dev/null 1>&"${PROC_IN[$1]}" || fail "$1 is gone (command \"$2\"): $(proc_err "$1")"
     proc_read "$1"
 }
 
