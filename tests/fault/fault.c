@@ -112,7 +112,7 @@ parse(const char *text, fault_limits_t *lim, char *state_file, size_t state_len,
             end += end[0] == '\\' && end[1] ? 2 : 1;
         for (eq = p; eq < end && *eq != '='; eq++)
             ;
-        if (unescape(p, eq, key, sizeof key) < 0 || (eq == end && key[0])) {
+        if (unescape(p, eq, key, sizeof key) < 0 || (eq == end) != !key[0]) {
             snprintf(err, errlen, "expected key=value at \"%.*s\"", (int)(end - p), p);
             return -1;
         }

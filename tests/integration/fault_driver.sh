@@ -11,7 +11,8 @@
 for c in 'bogus=1|vfd_fault: bad configuration: unknown key "bogus"; accepted keys: max_eof, fail_after_writes, fail_errno, state_file' \
     'max_eof=-1|vfd_fault: bad configuration: max_eof=-1: expected a non-negative integer' \
     'fail_errno=EPERM|vfd_fault: bad configuration: fail_errno=EPERM: expected ENOSPC, EIO, EDQUOT or EFBIG' \
-    'max_eof|vfd_fault: bad configuration: expected key=value at "max_eof"'; do
+    'max_eof|vfd_fault: bad configuration: expected key=value at "max_eof"' \
+    ' =5;|vfd_fault: bad configuration: expected key=value at " =5"'; do
     config=${c%%|*} want=${c#*|}
     out=$(HDF5_DRIVER=vfd_fault HDF5_DRIVER_CONFIG="$config" ${VFDSWMR_VALGRIND:-} \
         "$VFDSWMR_PROGS/tryopen" "$WORK/bad.h5" trunc 2>&1) && fail "[$config] accepted"
