@@ -21,9 +21,9 @@ proc_start r env HDF5_DRIVER=vfd_swmr_reader HDF5_DRIVER_CONFIG="log_file_path=$
 proc_read r
 [ "$ANSWER" = "ready 1000" ] || fail "reader not ready: $ANSWER $(proc_err r)"
 proc_expect r "verify 1000" "rows 1000"
-grep -q "tick_len=0 max_lag=11" "$WORK/r.log" \
-    || fail "the reader's log does not show the adopted \"tick_len=0 max_lag=11\": $(cat "$WORK/r.log")"
-ok "a reader without tick_len/max_lag adopts the writer's: its log says \"tick_len=0 max_lag=11\""
+grep -q "tick_len=0" "$WORK/r.log" && grep -q "max_lag=11" "$WORK/r.log" \
+    || fail "the reader's log does not show the adopted tick_len=0 and max_lag=11: $(cat "$WORK/r.log")"
+ok "a reader without tick_len/max_lag adopts the writer's: its log says tick_len=0, max_lag=11"
 
 for ((i = 1; i <= 9; i++)); do
     proc_expect w tick ticked
@@ -33,7 +33,7 @@ ok "its snapshot 9 ticks behind the writer still reads (max_lag=11, not the defa
 proc_expect w tick ticked
 proc_expect w tick ticked
 proc_expect r read failed
-grep -q "fell behind" "$WORK/r.err" && grep -q "11" "$WORK/r.err" \
+grep "fell behind" "$WORK/r.err" | grep -q "max_lag.*11" \
     || fail "11 ticks behind: no \"fell behind\" error naming max_lag 11: $(proc_err r)"
 ok "11 ticks behind it fell behind, with max_lag 11 in the message"
 proc_expect r "verify 1000" "rows 1000"
