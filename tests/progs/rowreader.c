@@ -13,6 +13,7 @@
  *         verify MIN  refresh (H5Drefresh) until /rows has at least MIN rows
  *                     (every 10 ms, for up to $ROWS_TIMEOUT seconds, default
  *                     120), then check every row            "rows N" | "failed"
+ *                     (after a failed read: vfdswmr_refresh, then reopen /rows)
  *         read        reopen /rows without refreshing and check every row of
  *                     the snapshot in use                   "rows N" | "failed"
  *         refresh     vfdswmr_refresh                       "refreshed" | "refresh failed"
@@ -220,12 +221,19 @@ watch(const char *path, const char *config)
     printf("ready %lld\n", n);
     while (rows_command(line, sizeof line)) {
         n = 0;
-        if (sscanf(line, "verify %lld", &min) == 1)
-            n = wait_and_verify(dset, min);
+        if (sscanf(line, "verify %lld", &min) == 1) {
+            /* after a failed "read": adopt the newest snapshot, then reopen */
+            if (dset < 0 && vfdswmr_refresh(file) < 0)
+                rows_report("vfdswmr_refresh");
+            else if (dset < 0 && (dset = H5Dopen2(file, ROWS_DSET, H5P_DEFAULT)) < 0)
+                rows_report("H5Dopen2 of /rows");
+            n = dset < 0 ? -1 : wait_and_verify(dset, min);
+        }
         else if (!strcmp(line, "read")) {
-            if (H5Dclose(dset) < 0 || (dset = H5Dopen2(file, ROWS_DSET, H5P_DEFAULT)) < 0) {
+            if (dset >= 0 && H5Dclose(dset) < 0)
+                rows_report("H5Dclose of /rows");
+            if ((dset = H5Dopen2(file, ROWS_DSET, H5P_DEFAULT)) < 0) {
                 rows_report("reopening /rows");
-                dset = H5I_INVALID_HID;
                 n = -1;
             }
             else
@@ -259,8 +267,6 @@ watch(const char *path, const char *config)
         }
         else
             printf("rows %lld\n", n);
-        if (dset < 0)
-            break;
     }
     if ((dset >= 0 && H5Dclose(dset) < 0) || H5Fclose(file) < 0) {
         rows_report("closing the file");
