@@ -13,8 +13,8 @@
 
 #include "checksum.h"
 
-/* Indexes larger than this are absurd (2^24 entries of 24 bytes). */
-#define MAX_INDEX_LEN ((uint64_t)vfdswmr_mdidx_size(1u << 24))
+/* Indexes larger than this are absurd (2^24 entries, 2^26 ranges: 1 GiB). */
+#define MAX_INDEX_LEN ((uint64_t)vfdswmr_mdidx_size(1u << 24, 1u << 26))
 
 static ssize_t
 fd_pread(void *ctx, void *buf, size_t len, uint64_t off)
@@ -110,10 +110,8 @@ try_load(const vfdswmr_mdr_io_t *io, const vfdswmr_mdr_opts_t *o, uint8_t *buf, 
         err = VFDSWMR_MD_ETICK_AHEAD;
     else if (s->idx.tick != s->hdr.tick)
         err = VFDSWMR_MD_ETICK;
-    if (err != VFDSWMR_MD_OK) {
-        free(s->idx.entries);
-        s->idx.entries = NULL;
-    }
+    if (err != VFDSWMR_MD_OK)
+        vfdswmr_mdidx_free(&s->idx);
     return note(a, "header and index", err);
 }
 
@@ -166,9 +164,7 @@ vfdswmr_mdr_load(const vfdswmr_mdr_io_t *io, const vfdswmr_mdr_opts_t *opts, vfd
 void
 vfdswmr_mdsnap_free(vfdswmr_mdsnap_t *snap)
 {
-    free(snap->idx.entries);
-    snap->idx.entries = NULL;
-    snap->idx.nentries = 0;
+    vfdswmr_mdidx_free(&snap->idx);
 }
 
 const vfdswmr_mdentry_t *

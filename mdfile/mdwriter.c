@@ -260,10 +260,10 @@ emit(vfdswmr_mdw_t *w, uint64_t tick, uint64_t eoa, vfdswmr_mdentry_t *entries, 
      const vfdswmr_mdimage_t *images, size_t nimages, uint16_t ud_flags)
 {
     vfdswmr_mdidx_t idx = {.session = w->o.session, .tick = tick, .nentries = n, .entries = entries};
-    size_t len = vfdswmr_mdidx_size(n);
+    size_t len = vfdswmr_mdidx_size(n, 0);
     uint8_t *idx_image = malloc(len), hdr_image[VFDSWMR_MDHDR_SIZE];
     vfdswmr_mdhdr_t hdr = {.page_size = w->o.page_size, .session = w->o.session, .tick = tick,
-                           .index_length = len, .eoa = eoa};
+                           .index_length = len, .eoa = eoa, .max_lag = w->o.max_lag};
     vfdswmr_mdplan_t plan = {.page_size = w->o.page_size, .session = w->o.session, .tick = tick,
                              .nimages = nimages, .images = images, .index_image = idx_image,
                              .index_len = len, .header_image = hdr_image};

@@ -101,7 +101,7 @@ check_embedded(const vfdswmr_updater_t *u, const vfdswmr_udcl_t *cl)
     err = vfdswmr_mdidx_decode(u->plan.index_image, u->plan.index_len, mh.page_size, &idx);
     if (err != VFDSWMR_MD_OK)
         return err;
-    free(idx.entries);
+    vfdswmr_mdidx_free(&idx);
     if (idx.session != mh.session)
         return VFDSWMR_MD_ESESSION;
     if (idx.tick != mh.tick)
