@@ -39,7 +39,7 @@ typedef enum vfdswmr_mderr_t {
     VFDSWMR_MD_EOVERLAP,   /* two entries cover the same pages */
     VFDSWMR_MD_EENTRY,     /* an entry is invalid: zero length, in page 0, offset x page size overflows */
     VFDSWMR_MD_EBOUNDS,    /* an offset/length lies outside the file, or is absurd */
-    VFDSWMR_MD_ETICK_AHEAD,/* header and index ticks differ by one: a write in flight */
+    VFDSWMR_MD_ETICK_AHEAD,/* header and index ticks differ by one, or the index is newer: a write in flight */
     VFDSWMR_MD_ETICK,      /* any other tick mismatch */
     VFDSWMR_MD_ESESSION,   /* structures of two writer sessions mixed */
     VFDSWMR_MD_EFLAGS,     /* invalid combination of flags */

@@ -28,6 +28,7 @@ vfdswmr_writer_end_tick(vfdswmr_writer_t *w, bool final)
     size_t nc, nr;
     uint64_t tick = vfdswmr_mdw_tick(w->mdw) + 1;
     double t0 = vfdswmr_now();
+    char err[384]; /* fits w->error with the prefix */
 
     if (w->error[0])
         return -1;
@@ -35,9 +36,9 @@ vfdswmr_writer_end_tick(vfdswmr_writer_t *w, bool final)
         snprintf(w->error, sizeof w->error, "out of memory preparing tick %llu", (unsigned long long)tick);
         return -1;
     }
-    if (vfdswmr_mdw_publish(w->mdw, w->cp_eoa, changes, nc, removals, nr, final ? VFDSWMR_MDW_FINAL : 0) < 0) {
-        snprintf(w->error, sizeof w->error, "cannot publish tick %llu: %s", (unsigned long long)tick,
-                 vfdswmr_mdw_error(w->mdw));
+    if (vfdswmr_mdw_publish(w->mdw, w->cp_eoa, changes, nc, removals, nr, final ? VFDSWMR_MDW_FINAL : 0, err,
+                            sizeof err) < 0) {
+        snprintf(w->error, sizeof w->error, "cannot publish tick %llu: %s", (unsigned long long)tick, err);
         VFDSWMR_LOG(&w->log, "error", "%s", w->error);
         return -1;
     }

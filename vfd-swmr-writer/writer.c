@@ -163,7 +163,7 @@ start_swmr(vfdswmr_writer_t *w, const char *name, hid_t fapl)
     w->eoa = w->cp_eoa = VFDSWMR_GUARDED(haddr_t, H5FDget_eoa(LOWER(w), H5FD_MEM_DEFAULT), false);
     if (vfdswmr_ticker_start(w) < 0) {
         VFDSWMR_ERR(H5E_CANTINIT, "%s: cannot start the tick thread: %s", VFDSWMR_WRITER_NAME, strerror(errno));
-        vfdswmr_mdw_close(w->mdw, false);
+        vfdswmr_mdw_close(w->mdw, false, NULL, 0);
         w->mdw = NULL;
         return -1;
     }
@@ -206,6 +206,7 @@ writer_close(H5FD_t *file)
     vfdswmr_writer_t *w = W(file);
     herr_t rc = 0;
     long stored;
+    char mdw_err[VFDSWMR_MDW_ERRLEN];
 
     if (!w->active) {
         writer_free(w);
@@ -242,8 +243,8 @@ writer_close(H5FD_t *file)
         rc = -1;
     VFDSWMR_LOG(&w->log, "close", "ticks=%llu pages_published=%llu pages_written=%llu",
                 (unsigned long long)vfdswmr_mdw_tick(w->mdw), w->pages_published, w->pages_stored);
-    if (vfdswmr_mdw_close(w->mdw, w->base.cfg.keep_metadata_file) < 0) {
-        VFDSWMR_ERR(H5E_CANTCLOSEFILE, "%s: %s", VFDSWMR_WRITER_NAME, vfdswmr_mdw_error(w->mdw));
+    if (vfdswmr_mdw_close(w->mdw, w->base.cfg.keep_metadata_file, mdw_err, sizeof mdw_err) < 0) {
+        VFDSWMR_ERR(H5E_CANTCLOSEFILE, "%s: %s", VFDSWMR_WRITER_NAME, mdw_err);
         rc = -1;
     }
     writer_free(w);
