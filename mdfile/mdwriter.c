@@ -11,10 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "checksum.h"
+#include "mdlock.h"
 #include "plan.h"
+#include "safefile.h"
 #include "space.h"
 #include "updater.h"
 
@@ -22,7 +25,11 @@ struct vfdswmr_mdw {
     vfdswmr_mdw_opts_t o;
     char *md_path;            /* owned copies of the option strings */
     char *ud_base;
-    int fd;                   /* metadata file, or -1 */
+    int fd;                   /* metadata file, or -1; its writer lock is held (mdlock.h) */
+    char *tmp_path;           /* its name until vfdswmr_mdw_link() */
+    bool linked;              /* visible under md_path */
+    dev_t dev;                /* its identity, to never remove another writer's file */
+    ino_t ino;
     vfdswmr_space_t *space;
     uint64_t tick;
     uint64_t sequence;        /* next updater sequence number */
@@ -447,21 +454,37 @@ check_opts(const vfdswmr_mdw_opts_t *o, char *err, size_t errlen)
 }
 
 /*
- * Create the metadata file whole: write tick 0 under a temporary name, then
- * link it into place, which fails if the name exists -- atomically, so two
- * writers cannot both succeed and a reader never sees a half-made file.
+ * Create the metadata file whole under an unpredictable temporary name
+ * (never following a planted link), take its writer lock before anyone can
+ * see it, and write tick 0. vfdswmr_mdw_link() gives it its name.
  */
 static int
 create_md_file(vfdswmr_mdw_t *w)
 {
-    char tmp[4096 + 32];
-    int fd;
+    char tmp[4096 + 64];
+    struct stat st;
+    int fd, lk;
 
-    if (snprintf(tmp, sizeof tmp, "%s.%ld.tmp", w->md_path, (long)getpid()) >= (int)sizeof tmp)
-        return fail(w, "metadata file path too long: %s", w->md_path);
-    if ((fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0)
-        return fail(w, "cannot create metadata file %s: %s", tmp, strerror(errno));
+    if ((fd = vfdswmr_create_temp(w->md_path, tmp, sizeof tmp, 0644)) < 0)
+        return fail(w, "cannot create metadata file %s: %s", w->md_path, strerror(errno));
     w->fd = fd;
+    if (NULL == (w->tmp_path = strdup(tmp))) {
+        unlink(tmp);
+        return fail(w, "out of memory");
+    }
+    if ((lk = vfdswmr_mdlock_take(fd)) != 0) {
+        int e = errno;
+        unlink(tmp);
+        return fail(w, "cannot lock metadata file %s: %s", tmp,
+                    lk > 0 ? "locked by another process" : strerror(e));
+    }
+    if (fstat(fd, &st) < 0) {
+        int e = errno;
+        unlink(tmp);
+        return fail(w, "cannot stat metadata file %s: %s", tmp, strerror(e));
+    }
+    w->dev = st.st_dev;
+    w->ino = st.st_ino;
     w->file_pages = w->o.reserved_pages;
     if (ftruncate(fd, (off_t)((uint64_t)w->o.reserved_pages * w->o.page_size)) < 0 ||
         emit(w, 0, 0, &(merged_t){0}, NULL, 0, false) < 0 || (w->o.durable && fsync(fd) < 0)) {
@@ -470,18 +493,63 @@ create_md_file(vfdswmr_mdw_t *w)
         unlink(tmp);
         return -1;
     }
-    if (link(tmp, w->md_path) < 0) {
-        int e = errno;
-        unlink(tmp);
-        if (e == EEXIST)
-            return fail(w,
-                        "metadata file %s already exists: another writer may be active on this file, or "
-                        "a writer crashed (remove the metadata file if no writer is running)",
-                        w->md_path);
-        return fail(w, "cannot create metadata file %s: %s", w->md_path, strerror(e));
-    }
-    unlink(tmp);
     return 0;
+}
+
+int
+vfdswmr_mdw_link(vfdswmr_mdw_t *w, bool replace, char *err, size_t errlen)
+{
+    int rc;
+
+    if (w->fd < 0 || w->linked)
+        return 0;
+    rc = replace ? rename(w->tmp_path, w->md_path) : link(w->tmp_path, w->md_path);
+    if (rc < 0) {
+        int e = errno;
+        if (e == EEXIST)
+            snprintf(err, errlen,
+                     "metadata file %s already exists: another writer has just opened this file; nothing was "
+                     "changed", w->md_path);
+        else
+            snprintf(err, errlen, "cannot create metadata file %s: %s", w->md_path, strerror(e));
+        return -1;
+    }
+    if (!replace)
+        unlink(w->tmp_path);
+    if (w->o.durable)
+        vfdswmr_fsync_dir_of(w->md_path);
+    w->linked = true;
+    return 0;
+}
+
+int
+vfdswmr_mdw_file_id(const vfdswmr_mdw_t *w, dev_t *dev, ino_t *ino)
+{
+    if (w->fd < 0)
+        return -1;
+    *dev = w->dev;
+    *ino = w->ino;
+    return 0;
+}
+
+void
+vfdswmr_mdw_set_hdf5_id(vfdswmr_mdw_t *w, uint64_t hdf5_id)
+{
+    w->o.hdf5_id = hdf5_id;
+}
+
+/* Remove the metadata file -- only while its name is still ours (a writer
+ * of a file that was deleted and created anew may have replaced it). */
+static int
+remove_md_file(vfdswmr_mdw_t *w)
+{
+    struct stat st;
+
+    if (!w->linked)
+        return unlink(w->tmp_path);
+    if (stat(w->md_path, &st) < 0 || st.st_dev != w->dev || st.st_ino != w->ino)
+        return 0;
+    return unlink(w->md_path);
 }
 
 static void
@@ -492,6 +560,7 @@ mdw_free(vfdswmr_mdw_t *w)
     free(w->ranges);
     free(w->ud_ticks);
     free(w->md_path);
+    free(w->tmp_path);
     free(w->ud_base);
     free(w);
 }
@@ -527,12 +596,16 @@ vfdswmr_mdw_open(const vfdswmr_mdw_opts_t *opts, vfdswmr_mdw_t **out, char *err,
         goto fail;
     if (w->md_path ? create_md_file(w) < 0 : emit(w, 0, 0, &(merged_t){0}, NULL, 0, false) < 0)
         goto fail;
-    /* create_md_file emitted tick 0 before the file had its name; the
+    /* create_md_file emitted tick 0 before the file has its name; the
      * updater of tick 0 was written then too. */
+    if (w->fd >= 0 && !opts->defer_link && vfdswmr_mdw_link(w, false, w->err, sizeof w->err) < 0)
+        goto fail;
     *out = w;
     return 0;
 fail:
     snprintf(err, errlen, "%s", w->err);
+    if (w->tmp_path && !w->linked)
+        unlink(w->tmp_path);
     if (w->fd >= 0)
         close(w->fd);
     mdw_free(w);
@@ -547,10 +620,11 @@ vfdswmr_mdw_close(vfdswmr_mdw_t *w, bool keep_md, char *err, size_t errlen)
     if (w->fd >= 0) {
         if (w->o.durable && fsync(w->fd) < 0)
             rc = fail(w, "cannot sync metadata file %s: %s", w->md_path, strerror(errno));
+        /* removed while still locked: no other writer ever finds it unlocked */
+        if ((!keep_md || !w->linked) && remove_md_file(w) < 0)
+            rc = fail(w, "cannot remove metadata file %s: %s", w->md_path, strerror(errno));
         if (close(w->fd) < 0)
             rc = fail(w, "cannot close metadata file %s: %s", w->md_path, strerror(errno));
-        if (!keep_md && unlink(w->md_path) < 0)
-            rc = fail(w, "cannot remove metadata file %s: %s", w->md_path, strerror(errno));
     }
     report(w, rc, err, errlen);
     mdw_free(w);

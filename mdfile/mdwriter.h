@@ -30,6 +30,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "format.h"
 
@@ -41,6 +42,7 @@ typedef struct vfdswmr_mdw_opts_t {
     const char *ud_base;      /* updater files <ud_base>.<n>; NULL: none */
     uint32_t ud_keep_ticks;   /* delete an updater file once the current tick is this many
                                  past the tick it carries; 0: keep them all */
+    bool defer_link;          /* leave the metadata file nameless until vfdswmr_mdw_link() */
     bool durable;             /* fsync so a crash never leaves a header naming unwritten data */
     uint64_t session;         /* 0: draw a random session identifier */
     uint32_t tick_len;        /* the writer's tick length in tenths of a second, recorded in every header */
@@ -62,12 +64,27 @@ typedef struct vfdswmr_mdw vfdswmr_mdw_t;
 #define VFDSWMR_MDW_ERRLEN 512
 
 /*
- * Create the metadata file (it must not exist: another writer may be
- * active) with tick 0 and an empty index, made visible only once whole, and
- * the first updater files (sequence 0 CREATE_ONLY, sequence 1 with tick 0).
- * Returns 0, or -1 with a message in err.
+ * Create the metadata file with tick 0 and an empty index under a temporary
+ * name, holding its writer lock (mdlock.h), and the first updater files
+ * (sequence 0 CREATE_ONLY, sequence 1 with tick 0), then gives it its name
+ * (vfdswmr_mdw_link without replace) -- or, with opts->defer_link, leaves
+ * that to the caller. Returns 0, or -1 with a message in err.
  */
 int vfdswmr_mdw_open(const vfdswmr_mdw_opts_t *opts, vfdswmr_mdw_t **out, char *err, size_t errlen);
+
+/*
+ * Give the metadata file its name, atomically: link(2), which fails when the
+ * name exists (another writer: the message says so), or with `replace`,
+ * rename(2) over the file there (a crashed writer's, whose lock the caller
+ * holds). A no-op without a metadata file. Returns 0, or -1 with err.
+ */
+int vfdswmr_mdw_link(vfdswmr_mdw_t *w, bool replace, char *err, size_t errlen);
+
+/* The metadata file's identity (device, inode): 0, or -1 without one. */
+int vfdswmr_mdw_file_id(const vfdswmr_mdw_t *w, dev_t *dev, ino_t *ino);
+
+/* The HDF5 file's identity recorded in every header from the next publish on. */
+void vfdswmr_mdw_set_hdf5_id(vfdswmr_mdw_t *w, uint64_t hdf5_id);
 
 /* Flags of vfdswmr_mdw_publish(). */
 #define VFDSWMR_MDW_FINAL 0x1u /* the last publish: its header carries VFDSWMR_MDHDR_FINAL and its
@@ -95,8 +112,10 @@ int vfdswmr_mdw_publish(vfdswmr_mdw_t *w, uint64_t eoa, const vfdswmr_mdchange_t
  */
 int vfdswmr_mdw_mark_failed(vfdswmr_mdw_t *w, char *err, size_t errlen);
 
-/* Close and free w (even on failure); unlink the metadata file unless
- * keep_md. Returns 0, or -1 with a message in err. */
+/* Close and free w (even on failure), which releases the writer lock;
+ * remove the metadata file unless keep_md (and only while its name still
+ * refers to this writer's file; a file never linked is always removed).
+ * Returns 0, or -1 with a message in err. */
 int vfdswmr_mdw_close(vfdswmr_mdw_t *w, bool keep_md, char *err, size_t errlen);
 
 uint64_t vfdswmr_mdw_tick(const vfdswmr_mdw_t *w);
