@@ -72,8 +72,12 @@
  *                          under=my_driver(a=1\;b=2) -- any
  *                          driver HDF5 can load by name
  *
- * The writer and its readers must agree on tick_len, max_lag,
- * md_pages_reserved and the metadata file's location.
+ * The writer records tick_len and max_lag in the metadata file and readers
+ * adopt them: leave both out of a reader's configuration. A reader that
+ * gives one of them explicitly with a value other than the writer's is
+ * refused at open (the message names both values). The writer and its
+ * readers must agree on the metadata file's location (md_file_path,
+ * md_file_name).
  */
 #ifndef VFDSWMR_H
 #define VFDSWMR_H
