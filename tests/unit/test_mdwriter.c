@@ -129,8 +129,8 @@ test_open_publish_load(void **state)
     fill(a, sizeof a, 5, 1);
     fill(b, sizeof b, 1, 1);
     ticks[5] = ticks[1] = 1;
-    vfdswmr_mdchange_t c[] = {{1, sizeof b, b}, {5, sizeof a, a}};
-    assert_int_equal(vfdswmr_mdw_publish(w, 12345, c, 2, NULL, 0, 0), 0);
+    vfdswmr_mdchange_t c[] = {{1, sizeof b, b, NULL, 0}, {5, sizeof a, a, NULL, 0}};
+    assert_int_equal(vfdswmr_mdw_publish(w, 12345, c, 2, NULL, 0, 0, err, sizeof err), 0);
     assert_int_equal(load(md_path, &s), VFDSWMR_MD_OK);
     assert_true(s.hdr.tick == 1 && s.hdr.eoa == 12345);
     assert_int_equal(s.idx.nentries, 2);
@@ -142,9 +142,9 @@ test_open_publish_load(void **state)
     /* page 2 falls inside the multi-page entry at 1: it replaces it */
     fill(a, sizeof a, 2, 2);
     ticks[2] = 2;
-    vfdswmr_mdchange_t c2[] = {{2, PS, a}};
+    vfdswmr_mdchange_t c2[] = {{2, PS, a, NULL, 0}};
     uint64_t rm[] = {5, 9};
-    assert_int_equal(vfdswmr_mdw_publish(w, 20000, c2, 1, rm, 2, 0), 0);
+    assert_int_equal(vfdswmr_mdw_publish(w, 20000, c2, 1, rm, 2, 0, err, sizeof err), 0);
     assert_int_equal(load(md_path, &s), VFDSWMR_MD_OK);
     assert_true(s.hdr.tick == 2 && s.hdr.eoa == 20000);
     assert_int_equal(s.idx.nentries, 1);
@@ -153,12 +153,12 @@ test_open_publish_load(void **state)
     vfdswmr_mdsnap_free(&s);
 
     /* bad input is refused with a reason, nothing published */
-    vfdswmr_mdchange_t bad[] = {{7, PS, a}, {3, PS, a}};
-    assert_int_equal(vfdswmr_mdw_publish(w, 1, bad, 2, NULL, 0, 0), -1);
-    assert_non_null(strstr(vfdswmr_mdw_error(w), "not sorted"));
+    vfdswmr_mdchange_t bad[] = {{7, PS, a, NULL, 0}, {3, PS, a, NULL, 0}};
+    assert_int_equal(vfdswmr_mdw_publish(w, 1, bad, 2, NULL, 0, 0, err, sizeof err), -1);
+    assert_non_null(strstr(err, "not sorted"));
     assert_true(vfdswmr_mdw_tick(w) == 2);
 
-    assert_int_equal(vfdswmr_mdw_close(w, false), 0);
+    assert_int_equal(vfdswmr_mdw_close(w, false, err, sizeof err), 0);
     assert_int_equal(access(md_path, F_OK), -1);
 }
 
@@ -175,8 +175,8 @@ test_superseded_kept_max_lag(void **state)
     (void)state;
     assert_int_equal(vfdswmr_mdw_open(&o, &w, err, sizeof err), 0);
     fill(img, PS, 3, 1);
-    vfdswmr_mdchange_t c = {3, PS, img};
-    assert_int_equal(vfdswmr_mdw_publish(w, 0, &c, 1, NULL, 0, 0), 0);
+    vfdswmr_mdchange_t c = {3, PS, img, NULL, 0};
+    assert_int_equal(vfdswmr_mdw_publish(w, 0, &c, 1, NULL, 0, 0, err, sizeof err), 0);
     assert_int_equal(load(md_path, &old), VFDSWMR_MD_OK); /* a reader holds tick 1 */
 
     /* every later tick rewrites page 3 and page 4: the old image's space is
@@ -184,8 +184,8 @@ test_superseded_kept_max_lag(void **state)
     for (uint64_t t = 2; t < 40; t++) {
         fill(img, PS, 3, t);
         fill(other, PS, 4, t);
-        vfdswmr_mdchange_t cc[] = {{3, PS, img}, {4, PS, other}};
-        assert_int_equal(vfdswmr_mdw_publish(w, 0, cc, 2, NULL, 0, 0), 0);
+        vfdswmr_mdchange_t cc[] = {{3, PS, img, NULL, 0}, {4, PS, other, NULL, 0}};
+        assert_int_equal(vfdswmr_mdw_publish(w, 0, cc, 2, NULL, 0, 0, err, sizeof err), 0);
         int fd = open(md_path, O_RDONLY);
         vfdswmr_mdr_io_t io = vfdswmr_mdr_fd_io(&fd);
         uint8_t got[PS], want[PS];
@@ -202,13 +202,13 @@ test_superseded_kept_max_lag(void **state)
     /* and space is reused eventually: 2 reserved + 2 live + 2 superseded per
      * tick for max_lag + 1 ticks, where no reuse would need 2 more per tick */
     assert_true(vfdswmr_mdw_file_pages(w) <= 2 + 2 + 2 * (o.max_lag + 1));
-    assert_int_equal(vfdswmr_mdw_close(w, false), 0);
+    assert_int_equal(vfdswmr_mdw_close(w, false, err, sizeof err), 0);
 }
 
 static void
 test_index_relocation(void **state)
 {
-    vfdswmr_mdw_opts_t o = opts(1, true, false); /* room for (512 - 56 - 28) / 24 = 17 entries */
+    vfdswmr_mdw_opts_t o = opts(1, true, false); /* slots of 216 bytes: room for 5 entries */
     vfdswmr_mdw_t *w;
     vfdswmr_mdsnap_t s;
     enum { N = 60 };
@@ -222,9 +222,9 @@ test_index_relocation(void **state)
     for (unsigned i = 0; i < N; i++) {
         fill(imgs[i], PS, i, 1);
         ticks[i] = 1;
-        c[i] = (vfdswmr_mdchange_t){i, PS, imgs[i]};
+        c[i] = (vfdswmr_mdchange_t){i, PS, imgs[i], NULL, 0};
     }
-    assert_int_equal(vfdswmr_mdw_publish(w, 0, c, N, NULL, 0, 0), 0);
+    assert_int_equal(vfdswmr_mdw_publish(w, 0, c, N, NULL, 0, 0, err, sizeof err), 0);
     assert_true(vfdswmr_mdw_index_relocated(w));
     assert_int_equal(load(md_path, &s), VFDSWMR_MD_OK);
     assert_int_equal(s.idx.nentries, N);
@@ -232,10 +232,10 @@ test_index_relocation(void **state)
     check_images(md_path, &s, ticks);
     vfdswmr_mdsnap_free(&s);
 
-    /* drop all but 5: the index fits again and moves back after the header */
+    /* drop all but 5: the index fits a slot again and moves back after the header */
     for (unsigned i = 5; i < N; i++)
         rm[i - 5] = i;
-    assert_int_equal(vfdswmr_mdw_publish(w, 0, NULL, 0, rm, N - 5, 0), 0);
+    assert_int_equal(vfdswmr_mdw_publish(w, 0, NULL, 0, rm, N - 5, 0, err, sizeof err), 0);
     assert_false(vfdswmr_mdw_index_relocated(w));
     assert_int_equal(load(md_path, &s), VFDSWMR_MD_OK);
     assert_int_equal(s.idx.nentries, 5);
@@ -245,12 +245,12 @@ test_index_relocation(void **state)
     /* after max_lag quiet ticks all that space (images and old index) is free
      * again and the file shrinks back to the reserved page plus 5 images */
     for (unsigned t = 0; t < o.max_lag; t++)
-        assert_int_equal(vfdswmr_mdw_publish(w, 0, NULL, 0, NULL, 0, 0), 0);
+        assert_int_equal(vfdswmr_mdw_publish(w, 0, NULL, 0, NULL, 0, 0, err, sizeof err), 0);
     struct stat st;
     assert_int_equal(stat(md_path, &st), 0);
     assert_int_equal(vfdswmr_mdw_file_pages(w), 1 + 5);
     assert_true((uint64_t)st.st_size <= (1 + 5) * PS);
-    assert_int_equal(vfdswmr_mdw_close(w, false), 0);
+    assert_int_equal(vfdswmr_mdw_close(w, false, err, sizeof err), 0);
 }
 
 /* Steady state: many ticks of random rewrites keep the file bounded. */
@@ -275,12 +275,12 @@ test_steady_state_bounded(void **state)
             uint32_t len = (p % 10 == 0) ? 2 * PS - 7 : PS; /* some two-page entries */
             fill(imgs[n], len, p, t);
             ticks[p] = t;
-            c[n] = (vfdswmr_mdchange_t){p, len, imgs[n]};
+            c[n] = (vfdswmr_mdchange_t){p, len, imgs[n], NULL, 0};
             n++;
             if (len > PS)
                 p++; /* the next page belongs to this entry */
         }
-        assert_int_equal(vfdswmr_mdw_publish(w, t * PS, c, n, NULL, 0, 0), 0);
+        assert_int_equal(vfdswmr_mdw_publish(w, t * PS, c, n, NULL, 0, 0, err, sizeof err), 0);
         if (t > 50 && vfdswmr_mdw_file_pages(w) > max_pages)
             max_pages = vfdswmr_mdw_file_pages(w);
     }
@@ -294,7 +294,7 @@ test_steady_state_bounded(void **state)
      * reach about TICKS * PER_TICK pages. */
     uint64_t bound = 2 * (PAGES + PAGES / 10 + (o.max_lag + 1) * PER_TICK * 2 + 2);
     assert_true(max_pages > 0 && max_pages <= bound);
-    assert_int_equal(vfdswmr_mdw_close(w, false), 0);
+    assert_int_equal(vfdswmr_mdw_close(w, false, err, sizeof err), 0);
 }
 
 /* Updater files replayed in order rebuild the metadata file exactly. */
@@ -318,7 +318,7 @@ test_updaters_replay(void **state)
         for (unsigned i = 0; i < n; i++) {
             uint64_t p = (i * 2 + t) % 60;
             fill(imgs[i], PS, p, t);
-            c[i] = (vfdswmr_mdchange_t){p, PS, imgs[i]};
+            c[i] = (vfdswmr_mdchange_t){p, PS, imgs[i], NULL, 0};
         }
         /* sort by page (insertion sort: small) and drop duplicates */
         for (unsigned i = 1; i < n; i++)
@@ -329,7 +329,8 @@ test_updaters_replay(void **state)
             }
         for (unsigned i = 0; i < n; i++)
             ticks[c[i].hdf5_page] = t;
-        assert_int_equal(vfdswmr_mdw_publish(w, t, c, n, NULL, 0, t == 12 ? VFDSWMR_MDW_FINAL : 0), 0);
+        assert_int_equal(
+            vfdswmr_mdw_publish(w, t, c, n, NULL, 0, t == 12 ? VFDSWMR_MDW_FINAL : 0, err, sizeof err), 0);
     }
     /* 0: CREATE_ONLY, 1: tick 0, 2..13: ticks 1..12 */
     assert_true(vfdswmr_mdw_next_sequence(w) == 14);
@@ -369,7 +370,7 @@ test_updaters_replay(void **state)
     check_images(local, &b, ticks);
     vfdswmr_mdsnap_free(&a);
     vfdswmr_mdsnap_free(&b);
-    assert_int_equal(vfdswmr_mdw_close(w, false), 0);
+    assert_int_equal(vfdswmr_mdw_close(w, false, err, sizeof err), 0);
 }
 
 /* Updater files only: no metadata file is created. */
@@ -384,8 +385,8 @@ test_updaters_only(void **state)
     (void)state;
     assert_int_equal(vfdswmr_mdw_open(&o, &w, err, sizeof err), 0);
     fill(img, PS, 1, 1);
-    vfdswmr_mdchange_t c = {1, PS, img};
-    assert_int_equal(vfdswmr_mdw_publish(w, 0, &c, 1, NULL, 0, 0), 0);
+    vfdswmr_mdchange_t c = {1, PS, img, NULL, 0};
+    assert_int_equal(vfdswmr_mdw_publish(w, 0, &c, 1, NULL, 0, 0, err, sizeof err), 0);
     assert_int_equal(access(md_path, F_OK), -1);
     for (uint64_t seq = 0; seq < 3; seq++) {
         vfdswmr_updater_name(name, sizeof name, ud_base, seq);
@@ -393,7 +394,7 @@ test_updaters_only(void **state)
     }
     vfdswmr_updater_name(name, sizeof name, ud_base, 3);
     assert_int_equal(access(name, F_OK), -1);
-    assert_int_equal(vfdswmr_mdw_close(w, false), 0);
+    assert_int_equal(vfdswmr_mdw_close(w, false, err, sizeof err), 0);
 }
 
 /* With ud_keep_ticks, the writer deletes updater files that old. */
@@ -408,14 +409,14 @@ test_updaters_retired(void **state)
     o.ud_keep_ticks = 3;
     assert_int_equal(vfdswmr_mdw_open(&o, &w, err, sizeof err), 0);
     for (int t = 1; t <= 10; t++)
-        assert_int_equal(vfdswmr_mdw_publish(w, 0, NULL, 0, NULL, 0, 0), 0);
+        assert_int_equal(vfdswmr_mdw_publish(w, 0, NULL, 0, NULL, 0, 0, err, sizeof err), 0);
     /* sequence 0: CREATE_ONLY, 1: tick 0, s: tick s - 1; at tick 10 those of
      * ticks <= 7 are gone */
     for (uint64_t seq = 0; seq <= 11; seq++) {
         vfdswmr_updater_name(name, sizeof name, ud_base, seq);
         assert_int_equal(access(name, F_OK), seq <= 8 ? -1 : 0);
     }
-    assert_int_equal(vfdswmr_mdw_close(w, false), 0);
+    assert_int_equal(vfdswmr_mdw_close(w, false, err, sizeof err), 0);
 }
 
 static void
@@ -473,7 +474,7 @@ test_concurrent_reader(void **state)
             unsigned n = 1 + (unsigned)(t % 37); /* index moves in and out of the reserved page */
             for (unsigned i = 0; i < n; i++) {
                 uint64_t p = (t + i * 3) % 120;
-                cc[i] = (vfdswmr_mdchange_t){p, PS, imgs[i]};
+                cc[i] = (vfdswmr_mdchange_t){p, PS, imgs[i], NULL, 0};
             }
             for (unsigned i = 1; i < n; i++) /* keep sorted: pages (t + 3i) % 120 wrap once */
                 for (unsigned j = i; j > 0 && cc[j - 1].hdf5_page > cc[j].hdf5_page; j--) {
@@ -485,10 +486,10 @@ test_concurrent_reader(void **state)
                 fill(imgs[i], PS, cc[i].hdf5_page, t);
                 cc[i].image = imgs[i];
             }
-            if (vfdswmr_mdw_publish(w, t, cc, n, NULL, 0, 0) < 0)
+            if (vfdswmr_mdw_publish(w, t, cc, n, NULL, 0, 0, err, sizeof err) < 0)
                 _exit(2);
         }
-        _exit(vfdswmr_mdw_close(w, true) == 0 ? 0 : 3);
+        _exit(vfdswmr_mdw_close(w, true, err, sizeof err) == 0 ? 0 : 3);
     }
     close(ready[1]);
     assert_int_equal(read(ready[0], &c, 1), 1); /* the writer has created the file */
