@@ -307,6 +307,7 @@ test_md_defects_changing(void **state)
     assert_int_equal(snap.attempts, o.max_attempts);
     assert_false(snap.permanent);
     assert_string_equal(why, "header: checksum mismatch (torn write or damage), after 5 attempts");
+    free(s.bad.p);
     free(s.alt.p);
     /* the same header failing in two ways is not permanent either: here
      * the index is torn once, then whole but of another session */
