@@ -391,7 +391,8 @@ mdidx_decode_arrays(const uint8_t *buf, uint32_t page_size, vfdswmr_mdidx_t *v)
         err = VFDSWMR_MD_ERANGE;
     for (uint32_t i = 0; i < v->nentries && err == VFDSWMR_MD_OK; i++) {
         const vfdswmr_mdentry_t *e = &v->entries[i];
-        err = mdranges_decode(ranges_at + (size_t)e->range_first * MDIDX_RANGE, e, v->ranges + e->range_first);
+        if (e->nranges) /* else ranges may be NULL */
+            err = mdranges_decode(ranges_at + (size_t)e->range_first * MDIDX_RANGE, e, v->ranges + e->range_first);
     }
     return err;
 }

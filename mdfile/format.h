@@ -5,7 +5,8 @@
  *
  * Decoders never read outside [buf, buf + len) and validate every field; they
  * return VFDSWMR_MD_OK or the first problem found, checked in this order:
- * length, signature, checksum, version, then the fields. Errors found before
+ * length, signature, checksum, version, then the fields (the metadata file
+ * header also refuses a whole version-1 header right after the signature). Errors found before
  * the checksum was verified may come from a torn write and are worth a retry;
  * see vfdswmr_mderr_retryable(). On failure a decoder's output is all zero
  * (entries NULL, nothing left allocated). The header decoders look at the
@@ -135,7 +136,7 @@ void vfdswmr_mdidx_encode(const vfdswmr_mdidx_t *idx, uint8_t *out);
  * index's, and each entry's ranges have length >= 1, end inside the image and
  * strictly increase without overlapping. On success entries and ranges are
  * malloc'd (NULL when there are none); free them with vfdswmr_mdidx_free().
- * On failure both are NULL. Allocates at most about 2 x len bytes.
+ * On failure both are NULL. Allocates no more than len bytes in all.
  */
 vfdswmr_mderr_t vfdswmr_mdidx_decode(const uint8_t *buf, size_t len, uint32_t page_size, vfdswmr_mdidx_t *idx);
 /* Free entries and ranges and zero the counts. */

@@ -68,7 +68,7 @@ struct attempt {
 static bool
 same_failure(const struct attempt *x, const struct attempt *y)
 {
-    return x->err == y->err && x->what == y->what && x->hdr_len == y->hdr_len &&
+    return x->err == y->err && strcmp(x->what, y->what) == 0 && x->hdr_len == y->hdr_len &&
            memcmp(x->hdr, y->hdr, x->hdr_len) == 0;
 }
 

@@ -28,7 +28,7 @@ typedef struct vfdswmr_mdr_io_t {
 vfdswmr_mdr_io_t vfdswmr_mdr_fd_io(int *fd);
 
 typedef struct vfdswmr_mdr_opts_t {
-    size_t first_read;       /* bytes read at offset 0 in one go (md_pages_reserved x page size); >= 56 */
+    size_t first_read;       /* bytes read at offset 0 in one go (md_pages_reserved x page size); >= 72 */
     unsigned max_attempts;   /* >= 1 */
     unsigned backoff_us;     /* first pause between attempts; doubles each time ... */
     unsigned backoff_max_us; /* ... up to this */

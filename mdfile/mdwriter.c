@@ -291,7 +291,8 @@ merge_index(const vfdswmr_mdw_t *w, const bool *drop, const vfdswmr_mdimage_t *i
             i++;
         }
         else if (k < w->n) {
-            merge_add(m, w->idx[k], w->ranges + w->idx[k].range_first, w->idx[k].nranges);
+            merge_add(m, w->idx[k], w->idx[k].nranges ? w->ranges + w->idx[k].range_first : NULL,
+                      w->idx[k].nranges);
             k++;
         }
     }
