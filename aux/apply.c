@@ -376,10 +376,9 @@ plan_bytes(const vfdswmr_mdplan_t *p)
  * fdatasync, then the header, fdatasync. Killed before the header is
  * written, the local file still has the previous header (tick T). The new
  * images went to pages no index of the last max_lag ticks names (the
- * writer's space rule), so no reader's snapshot changed; a relocated index
- * went to fresh pages too. An index kept in the reserved pages was
- * overwritten in place: readers then find header T with index T + 1 and
- * retry (ETICK_AHEAD, a write in flight) -- never accept a mix. On restart
+ * writer's space rule), so no reader's snapshot changed; the index went
+ * to the reserved-page slot header T does not name, or to fresh pages, so
+ * header T and its index are intact. On restart
  * the header says T, so this same updater (tick T + 1) is applied again:
  * the same bytes to the same places, the header last, which completes the
  * interrupted write exactly as if it had not been interrupted.

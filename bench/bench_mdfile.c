@@ -92,12 +92,12 @@ run_publish(const char *dir, unsigned k, int ticks, bool durable, unsigned char 
         c[i] = (vfdswmr_mdchange_t){.hdf5_page = i, .length = PS, .image = pages + (size_t)i * PS};
     t0 = now();
     for (int t = 0; t < ticks; t++)
-        if (vfdswmr_mdw_publish(w, (uint64_t)k * PS, c, k, NULL, 0, 0) < 0) {
-            fprintf(stderr, "bench_mdfile: %s\n", vfdswmr_mdw_error(w));
+        if (vfdswmr_mdw_publish(w, (uint64_t)k * PS, c, k, NULL, 0, 0, err, sizeof err) < 0) {
+            fprintf(stderr, "bench_mdfile: %s\n", err);
             exit(1);
         }
     dt = (now() - t0) / ticks;
-    vfdswmr_mdw_close(w, false);
+    vfdswmr_mdw_close(w, false, NULL, 0);
     free(c);
     return dt;
 }

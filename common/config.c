@@ -551,7 +551,16 @@ int vfdswmr_config_parse(const char *text, vfdswmr_config_t *cfg, char *errbuf, 
             return -1;
         pos = text[end] == ';' ? end + 1 : end;
     }
+    cfg->given = ctx.seen;
     return 0;
+}
+
+bool vfdswmr_config_given(const vfdswmr_config_t *cfg, const char *key)
+{
+    for (size_t i = 0; i < N_KEYS; i++)
+        if (!strcmp(key_specs[i].name, key))
+            return (cfg->given >> i) & 1u;
+    return false;
 }
 
 int vfdswmr_config_check_writer(const vfdswmr_config_t *cfg, char *errbuf, size_t errlen)

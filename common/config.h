@@ -54,6 +54,7 @@ typedef struct vfdswmr_config_t {
     char under_name[VFDSWMR_MAX_DRIVER_NAME + 1]; /* lower driver, default "sec2" */
     char under_config[VFDSWMR_MAX_NESTED_CONFIG + 1]; /* "" = none */
     bool under_has_config;           /* true when written as NAME(...) */
+    uint32_t given;                  /* bit i set: vfdswmr_config_keys[i] appeared in the string */
 } vfdswmr_config_t;
 
 /* Fill *cfg with the documented defaults. */
@@ -74,6 +75,9 @@ int vfdswmr_config_parse(const char *text, vfdswmr_config_t *cfg, char *errbuf, 
  * generate_updater_files must be set. Returns 0, or -1 with a message.
  */
 int vfdswmr_config_check_writer(const vfdswmr_config_t *cfg, char *errbuf, size_t errlen);
+
+/* Whether `key` appeared in the parsed string (false: its value is the default). */
+bool vfdswmr_config_given(const vfdswmr_config_t *cfg, const char *key);
 
 /* NULL-terminated list of the accepted keys, in documentation order. */
 extern const char *const vfdswmr_config_keys[];

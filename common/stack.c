@@ -95,12 +95,10 @@ vfdswmr_lower_fapl(const vfdswmr_config_t *cfg, const char *drv_name)
 }
 
 vfdswmr_file_t *
-vfdswmr_stack_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr, size_t size,
-                   const char *drv_name, vfdswmr_config_check_t check)
+vfdswmr_stack_new(hid_t fapl, size_t size, const char *drv_name, vfdswmr_config_check_t check)
 {
     vfdswmr_file_t *f;
     char errbuf[VFDSWMR_CONFIG_ERRLEN];
-    hid_t lower_fapl;
 
     if (NULL == (f = calloc(1, size))) {
         VFDSWMR_ERR(H5E_CANTALLOC, "%s: out of memory", drv_name);
@@ -113,19 +111,40 @@ vfdswmr_stack_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr
         VFDSWMR_ERR(H5E_BADVALUE, "%s: bad configuration (HDF5_DRIVER_CONFIG): %s", drv_name, errbuf);
         goto fail;
     }
-    if ((lower_fapl = vfdswmr_lower_fapl(&f->cfg, drv_name)) < 0)
-        goto fail;
-    f->lower = VFDSWMR_GUARDED(H5FD_t *, H5FDopen(name, flags, lower_fapl, maxaddr), _r == NULL);
-    VFDSWMR_GUARDED(herr_t, H5Pclose(lower_fapl), _r < 0);
-    if (f->lower == NULL) {
-        VFDSWMR_ERR(H5E_CANTOPENFILE, "%s: the lower driver \"%s\" cannot open \"%s\"", drv_name,
-                    f->cfg.under_name, name);
-        goto fail;
-    }
     return f;
 fail:
     free(f);
     return NULL;
+}
+
+int
+vfdswmr_stack_open_lower(vfdswmr_file_t *f, const char *name, unsigned flags, haddr_t maxaddr)
+{
+    hid_t lower_fapl;
+
+    if ((lower_fapl = vfdswmr_lower_fapl(&f->cfg, f->drv_name)) < 0)
+        return -1;
+    f->lower = VFDSWMR_GUARDED(H5FD_t *, H5FDopen(name, flags, lower_fapl, maxaddr), _r == NULL);
+    VFDSWMR_GUARDED(herr_t, H5Pclose(lower_fapl), _r < 0);
+    if (f->lower == NULL) {
+        VFDSWMR_ERR(H5E_CANTOPENFILE, "%s: the lower driver \"%s\" cannot open \"%s\"", f->drv_name,
+                    f->cfg.under_name, name);
+        return -1;
+    }
+    return 0;
+}
+
+vfdswmr_file_t *
+vfdswmr_stack_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr, size_t size,
+                   const char *drv_name, vfdswmr_config_check_t check)
+{
+    vfdswmr_file_t *f = vfdswmr_stack_new(fapl, size, drv_name, check);
+
+    if (f && vfdswmr_stack_open_lower(f, name, flags, maxaddr) < 0) {
+        free(f);
+        return NULL;
+    }
+    return f;
 }
 
 herr_t

@@ -49,6 +49,14 @@ typedef int (*vfdswmr_config_check_t)(const vfdswmr_config_t *cfg, char *errbuf,
 vfdswmr_file_t *vfdswmr_stack_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr, size_t size,
                                    const char *drv_name, vfdswmr_config_check_t check);
 
+/* The two halves of vfdswmr_stack_open, for a driver that must do its own
+ * checks after the configuration is known and before any file is touched:
+ * stack_new parses and checks (NULL with the reason on the stack);
+ * stack_open_lower opens f->lower (0, or -1 with the reason on the stack; f
+ * is not freed). */
+vfdswmr_file_t *vfdswmr_stack_new(hid_t fapl, size_t size, const char *drv_name, vfdswmr_config_check_t check);
+int vfdswmr_stack_open_lower(vfdswmr_file_t *f, const char *name, unsigned flags, haddr_t maxaddr);
+
 /* Closes the lower file and frees `f`. */
 herr_t vfdswmr_stack_close(vfdswmr_file_t *f);
 

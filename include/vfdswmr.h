@@ -72,8 +72,12 @@
  *                          under=my_driver(a=1\;b=2) -- any
  *                          driver HDF5 can load by name
  *
- * The writer and its readers must agree on tick_len, max_lag,
- * md_pages_reserved and the metadata file's location.
+ * The writer records tick_len and max_lag in the metadata file and readers
+ * adopt them: leave both out of a reader's configuration. A reader that
+ * gives one of them explicitly with a value other than the writer's is
+ * refused at open (the message names both values). The writer and its
+ * readers must agree on the metadata file's location (md_file_path,
+ * md_file_name).
  */
 #ifndef VFDSWMR_H
 #define VFDSWMR_H
@@ -148,6 +152,17 @@ herr_t vfdswmr_disable_end_of_tick(hid_t file_id);
 herr_t vfdswmr_enable_end_of_tick(hid_t file_id);
 herr_t vfdswmr_refresh(hid_t file_id);
 
+/* vfdswmr_status_t.writer_state: what a reader knows of the writer. */
+#define VFDSWMR_WRITER_NONE 0    /* no metadata file: no writer since the reader opened the file */
+#define VFDSWMR_WRITER_RUNNING 1 /* a live writer holds the metadata file */
+#define VFDSWMR_WRITER_CLOSED 2  /* the writer closed the file cleanly: the HDF5 file is complete */
+#define VFDSWMR_WRITER_DIED 3    /* the writer is gone without closing: the reader keeps serving its last
+                                    snapshot, which stays valid; the next writer, or vfd_swmr_recover,
+                                    turns the HDF5 file into that snapshot */
+#define VFDSWMR_WRITER_FAILED 4  /* the writer runs but could not publish (e.g. disk full): the snapshot will
+                                    not advance; the writer completes the HDF5 file at close */
+#define VFDSWMR_WRITER_UNKNOWN 5 /* readers through updater files (NFS): running or died cannot be told */
+
 typedef struct vfdswmr_status_t {
     int is_writer;            /* 1 for vfd_swmr_writer, 0 for vfd_swmr_reader */
     unsigned long long tick;  /* writer: last published tick; reader: tick of the adopted snapshot */
@@ -155,6 +170,9 @@ typedef struct vfdswmr_status_t {
     unsigned long long eoa;           /* end of allocated space in that snapshot */
     unsigned long long index_entries; /* entries in its index */
     unsigned long long pages_cached;  /* writer: page images held in memory */
+    int writer_state;                 /* VFDSWMR_WRITER_* above (the writer itself: RUNNING or FAILED) */
+    unsigned tick_len;                /* the writer's tick_len and max_lag (reader: as recorded in the */
+    unsigned max_lag;                 /* metadata file; 0 before a writer was seen) */
 } vfdswmr_status_t;
 herr_t vfdswmr_get_status(hid_t file_id, vfdswmr_status_t *status);
 

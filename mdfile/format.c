@@ -215,13 +215,15 @@ static const char *const mderr_text[VFDSWMR_MD_NERRORS] = {
     [VFDSWMR_MD_EOVERLAP] = "two entries cover the same pages",
     [VFDSWMR_MD_EENTRY] = "an entry is invalid (zero length, in page 0, or its offset overflows)",
     [VFDSWMR_MD_EBOUNDS] = "an offset or length lies outside the file, or is absurd",
-    [VFDSWMR_MD_ETICK_AHEAD] = "header and index ticks differ by one (a write in flight)",
+    [VFDSWMR_MD_ETICK_AHEAD] = "header and index ticks differ by one, or the index is newer (a write in flight)",
     [VFDSWMR_MD_ETICK] = "tick mismatch",
     [VFDSWMR_MD_ESESSION] = "structures of two writer sessions mixed",
-    [VFDSWMR_MD_EFLAGS] = "invalid combination of updater flags",
+    [VFDSWMR_MD_EFLAGS] = "invalid combination of flags",
     [VFDSWMR_MD_ESEQUENCE] = "updater sequence number not the one expected",
     [VFDSWMR_MD_EIO] = "read or write failed",
     [VFDSWMR_MD_ENOMEM] = "out of memory",
+    [VFDSWMR_MD_ERANGE] = "metadata range invalid (empty, outside its image, unsorted or miscounted)",
+    [VFDSWMR_MD_EFIELD] = "a header field has a value the format forbids (max_lag below 3)",
 };
 
 const char *
@@ -257,37 +259,26 @@ vfdswmr_page_size_valid(uint32_t page_size)
 
 /* ---- metadata file index ------------------------------------------------ */
 
-typedef struct mdidx_ctx_t {
-    uint32_t page_size;
-    page_run_t run; /* in the HDF5 file */
-} mdidx_ctx_t;
-
-static vfdswmr_mderr_t
-mdentry_decode(const uint8_t *p, void *entries, uint32_t i, void *vctx)
-{
-    mdidx_ctx_t *c = vctx;
-    vfdswmr_mdentry_t *e = (vfdswmr_mdentry_t *)entries + i;
-    uint64_t md_end, hdf5_end;
-
-    e->hdf5_page = take64(&p);
-    e->md_page = take64(&p);
-    e->length = take32(&p);
-    e->checksum = take32(&p);
-    if (e->md_page == 0 || e->length == 0 || !span_ok(e->md_page, e->length, c->page_size, &md_end) ||
-        !span_ok(e->hdf5_page, e->length, c->page_size, &hdf5_end))
-        return VFDSWMR_MD_EENTRY;
-    if (i > 0 && e->hdf5_page <= e[-1].hdf5_page)
-        return VFDSWMR_MD_EUNSORTED;
-    return run_add(&c->run, e->hdf5_page, hdf5_end);
-}
-
-static const entry_array_t MDIDX_ARRAY = {
-    .fixed = 24, .enc_size = 24, .mem_size = sizeof(vfdswmr_mdentry_t), .decode = mdentry_decode};
+/* Fixed part: signature, session, tick, nentries, nranges. */
+#define MDIDX_FIXED 28u
+#define MDIDX_ENTRY 32u
+#define MDIDX_RANGE 8u
+#define MDIDX_MIN (MDIDX_FIXED + CKSUM_LEN)
+/* The largest index length: UINT32_MAX entries and UINT32_MAX ranges. */
+#define MDIDX_MAX ((uint64_t)MDIDX_MIN + (uint64_t)(MDIDX_ENTRY + MDIDX_RANGE) * UINT32_MAX)
 
 size_t
-vfdswmr_mdidx_size(uint32_t n)
+vfdswmr_mdidx_size(uint32_t n, uint32_t m)
 {
-    return array_size(&MDIDX_ARRAY, n);
+    return MDIDX_MIN + (size_t)n * MDIDX_ENTRY + (size_t)m * MDIDX_RANGE;
+}
+
+/* True when len is vfdswmr_mdidx_size(n, m) for some n, m < 2^32: every
+ * multiple of 8 from 32 up to the size of UINT32_MAX of both is one. */
+static bool
+mdidx_length_ok(uint64_t len)
+{
+    return len >= MDIDX_MIN && (len - MDIDX_MIN) % MDIDX_RANGE == 0 && len <= MDIDX_MAX;
 }
 
 void
@@ -298,51 +289,174 @@ vfdswmr_mdidx_encode(const vfdswmr_mdidx_t *idx, uint8_t *out)
     p = put64(p, idx->session);
     p = put64(p, idx->tick);
     p = put32(p, idx->nentries);
+    p = put32(p, idx->nranges);
     for (uint32_t i = 0; i < idx->nentries; i++) {
         const vfdswmr_mdentry_t *e = &idx->entries[i];
         p = put64(p, e->hdf5_page);
         p = put64(p, e->md_page);
         p = put32(p, e->length);
         p = put32(p, e->checksum);
+        p = put32(p, e->range_first);
+        p = put32(p, e->nranges);
+    }
+    for (uint32_t k = 0; k < idx->nranges; k++) {
+        p = put32(p, idx->ranges[k].offset);
+        p = put32(p, idx->ranges[k].length);
     }
     seal(out, p);
+}
+
+/* Entry i at p: its own fields (EENTRY), order and overlap in the HDF5 file
+ * (EUNSORTED, EOVERLAP), and its share of the ranges (ERANGE). *next_range is
+ * the sum of the previous entries' nranges. */
+static vfdswmr_mderr_t
+mdentry_decode(const uint8_t *p, vfdswmr_mdentry_t *e, uint32_t i, uint32_t page_size, page_run_t *run,
+               uint32_t nranges, uint32_t *next_range)
+{
+    uint64_t md_end, hdf5_end;
+    vfdswmr_mderr_t err;
+
+    e->hdf5_page = take64(&p);
+    e->md_page = take64(&p);
+    e->length = take32(&p);
+    e->checksum = take32(&p);
+    e->range_first = take32(&p);
+    e->nranges = take32(&p);
+    if (e->md_page == 0 || e->length == 0 || !span_ok(e->md_page, e->length, page_size, &md_end) ||
+        !span_ok(e->hdf5_page, e->length, page_size, &hdf5_end))
+        return VFDSWMR_MD_EENTRY;
+    if (i > 0 && e->hdf5_page <= e[-1].hdf5_page)
+        return VFDSWMR_MD_EUNSORTED;
+    if ((err = run_add(run, e->hdf5_page, hdf5_end)) != VFDSWMR_MD_OK)
+        return err;
+    if (e->range_first != *next_range || e->nranges > nranges - *next_range)
+        return VFDSWMR_MD_ERANGE;
+    *next_range += e->nranges;
+    return VFDSWMR_MD_OK;
+}
+
+/* The ranges of entry e, at p: each nonempty, inside the image, after the
+ * end of the one before. */
+static vfdswmr_mderr_t
+mdranges_decode(const uint8_t *p, const vfdswmr_mdentry_t *e, vfdswmr_mdrange_t *r)
+{
+    uint64_t next = 0;
+
+    for (uint32_t k = 0; k < e->nranges; k++) {
+        r[k].offset = take32(&p);
+        r[k].length = take32(&p);
+        if (r[k].length == 0 || r[k].offset < next || (uint64_t)r[k].offset + r[k].length > e->length)
+            return VFDSWMR_MD_ERANGE;
+        next = (uint64_t)r[k].offset + r[k].length;
+    }
+    return VFDSWMR_MD_OK;
+}
+
+/* Counts: nentries must fit in len (ECOUNT), then nranges in what is left
+ * (ECOUNT), and together they must account for exactly len bytes (ELENGTH).
+ * len >= MDIDX_MIN already holds. */
+static vfdswmr_mderr_t
+mdidx_check_counts(const uint8_t *buf, size_t len, uint32_t *n, uint32_t *m)
+{
+    size_t room = len - MDIDX_MIN;
+
+    *n = get32(buf + 20);
+    *m = get32(buf + 24);
+    if (*n > room / MDIDX_ENTRY)
+        return VFDSWMR_MD_ECOUNT;
+    room -= (size_t)*n * MDIDX_ENTRY;
+    if (*m > room / MDIDX_RANGE)
+        return VFDSWMR_MD_ECOUNT;
+    if (vfdswmr_mdidx_size(*n, *m) != len)
+        return VFDSWMR_MD_ELENGTH;
+    return VFDSWMR_MD_OK;
+}
+
+/* Entries, then the ranges, into v (counts already checked). */
+static vfdswmr_mderr_t
+mdidx_decode_arrays(const uint8_t *buf, uint32_t page_size, vfdswmr_mdidx_t *v)
+{
+    const uint8_t *ranges_at = buf + MDIDX_FIXED + (size_t)v->nentries * MDIDX_ENTRY;
+    page_run_t run = {0, VFDSWMR_MD_EOVERLAP};
+    uint32_t next_range = 0;
+    vfdswmr_mderr_t err = VFDSWMR_MD_OK;
+
+    if ((v->nentries && NULL == (v->entries = calloc(v->nentries, sizeof *v->entries))) ||
+        (v->nranges && NULL == (v->ranges = calloc(v->nranges, sizeof *v->ranges))))
+        return VFDSWMR_MD_ENOMEM;
+    for (uint32_t i = 0; i < v->nentries && err == VFDSWMR_MD_OK; i++)
+        err = mdentry_decode(buf + MDIDX_FIXED + (size_t)i * MDIDX_ENTRY, &v->entries[i], i, page_size, &run,
+                             v->nranges, &next_range);
+    if (err == VFDSWMR_MD_OK && next_range != v->nranges)
+        err = VFDSWMR_MD_ERANGE;
+    for (uint32_t i = 0; i < v->nentries && err == VFDSWMR_MD_OK; i++) {
+        const vfdswmr_mdentry_t *e = &v->entries[i];
+        if (e->nranges) /* else ranges may be NULL */
+            err = mdranges_decode(ranges_at + (size_t)e->range_first * MDIDX_RANGE, e, v->ranges + e->range_first);
+    }
+    return err;
 }
 
 vfdswmr_mderr_t
 vfdswmr_mdidx_decode(const uint8_t *buf, size_t len, uint32_t page_size, vfdswmr_mdidx_t *idx)
 {
     vfdswmr_mdidx_t v = {0};
-    mdidx_ctx_t ctx = {.page_size = page_size, .run = {0, VFDSWMR_MD_EOVERLAP}};
     const uint8_t *p;
-    void *entries;
     vfdswmr_mderr_t err;
 
     *idx = v;
-    if ((err = check_frame(buf, len, var_frame(len, vfdswmr_mdidx_size(0)), MAGIC_VIDX)) != VFDSWMR_MD_OK)
+    if ((err = check_frame(buf, len, var_frame(len, MDIDX_MIN), MAGIC_VIDX)) != VFDSWMR_MD_OK)
         return err;
     if (!vfdswmr_page_size_valid(page_size))
         return VFDSWMR_MD_EPAGESIZE;
-    if ((err = check_count(buf, len, &MDIDX_ARRAY, &v.nentries)) != VFDSWMR_MD_OK)
+    if ((err = mdidx_check_counts(buf, len, &v.nentries, &v.nranges)) != VFDSWMR_MD_OK)
         return err;
     p = buf + MAGIC_LEN;
     v.session = take64(&p);
     v.tick = take64(&p);
-    if ((err = decode_entries(buf, v.nentries, &MDIDX_ARRAY, &ctx, &entries)) != VFDSWMR_MD_OK)
+    if ((err = mdidx_decode_arrays(buf, page_size, &v)) != VFDSWMR_MD_OK) {
+        vfdswmr_mdidx_free(&v);
         return err;
-    v.entries = entries;
+    }
     *idx = v;
     return VFDSWMR_MD_OK;
 }
 
-/* Where an index image may go in the metadata file: right after the header
- * or at a page boundary other than 0 (EBOUNDS), with a length an index can
- * have (ELENGTH), and offset + length must not overflow (EBOUNDS). */
-static vfdswmr_mderr_t
-check_index_place(uint64_t offset, uint64_t length, uint32_t page_size)
+void
+vfdswmr_mdidx_free(vfdswmr_mdidx_t *idx)
 {
-    if (offset != VFDSWMR_MDHDR_SIZE && (offset == 0 || offset % page_size != 0))
+    free(idx->entries);
+    free(idx->ranges);
+    idx->entries = NULL;
+    idx->ranges = NULL;
+    idx->nentries = idx->nranges = 0;
+}
+
+uint64_t
+vfdswmr_mdidx_slot_size(uint32_t reserved_pages, uint32_t page_size)
+{
+    uint64_t reserved = (uint64_t)reserved_pages * page_size;
+
+    if (reserved <= VFDSWMR_MDHDR_SIZE)
+        return 0;
+    return (reserved - VFDSWMR_MDHDR_SIZE) / 2 / 8 * 8;
+}
+
+uint64_t
+vfdswmr_mdidx_slot_offset(unsigned slot, uint32_t reserved_pages, uint32_t page_size)
+{
+    return VFDSWMR_MDHDR_SIZE + (slot ? vfdswmr_mdidx_slot_size(reserved_pages, page_size) : 0);
+}
+
+/* Where an index image may go in the metadata file: at or after the end of
+ * the header, 8-byte aligned (EBOUNDS), with a length an index can have
+ * (ELENGTH), and offset + length must not overflow (EBOUNDS). */
+static vfdswmr_mderr_t
+check_index_place(uint64_t offset, uint64_t length)
+{
+    if (offset < VFDSWMR_MDHDR_SIZE || offset % 8 != 0)
         return VFDSWMR_MD_EBOUNDS;
-    if (!array_length_ok(&MDIDX_ARRAY, length))
+    if (!mdidx_length_ok(length))
         return VFDSWMR_MD_ELENGTH;
     if (offset > UINT64_MAX - length)
         return VFDSWMR_MD_EBOUNDS;
@@ -351,20 +465,51 @@ check_index_place(uint64_t offset, uint64_t length, uint32_t page_size)
 
 /* ---- metadata file header ----------------------------------------------- */
 
+/* Version 1 of the header: 56 bytes, checksum at 52. */
+#define MDHDR_V1_SIZE 56
+
 void
 vfdswmr_mdhdr_encode(const vfdswmr_mdhdr_t *h, uint8_t out[VFDSWMR_MDHDR_SIZE])
 {
     uint8_t *p = put_magic(out, MAGIC_VHDR);
 
     p = put16(p, VFDSWMR_FORMAT_VERSION);
-    p = put16(p, 0); /* reserved */
+    p = put16(p, h->flags);
     p = put32(p, h->page_size);
     p = put64(p, h->session);
     p = put64(p, h->tick);
     p = put64(p, h->index_offset);
     p = put64(p, h->index_length);
     p = put64(p, h->eoa);
+    p = put32(p, h->tick_len);
+    p = put32(p, h->max_lag);
+    p = put64(p, h->hdf5_id);
     seal(out, p);
+}
+
+/* A whole, intact header of format version 1: refused as such (EVERSION)
+ * rather than reported as a checksum mismatch, which a reader would retry. */
+static bool
+is_v1_header(const uint8_t *buf, size_t len)
+{
+    const uint8_t *p = buf + MAGIC_LEN;
+
+    return len >= MDHDR_V1_SIZE && take16(&p) == 1 &&
+           get32(buf + MDHDR_V1_SIZE - CKSUM_LEN) == vfdswmr_checksum(buf, MDHDR_V1_SIZE - CKSUM_LEN);
+}
+
+static vfdswmr_mderr_t
+check_mdhdr_fields(const vfdswmr_mdhdr_t *h)
+{
+    if ((h->flags & ~(VFDSWMR_MDHDR_FINAL | VFDSWMR_MDHDR_FAILED)) != 0)
+        return VFDSWMR_MD_ERESERVED;
+    if ((h->flags & VFDSWMR_MDHDR_FINAL) && (h->flags & VFDSWMR_MDHDR_FAILED))
+        return VFDSWMR_MD_EFLAGS;
+    if (!vfdswmr_page_size_valid(h->page_size))
+        return VFDSWMR_MD_EPAGESIZE;
+    if (h->max_lag < VFDSWMR_MDHDR_MIN_MAX_LAG)
+        return VFDSWMR_MD_EFIELD;
+    return check_index_place(h->index_offset, h->index_length);
 }
 
 vfdswmr_mderr_t
@@ -375,22 +520,24 @@ vfdswmr_mdhdr_decode(const uint8_t *buf, size_t len, vfdswmr_mdhdr_t *h)
     vfdswmr_mderr_t err;
 
     *h = v;
+    if (len >= MAGIC_LEN && memcmp(buf, MAGIC_VHDR, MAGIC_LEN) == 0 && is_v1_header(buf, len))
+        return VFDSWMR_MD_EVERSION;
     if ((err = check_frame(buf, len, VFDSWMR_MDHDR_SIZE, MAGIC_VHDR)) != VFDSWMR_MD_OK)
         return err;
     p = buf + MAGIC_LEN;
     if ((err = check_version(take16(&p))) != VFDSWMR_MD_OK)
         return err;
-    if (take16(&p) != 0)
-        return VFDSWMR_MD_ERESERVED;
+    v.flags = take16(&p);
     v.page_size = take32(&p);
     v.session = take64(&p);
     v.tick = take64(&p);
     v.index_offset = take64(&p);
     v.index_length = take64(&p);
     v.eoa = take64(&p);
-    if (!vfdswmr_page_size_valid(v.page_size))
-        return VFDSWMR_MD_EPAGESIZE;
-    if ((err = check_index_place(v.index_offset, v.index_length, v.page_size)) != VFDSWMR_MD_OK)
+    v.tick_len = take32(&p);
+    v.max_lag = take32(&p);
+    v.hdf5_id = take64(&p);
+    if ((err = check_mdhdr_fields(&v)) != VFDSWMR_MD_OK)
         return err;
     *h = v;
     return VFDSWMR_MD_OK;
@@ -531,7 +678,7 @@ vfdswmr_udcl_decode(const uint8_t *buf, size_t len, uint32_t page_size, uint64_t
     udcl_take_fixed(buf, &v);
     if (v.hdr_len != VFDSWMR_MDHDR_SIZE)
         return VFDSWMR_MD_ELENGTH;
-    if ((err = check_index_place(v.idx_md_offset, v.idx_len, page_size)) != VFDSWMR_MD_OK)
+    if ((err = check_index_place(v.idx_md_offset, v.idx_len)) != VFDSWMR_MD_OK)
         return err;
     if ((err = udcl_decode_images(buf, len, &ctx, &v)) != VFDSWMR_MD_OK)
         return err;

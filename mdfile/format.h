@@ -5,7 +5,8 @@
  *
  * Decoders never read outside [buf, buf + len) and validate every field; they
  * return VFDSWMR_MD_OK or the first problem found, checked in this order:
- * length, signature, checksum, version, then the fields. Errors found before
+ * length, signature, checksum, version, then the fields (the metadata file
+ * header also refuses a whole version-1 header right after the signature). Errors found before
  * the checksum was verified may come from a torn write and are worth a retry;
  * see vfdswmr_mderr_retryable(). On failure a decoder's output is all zero
  * (entries NULL, nothing left allocated). The header decoders look at the
@@ -19,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define VFDSWMR_FORMAT_VERSION 1
+#define VFDSWMR_FORMAT_VERSION 2
 
 /* Page sizes accepted by the formats: powers of two in this range. */
 #define VFDSWMR_MIN_PAGE_SIZE 512u
@@ -39,13 +40,15 @@ typedef enum vfdswmr_mderr_t {
     VFDSWMR_MD_EOVERLAP,   /* two entries cover the same pages */
     VFDSWMR_MD_EENTRY,     /* an entry is invalid: zero length, in page 0, offset x page size overflows */
     VFDSWMR_MD_EBOUNDS,    /* an offset/length lies outside the file, or is absurd */
-    VFDSWMR_MD_ETICK_AHEAD,/* header and index ticks differ by one: a write in flight */
+    VFDSWMR_MD_ETICK_AHEAD,/* header and index ticks differ by one, or the index is newer: a write in flight */
     VFDSWMR_MD_ETICK,      /* any other tick mismatch */
     VFDSWMR_MD_ESESSION,   /* structures of two writer sessions mixed */
-    VFDSWMR_MD_EFLAGS,     /* invalid combination of updater flags */
+    VFDSWMR_MD_EFLAGS,     /* invalid combination of flags */
     VFDSWMR_MD_ESEQUENCE,  /* updater sequence number not the one expected */
     VFDSWMR_MD_EIO,        /* a read or write failed (errno says why) */
     VFDSWMR_MD_ENOMEM,     /* out of memory */
+    VFDSWMR_MD_ERANGE,     /* a metadata range is invalid (empty, outside its image, unsorted, miscounted) */
+    VFDSWMR_MD_EFIELD,     /* a header field has a value the format forbids (max_lag below 3) */
     VFDSWMR_MD_NERRORS
 } vfdswmr_mderr_t;
 
@@ -63,28 +66,50 @@ vfdswmr_pages(uint64_t len, uint32_t page_size)
 bool vfdswmr_page_size_valid(uint32_t page_size);
 
 /* ---- metadata file header ("VHDR"), at offset 0 of the metadata file ---- */
-#define VFDSWMR_MDHDR_SIZE 56
+#define VFDSWMR_MDHDR_SIZE 72
+#define VFDSWMR_MDHDR_FINAL 0x0001u  /* the writer closed cleanly: index empty, HDF5 file complete */
+#define VFDSWMR_MDHDR_FAILED 0x0002u /* the writer can no longer publish: this is its last snapshot */
+#define VFDSWMR_MDHDR_MIN_MAX_LAG 3u      /* smallest max_lag a header may state */
 typedef struct vfdswmr_mdhdr_t {
+    uint16_t flags;         /* VFDSWMR_MDHDR_FINAL, VFDSWMR_MDHDR_FAILED, not both */
     uint32_t page_size;     /* of the HDF5 file and the metadata file */
     uint64_t session;       /* random identifier of the writer session */
     uint64_t tick;
-    uint64_t index_offset;  /* bytes; VFDSWMR_MDHDR_SIZE or page aligned */
+    uint64_t index_offset;  /* bytes; >= VFDSWMR_MDHDR_SIZE, a multiple of 8 */
     uint64_t index_length;  /* bytes */
     uint64_t eoa;           /* the writer's end of allocated space in the HDF5 file */
+    uint32_t tick_len;      /* the writer's tick length, tenths of a second */
+    uint32_t max_lag;       /* the writer's max_lag, ticks, >= VFDSWMR_MDHDR_MIN_MAX_LAG */
+    uint64_t hdf5_id;       /* st_ino of the HDF5 file, 0 = unknown */
 } vfdswmr_mdhdr_t;
 
 void vfdswmr_mdhdr_encode(const vfdswmr_mdhdr_t *h, uint8_t out[VFDSWMR_MDHDR_SIZE]);
-/* Also checks: index_offset == VFDSWMR_MDHDR_SIZE or a nonzero multiple of
- * page_size (EBOUNDS); index_length == vfdswmr_mdidx_size(n) for some n
- * (ELENGTH); offset + length does not overflow (EBOUNDS). */
+/*
+ * A whole version-1 header (56 bytes, version 1, its own checksum valid) is
+ * EVERSION. Also checks: flags (unknown bits: ERESERVED; FINAL with FAILED:
+ * EFLAGS), max_lag >= VFDSWMR_MDHDR_MIN_MAX_LAG (EFIELD), index_offset >=
+ * VFDSWMR_MDHDR_SIZE and a multiple of 8 (EBOUNDS), index_length ==
+ * vfdswmr_mdidx_size(n, m) for some n, m (ELENGTH), offset + length does not
+ * overflow (EBOUNDS).
+ */
 vfdswmr_mderr_t vfdswmr_mdhdr_decode(const uint8_t *buf, size_t len, vfdswmr_mdhdr_t *h);
 
 /* ---- metadata file index ("VIDX") ---------------------------------------- */
+
+/* A run of metadata bytes inside an entry's image: bytes HDF5 last wrote as
+ * metadata. The rest of the image is raw data or never-written bytes. */
+typedef struct vfdswmr_mdrange_t {
+    uint32_t offset;     /* from the start of the image */
+    uint32_t length;     /* >= 1; offset + length <= the entry's length */
+} vfdswmr_mdrange_t;
+
 typedef struct vfdswmr_mdentry_t {
     uint64_t hdf5_page;  /* where the entry lives in the HDF5 file, in pages */
     uint64_t md_page;    /* where its image lives in the metadata file, in pages (>= 1) */
     uint32_t length;     /* bytes, >= 1 */
     uint32_t checksum;   /* vfdswmr_checksum() of the image */
+    uint32_t range_first;/* its ranges: idx->ranges[range_first .. range_first + nranges) */
+    uint32_t nranges;
 } vfdswmr_mdentry_t;
 
 typedef struct vfdswmr_mdidx_t {
@@ -92,22 +117,38 @@ typedef struct vfdswmr_mdidx_t {
     uint64_t tick;
     uint32_t nentries;
     vfdswmr_mdentry_t *entries; /* sorted by hdf5_page, no two covering the same HDF5 page */
+    uint32_t nranges;
+    vfdswmr_mdrange_t *ranges;  /* entry by entry, each entry's sorted and disjoint */
 } vfdswmr_mdidx_t;
 
-/* Encoded size of an index of n entries. */
-size_t vfdswmr_mdidx_size(uint32_t n);
-/* Writes vfdswmr_mdidx_size(idx->nentries) bytes to out. */
+/* Encoded size of an index of n entries and m ranges: 32 + 32 n + 8 m. */
+size_t vfdswmr_mdidx_size(uint32_t n, uint32_t m);
+/* Writes vfdswmr_mdidx_size(idx->nentries, idx->nranges) bytes to out. */
 void vfdswmr_mdidx_encode(const vfdswmr_mdidx_t *idx, uint8_t *out);
 /*
  * Decodes an index of exactly `len` bytes (len must equal the encoded size of
- * the entry count it states: else ELENGTH, or ECOUNT when the count cannot
- * fit). Entry checks need the page size: md_page >= 1, length >= 1,
- * (page + pages(length)) * page_size must not overflow 64 bits, entries
- * strictly increasing by hdf5_page (EUNSORTED) and not overlapping in the
- * HDF5 file (EOVERLAP). On success idx->entries is malloc'd (NULL when
- * there are none) and the caller frees it; on failure it is NULL.
+ * the counts it states: else ELENGTH, or ECOUNT when a count cannot fit).
+ * Entry checks need the page size: md_page >= 1, length >= 1,
+ * (page + pages(length)) * page_size must not overflow 64 bits (EENTRY),
+ * entries strictly increasing by hdf5_page (EUNSORTED) and not overlapping
+ * in the HDF5 file (EOVERLAP). Range checks (ERANGE): range_first equals the
+ * previous entries' nranges summed, the entries' nranges add up to the
+ * index's, and each entry's ranges have length >= 1, end inside the image and
+ * strictly increase without overlapping. On success entries and ranges are
+ * malloc'd (NULL when there are none); free them with vfdswmr_mdidx_free().
+ * On failure both are NULL. Allocates no more than len bytes in all.
  */
 vfdswmr_mderr_t vfdswmr_mdidx_decode(const uint8_t *buf, size_t len, uint32_t page_size, vfdswmr_mdidx_t *idx);
+/* Free entries and ranges and zero the counts. */
+void vfdswmr_mdidx_free(vfdswmr_mdidx_t *idx);
+
+/*
+ * The two index slots in the reserved pages (ping-pong): slot size
+ * ((reserved_pages x page_size - VFDSWMR_MDHDR_SIZE) / 2) rounded down to a
+ * multiple of 8; slot 0 at VFDSWMR_MDHDR_SIZE, slot 1 right after slot 0.
+ */
+uint64_t vfdswmr_mdidx_slot_size(uint32_t reserved_pages, uint32_t page_size);
+uint64_t vfdswmr_mdidx_slot_offset(unsigned slot, uint32_t reserved_pages, uint32_t page_size);
 
 /* ---- updater file header ("VUDH"), at offset 0 of an updater file ------- */
 #define VFDSWMR_UDHDR_SIZE 56
@@ -160,7 +201,7 @@ void vfdswmr_udcl_encode(const vfdswmr_udcl_t *cl, uint8_t *out);
  * (EBOUNDS), entries strictly increasing by ud_page (EUNSORTED) and not
  * overlapping each other (EOVERLAP), the index and header images after the
  * last entry and not overlapping (EOVERLAP), hdr_len == VFDSWMR_MDHDR_SIZE
- * and idx_len == vfdswmr_mdidx_size(n) for some n (ELENGTH), idx_md_offset
+ * and idx_len == vfdswmr_mdidx_size(n, m) for some n, m (ELENGTH), idx_md_offset
  * valid as the header's index_offset (EBOUNDS), md_page >= 1 and
  * length >= 1 (EENTRY), no offset x page size overflow (EENTRY). Entries
  * are malloc'd as for the index.

@@ -1,6 +1,13 @@
 /*
  * Metadata file reader: the load protocol of RFC 3.5.3.1 with bounded
  * retries. Nothing a load returns has failed a check; see mdreader.h.
+ *
+ * Fail fast on absurd claims: no index buffer is allocated before a 1-byte
+ * read shows that the index's last byte lies inside the file, and an
+ * attempt that reads the byte-identical header of the previous attempt and
+ * fails the same way ends the load: the writer never overwrites the index
+ * its current header names (format.h, index slots), so those bytes will
+ * keep failing.
  */
 #include "mdreader.h"
 
@@ -13,8 +20,8 @@
 
 #include "checksum.h"
 
-/* Indexes larger than this are absurd (2^24 entries of 24 bytes). */
-#define MAX_INDEX_LEN ((uint64_t)vfdswmr_mdidx_size(1u << 24))
+/* Indexes larger than this are absurd (2^24 entries, 2^26 ranges: 1 GiB). */
+#define MAX_INDEX_LEN ((uint64_t)vfdswmr_mdidx_size(1u << 24, 1u << 26))
 
 static ssize_t
 fd_pread(void *ctx, void *buf, size_t len, uint64_t off)
@@ -48,11 +55,22 @@ vfdswmr_mdr_opts_default(vfdswmr_mdr_opts_t *o)
                               .backoff_max_us = 50 * 1000, .session = 0};
 }
 
-/* What went wrong in one attempt, for the message. */
+/* What one attempt read and what went wrong, for the message and for
+ * telling a permanent failure. */
 struct attempt {
     vfdswmr_mderr_t err;
     const char *what; /* "header", "index", "header and index" */
+    uint8_t hdr[VFDSWMR_MDHDR_SIZE]; /* the header bytes read (fewer at end of file) */
+    size_t hdr_len;
 };
+
+/* The same header bytes failing the same way twice. */
+static bool
+same_failure(const struct attempt *x, const struct attempt *y)
+{
+    return x->err == y->err && strcmp(x->what, y->what) == 0 && x->hdr_len == y->hdr_len &&
+           memcmp(x->hdr, y->hdr, x->hdr_len) == 0;
+}
 
 static vfdswmr_mderr_t
 note(struct attempt *a, const char *what, vfdswmr_mderr_t err)
@@ -66,7 +84,7 @@ read_index(const vfdswmr_mdr_io_t *io, const vfdswmr_mdhdr_t *h, const uint8_t *
            vfdswmr_mdidx_t *idx, struct attempt *a)
 {
     const uint8_t *src = buf;
-    uint8_t *own = NULL;
+    uint8_t *own = NULL, last;
     vfdswmr_mderr_t err;
 
     if (h->index_length > MAX_INDEX_LEN)
@@ -74,7 +92,10 @@ read_index(const vfdswmr_mdr_io_t *io, const vfdswmr_mdhdr_t *h, const uint8_t *
     if (h->index_offset + h->index_length <= got)
         src = buf + h->index_offset;
     else {
-        ssize_t n;
+        /* the header decoder saw to it that the sum does not overflow */
+        ssize_t n = io->pread(io->ctx, &last, 1, h->index_offset + h->index_length - 1);
+        if (n != 1)
+            return note(a, "index", n < 0 ? VFDSWMR_MD_EIO : VFDSWMR_MD_EBOUNDS);
         if (NULL == (own = malloc((size_t)h->index_length)))
             return note(a, "index", VFDSWMR_MD_ENOMEM);
         n = io->pread(io->ctx, own, (size_t)h->index_length, h->index_offset);
@@ -96,6 +117,8 @@ try_load(const vfdswmr_mdr_io_t *io, const vfdswmr_mdr_opts_t *o, uint8_t *buf, 
     ssize_t got = io->pread(io->ctx, buf, o->first_read, 0);
     vfdswmr_mderr_t err;
 
+    a->hdr_len = got < 0 ? 0 : got < VFDSWMR_MDHDR_SIZE ? (size_t)got : VFDSWMR_MDHDR_SIZE;
+    memcpy(a->hdr, buf, a->hdr_len);
     if (got < 0)
         return note(a, "header", VFDSWMR_MD_EIO);
     if ((err = vfdswmr_mdhdr_decode(buf, (size_t)got, &s->hdr)) != VFDSWMR_MD_OK)
@@ -104,16 +127,16 @@ try_load(const vfdswmr_mdr_io_t *io, const vfdswmr_mdr_opts_t *o, uint8_t *buf, 
         return note(a, "header", VFDSWMR_MD_ESESSION);
     if ((err = read_index(io, &s->hdr, buf, (size_t)got, &s->idx, a)) != VFDSWMR_MD_OK)
         return err;
+    /* An index newer than the header: the writer published twice or more
+     * since the header was read and reused its slot -- read again. */
     if (s->idx.session != s->hdr.session)
         err = VFDSWMR_MD_ESESSION;
-    else if (s->idx.tick + 1 == s->hdr.tick || s->hdr.tick + 1 == s->idx.tick)
+    else if (s->idx.tick > s->hdr.tick || s->idx.tick + 1 == s->hdr.tick)
         err = VFDSWMR_MD_ETICK_AHEAD;
     else if (s->idx.tick != s->hdr.tick)
         err = VFDSWMR_MD_ETICK;
-    if (err != VFDSWMR_MD_OK) {
-        free(s->idx.entries);
-        s->idx.entries = NULL;
-    }
+    if (err != VFDSWMR_MD_OK)
+        vfdswmr_mdidx_free(&s->idx);
     return note(a, "header and index", err);
 }
 
@@ -132,7 +155,7 @@ vfdswmr_mdr_load(const vfdswmr_mdr_io_t *io, const vfdswmr_mdr_opts_t *opts, vfd
     size_t first = opts->first_read < VFDSWMR_MDHDR_SIZE ? VFDSWMR_MDHDR_SIZE : opts->first_read;
     vfdswmr_mdr_opts_t o = *opts;
     uint8_t *buf = malloc(first);
-    struct attempt a = {VFDSWMR_MD_OK, "header"};
+    struct attempt a = {VFDSWMR_MD_OK, "header", {0}, 0}, prev;
     unsigned pause = opts->backoff_us, n;
     int saved_errno = 0;
 
@@ -149,8 +172,13 @@ vfdswmr_mdr_load(const vfdswmr_mdr_io_t *io, const vfdswmr_mdr_opts_t *opts, vfd
         if (try_load(io, &o, buf, snap, &a) == VFDSWMR_MD_OK)
             break;
         saved_errno = errno;
-        if (!vfdswmr_mderr_retryable(a.err) || n >= (opts->max_attempts ? opts->max_attempts : 1))
+        if (!vfdswmr_mderr_retryable(a.err) || (n > 1 && same_failure(&a, &prev))) {
+            snap->permanent = true;
             break;
+        }
+        if (n >= (opts->max_attempts ? opts->max_attempts : 1))
+            break;
+        prev = a;
         pause_us(pause);
         pause = pause * 2 > opts->backoff_max_us ? opts->backoff_max_us : pause * 2;
     }
@@ -166,9 +194,7 @@ vfdswmr_mdr_load(const vfdswmr_mdr_io_t *io, const vfdswmr_mdr_opts_t *opts, vfd
 void
 vfdswmr_mdsnap_free(vfdswmr_mdsnap_t *snap)
 {
-    free(snap->idx.entries);
-    snap->idx.entries = NULL;
-    snap->idx.nentries = 0;
+    vfdswmr_mdidx_free(&snap->idx);
 }
 
 const vfdswmr_mdentry_t *

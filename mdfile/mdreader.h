@@ -10,6 +10,7 @@
 #ifndef VFDSWMR_MDFILE_MDREADER_H
 #define VFDSWMR_MDFILE_MDREADER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -27,7 +28,7 @@ typedef struct vfdswmr_mdr_io_t {
 vfdswmr_mdr_io_t vfdswmr_mdr_fd_io(int *fd);
 
 typedef struct vfdswmr_mdr_opts_t {
-    size_t first_read;       /* bytes read at offset 0 in one go (md_pages_reserved x page size); >= 56 */
+    size_t first_read;       /* bytes read at offset 0 in one go (md_pages_reserved x page size); >= 72 */
     unsigned max_attempts;   /* >= 1 */
     unsigned backoff_us;     /* first pause between attempts; doubles each time ... */
     unsigned backoff_max_us; /* ... up to this */
@@ -41,13 +42,19 @@ typedef struct vfdswmr_mdsnap_t {
     vfdswmr_mdhdr_t hdr;
     vfdswmr_mdidx_t idx;     /* entries malloc'd */
     unsigned attempts;       /* how many attempts the load took */
+    bool permanent;          /* on failure: retrying cannot help (see vfdswmr_mdr_load) */
 } vfdswmr_mdsnap_t;
 
 /*
  * Load the current snapshot. Returns VFDSWMR_MD_OK, or the last error once
- * it is not retryable or the attempts are used up, with a one-line
- * explanation in why (e.g. "header checksum mismatch (torn write or
- * damage) after 40 attempts").
+ * it is permanent or the attempts are used up, with a one-line explanation
+ * in why (e.g. "header: checksum mismatch (torn write or damage), after 40
+ * attempts"). An error is permanent (snap->permanent) when it is not
+ * retryable, or when two consecutive attempts read the byte-identical header
+ * and failed the same way: the index a header names is never rewritten
+ * while that header is current, so the same bytes fail again. An index is
+ * read into memory only after a 1-byte read at its last byte found it inside
+ * the file (else EBOUNDS), and never when longer than about 1 GiB.
  */
 vfdswmr_mderr_t vfdswmr_mdr_load(const vfdswmr_mdr_io_t *io, const vfdswmr_mdr_opts_t *opts, vfdswmr_mdsnap_t *snap,
                                  char *why, size_t whylen);

@@ -11,10 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "checksum.h"
+#include "mdlock.h"
 #include "plan.h"
+#include "safefile.h"
 #include "space.h"
 #include "updater.h"
 
@@ -22,7 +25,11 @@ struct vfdswmr_mdw {
     vfdswmr_mdw_opts_t o;
     char *md_path;            /* owned copies of the option strings */
     char *ud_base;
-    int fd;                   /* metadata file, or -1 */
+    int fd;                   /* metadata file, or -1; its writer lock is held (mdlock.h) */
+    char *tmp_path;           /* its name until vfdswmr_mdw_link() */
+    bool linked;              /* visible under md_path */
+    dev_t dev;                /* its identity, to never remove another writer's file */
+    ino_t ino;
     vfdswmr_space_t *space;
     uint64_t tick;
     uint64_t sequence;        /* next updater sequence number */
@@ -31,10 +38,13 @@ struct vfdswmr_mdw {
     uint64_t oldest_ud;       /* lowest sequence number not deleted yet */
     vfdswmr_mdentry_t *idx;   /* published index */
     uint32_t n;
+    vfdswmr_mdrange_t *ranges;/* its ranges, entry by entry */
+    uint32_t nranges;
+    vfdswmr_mdhdr_t hdr;      /* the header last written whole (the metadata file's current one) */
     uint64_t idx_page;        /* relocated index: first page, else 0 */
     uint64_t idx_pages;
     uint64_t file_pages;      /* size of the metadata file, in pages */
-    char err[VFDSWMR_MDW_ERRLEN];
+    char err[VFDSWMR_MDW_ERRLEN]; /* scratch for the call in progress; handed to the caller's err */
 };
 
 static int
@@ -46,6 +56,16 @@ fail(vfdswmr_mdw_t *w, const char *fmt, ...)
     vsnprintf(w->err, sizeof w->err, fmt, ap);
     va_end(ap);
     return -1;
+}
+
+/* End of a public call: on failure, hand the message to the caller. */
+static int
+report(vfdswmr_mdw_t *w, int rc, char *err, size_t errlen)
+{
+    if (rc < 0 && err && errlen)
+        snprintf(err, errlen, "%s", w->err[0] ? w->err : "unknown error");
+    w->err[0] = '\0';
+    return rc;
 }
 
 /* ---- sinks ------------------------------------------------------------ */
@@ -108,14 +128,17 @@ sink_updater(vfdswmr_mdw_t *w, const vfdswmr_mdplan_t *plan, uint16_t flags)
 }
 
 static int
-sink_md(vfdswmr_mdw_t *w, const vfdswmr_mdplan_t *plan)
+sink_md(vfdswmr_mdw_t *w, const vfdswmr_mdplan_t *plan, const vfdswmr_mdhdr_t *hdr)
 {
     uint64_t eof = vfdswmr_space_eof(w->space);
 
-    if (w->fd < 0)
+    if (w->fd < 0) {
+        w->hdr = *hdr;
         return 0;
+    }
     if (vfdswmr_mdplan_apply(w->fd, plan, w->o.durable) < 0)
         return fail(w, "cannot write metadata file %s: %s", w->md_path, strerror(errno));
+    w->hdr = *hdr;
     /* Pages past the end of the allocated space are free: no index a reader
      * may still hold names them. */
     if (eof < w->file_pages && ftruncate(w->fd, (off_t)(eof * w->o.page_size)) < 0)
@@ -149,6 +172,23 @@ defer_entry(vfdswmr_mdw_t *w, const vfdswmr_mdentry_t *e, uint64_t tick)
     return vfdswmr_space_defer(w->space, e->md_page, vfdswmr_pages(e->length, w->o.page_size), tick);
 }
 
+/* A change's ranges: sorted, disjoint, nonempty, inside its image. */
+static bool
+ranges_ok(const vfdswmr_mdchange_t *c)
+{
+    uint64_t next = 0;
+
+    if (c->nranges && c->ranges == NULL)
+        return false;
+    for (uint32_t k = 0; k < c->nranges; k++) {
+        const vfdswmr_mdrange_t *r = &c->ranges[k];
+        if (r->length == 0 || r->offset < next || (uint64_t)r->offset + r->length > c->length)
+            return false;
+        next = (uint64_t)r->offset + r->length;
+    }
+    return true;
+}
+
 static int
 check_sorted(vfdswmr_mdw_t *w, const vfdswmr_mdchange_t *c, size_t nc, const uint64_t *r, size_t nr)
 {
@@ -158,6 +198,10 @@ check_sorted(vfdswmr_mdw_t *w, const vfdswmr_mdchange_t *c, size_t nc, const uin
         uint64_t pages = vfdswmr_pages(c[i].length, w->o.page_size);
         if (c[i].length == 0 || c[i].image == NULL || c[i].hdf5_page > max_page - pages)
             return fail(w, "change %zu (HDF5 page %llu) is invalid", i, (unsigned long long)c[i].hdf5_page);
+        if (!ranges_ok(&c[i]))
+            return fail(w, "change %zu (HDF5 page %llu): metadata ranges not sorted, disjoint, nonempty and "
+                           "inside its %u bytes",
+                        i, (unsigned long long)c[i].hdf5_page, c[i].length);
         if (i + 1 < nc && c[i].hdf5_page + pages > c[i + 1].hdf5_page)
             return fail(w, "changes are not sorted and disjoint at HDF5 page %llu",
                         (unsigned long long)c[i].hdf5_page);
@@ -207,39 +251,68 @@ place_changes(vfdswmr_mdw_t *w, const vfdswmr_mdchange_t *c, size_t nc, vfdswmr_
     return 0;
 }
 
-/* Merge surviving old entries and the new images, both sorted by HDF5 page. */
-static uint32_t
-merge_index(const vfdswmr_mdw_t *w, const bool *drop, const vfdswmr_mdimage_t *im, size_t nc,
-            vfdswmr_mdentry_t *out)
+/* The merged index: entries and their ranges. */
+typedef struct merged_t {
+    vfdswmr_mdentry_t *e;
+    uint32_t n;
+    vfdswmr_mdrange_t *r;
+    uint32_t nr;
+} merged_t;
+
+/* Append entry e with its nr ranges r to m. */
+static void
+merge_add(merged_t *m, vfdswmr_mdentry_t e, const vfdswmr_mdrange_t *r, uint32_t nr)
 {
-    uint32_t k = 0, n = 0;
+    e.range_first = m->nr;
+    e.nranges = nr;
+    m->e[m->n++] = e;
+    if (nr)
+        memcpy(m->r + m->nr, r, (size_t)nr * sizeof *r);
+    m->nr += nr;
+}
+
+/* Merge surviving old entries and the new images, both sorted by HDF5 page,
+ * copying each one's ranges (an old entry's from the index, a new one's
+ * from its change). */
+static void
+merge_index(const vfdswmr_mdw_t *w, const bool *drop, const vfdswmr_mdimage_t *im, const vfdswmr_mdchange_t *c,
+            size_t nc, merged_t *m)
+{
+    uint32_t k = 0;
     size_t i = 0;
 
     while (k < w->n || i < nc) {
         while (k < w->n && drop[k])
             k++;
         if (i < nc && (k >= w->n || im[i].hdf5_page < w->idx[k].hdf5_page)) {
-            out[n++] = (vfdswmr_mdentry_t){.hdf5_page = im[i].hdf5_page, .md_page = im[i].md_page,
-                                           .length = im[i].length, .checksum = im[i].checksum};
+            merge_add(m, (vfdswmr_mdentry_t){.hdf5_page = im[i].hdf5_page, .md_page = im[i].md_page,
+                                             .length = im[i].length, .checksum = im[i].checksum},
+                      c[i].ranges, c[i].nranges);
             i++;
         }
-        else if (k < w->n)
-            out[n++] = w->idx[k++];
+        else if (k < w->n) {
+            merge_add(m, w->idx[k], w->idx[k].nranges ? w->ranges + w->idx[k].range_first : NULL,
+                      w->idx[k].nranges);
+            k++;
+        }
     }
-    return n;
 }
 
-/* Choose where the index goes: right after the header when header and index
- * fit in the reserved pages, else in freshly allocated pages. The space of a
- * previously relocated index is deferred. Returns the byte offset, or 0. */
+/* Choose where the index goes: into the reserved-page slot the current
+ * header does not name when it fits (format.h), else into freshly allocated
+ * pages. Either way the index the current header names stays intact. The
+ * space of a previously relocated index is deferred. Returns the byte
+ * offset, or 0. */
 static uint64_t
 place_index(vfdswmr_mdw_t *w, size_t len, uint64_t tick)
 {
     uint64_t old_page = w->idx_page, old_pages = w->idx_pages, off;
+    const uint32_t rp = w->o.reserved_pages, ps = w->o.page_size;
 
-    if (VFDSWMR_MDHDR_SIZE + (uint64_t)len <= (uint64_t)w->o.reserved_pages * w->o.page_size) {
+    if ((uint64_t)len <= vfdswmr_mdidx_slot_size(rp, ps)) {
+        unsigned slot = w->hdr.index_offset == vfdswmr_mdidx_slot_offset(0, rp, ps) ? 1 : 0;
         w->idx_page = w->idx_pages = 0;
-        off = VFDSWMR_MDHDR_SIZE;
+        off = vfdswmr_mdidx_slot_offset(slot, rp, ps);
     }
     else {
         uint64_t pages = vfdswmr_pages(len, w->o.page_size), page;
@@ -256,14 +329,16 @@ place_index(vfdswmr_mdw_t *w, size_t len, uint64_t tick)
 
 /* Encode index and header of `tick` and send the plan to the sinks. */
 static int
-emit(vfdswmr_mdw_t *w, uint64_t tick, uint64_t eoa, vfdswmr_mdentry_t *entries, uint32_t n,
-     const vfdswmr_mdimage_t *images, size_t nimages, uint16_t ud_flags)
+emit(vfdswmr_mdw_t *w, uint64_t tick, uint64_t eoa, const merged_t *m, const vfdswmr_mdimage_t *images,
+     size_t nimages, bool final)
 {
-    vfdswmr_mdidx_t idx = {.session = w->o.session, .tick = tick, .nentries = n, .entries = entries};
-    size_t len = vfdswmr_mdidx_size(n);
+    vfdswmr_mdidx_t idx = {.session = w->o.session, .tick = tick, .nentries = m->n, .entries = m->e,
+                           .nranges = m->nr, .ranges = m->r};
+    size_t len = vfdswmr_mdidx_size(m->n, m->nr);
     uint8_t *idx_image = malloc(len), hdr_image[VFDSWMR_MDHDR_SIZE];
-    vfdswmr_mdhdr_t hdr = {.page_size = w->o.page_size, .session = w->o.session, .tick = tick,
-                           .index_length = len, .eoa = eoa};
+    vfdswmr_mdhdr_t hdr = {.flags = final ? VFDSWMR_MDHDR_FINAL : 0, .page_size = w->o.page_size,
+                           .session = w->o.session, .tick = tick, .index_length = len, .eoa = eoa,
+                           .tick_len = w->o.tick_len, .max_lag = w->o.max_lag, .hdf5_id = w->o.hdf5_id};
     vfdswmr_mdplan_t plan = {.page_size = w->o.page_size, .session = w->o.session, .tick = tick,
                              .nimages = nimages, .images = images, .index_image = idx_image,
                              .index_len = len, .header_image = hdr_image};
@@ -279,7 +354,7 @@ emit(vfdswmr_mdw_t *w, uint64_t tick, uint64_t eoa, vfdswmr_mdentry_t *entries, 
     vfdswmr_mdhdr_encode(&hdr, hdr_image);
     w->tick = tick;
     vfdswmr_space_release(w->space, tick, w->o.max_lag);
-    if (sink_md(w, &plan) < 0 || sink_updater(w, &plan, ud_flags) < 0)
+    if (sink_md(w, &plan, &hdr) < 0 || sink_updater(w, &plan, final ? VFDSWMR_UD_FINAL : 0) < 0)
         goto done;
     rc = 0;
 done:
@@ -287,44 +362,76 @@ done:
     return rc;
 }
 
-int
-vfdswmr_mdw_publish(vfdswmr_mdw_t *w, uint64_t eoa, const vfdswmr_mdchange_t *changes, size_t nchanges,
-                    const uint64_t *removals, size_t nremovals, unsigned flags)
+static int
+publish(vfdswmr_mdw_t *w, uint64_t eoa, const vfdswmr_mdchange_t *changes, size_t nchanges,
+        const uint64_t *removals, size_t nremovals, unsigned flags)
 {
-    uint64_t tick = w->tick + 1;
+    uint64_t tick = w->tick + 1, nranges = w->nranges;
     bool *drop = NULL;
     vfdswmr_mdimage_t *images = NULL;
-    vfdswmr_mdentry_t *next = NULL;
-    uint32_t n;
+    merged_t m = {0};
     int rc = -1;
 
     if (check_sorted(w, changes, nchanges, removals, nremovals) < 0)
         return -1;
-    if ((uint64_t)w->n + nchanges > UINT32_MAX)
-        return fail(w, "index would exceed 2^32 entries");
+    for (size_t i = 0; i < nchanges; i++)
+        nranges += changes[i].nranges;
+    if ((uint64_t)w->n + nchanges > UINT32_MAX || nranges > UINT32_MAX)
+        return fail(w, "index would exceed 2^32 entries or ranges");
     drop = calloc((size_t)w->n + 1, sizeof *drop);
     images = calloc(nchanges + 1, sizeof *images);
-    next = calloc((size_t)w->n + nchanges + 1, sizeof *next);
-    if (!drop || !images || !next) {
+    m.e = calloc((size_t)w->n + nchanges + 1, sizeof *m.e);
+    m.r = calloc((size_t)nranges + 1, sizeof *m.r);
+    if (!drop || !images || !m.e || !m.r) {
         fail(w, "out of memory");
         goto done;
     }
     if (drop_superseded(w, drop, changes, nchanges, removals, nremovals, tick) < 0 ||
         place_changes(w, changes, nchanges, images) < 0)
         goto done;
-    n = merge_index(w, drop, images, nchanges, next);
-    if (emit(w, tick, eoa, next, n, images, nchanges, (flags & VFDSWMR_MDW_FINAL) ? VFDSWMR_UD_FINAL : 0) < 0)
+    merge_index(w, drop, images, changes, nchanges, &m);
+    if (emit(w, tick, eoa, &m, images, nchanges, (flags & VFDSWMR_MDW_FINAL) != 0) < 0)
         goto done;
     free(w->idx);
-    w->idx = next;
-    w->n = n;
-    next = NULL;
+    free(w->ranges);
+    w->idx = m.e;
+    w->n = m.n;
+    w->ranges = m.r;
+    w->nranges = m.nr;
+    m.e = NULL;
+    m.r = NULL;
     rc = 0;
 done:
     free(drop);
     free(images);
-    free(next);
+    free(m.e);
+    free(m.r);
     return rc;
+}
+
+int
+vfdswmr_mdw_publish(vfdswmr_mdw_t *w, uint64_t eoa, const vfdswmr_mdchange_t *changes, size_t nchanges,
+                    const uint64_t *removals, size_t nremovals, unsigned flags, char *err, size_t errlen)
+{
+    return report(w, publish(w, eoa, changes, nchanges, removals, nremovals, flags), err, errlen);
+}
+
+int
+vfdswmr_mdw_mark_failed(vfdswmr_mdw_t *w, char *err, size_t errlen)
+{
+    vfdswmr_mdhdr_t h = w->hdr;
+    uint8_t image[VFDSWMR_MDHDR_SIZE];
+    int rc = 0;
+
+    if (w->fd < 0 || (h.flags & (VFDSWMR_MDHDR_FINAL | VFDSWMR_MDHDR_FAILED)))
+        return 0;
+    h.flags |= VFDSWMR_MDHDR_FAILED;
+    vfdswmr_mdhdr_encode(&h, image);
+    if (vfdswmr_pwrite_all(w->fd, image, sizeof image, 0) < 0 || (w->o.durable && fdatasync(w->fd) < 0))
+        rc = fail(w, "cannot mark metadata file %s failed: %s", w->md_path, strerror(errno));
+    else
+        w->hdr = h;
+    return report(w, rc, err, errlen);
 }
 
 /* ---- open / close -------------------------------------------------------- */
@@ -348,41 +455,102 @@ check_opts(const vfdswmr_mdw_opts_t *o, char *err, size_t errlen)
 }
 
 /*
- * Create the metadata file whole: write tick 0 under a temporary name, then
- * link it into place, which fails if the name exists -- atomically, so two
- * writers cannot both succeed and a reader never sees a half-made file.
+ * Create the metadata file whole under an unpredictable temporary name
+ * (never following a planted link), take its writer lock before anyone can
+ * see it, and write tick 0. vfdswmr_mdw_link() gives it its name.
  */
 static int
 create_md_file(vfdswmr_mdw_t *w)
 {
-    char tmp[4096 + 32];
-    int fd;
+    char tmp[4096 + 64];
+    struct stat st;
+    int fd, lk;
 
-    if (snprintf(tmp, sizeof tmp, "%s.%ld.tmp", w->md_path, (long)getpid()) >= (int)sizeof tmp)
-        return fail(w, "metadata file path too long: %s", w->md_path);
-    if ((fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0)
-        return fail(w, "cannot create metadata file %s: %s", tmp, strerror(errno));
+    if ((fd = vfdswmr_create_temp(w->md_path, tmp, sizeof tmp, 0644)) < 0)
+        return fail(w, "cannot create metadata file %s: %s", w->md_path, strerror(errno));
     w->fd = fd;
+    if (NULL == (w->tmp_path = strdup(tmp))) {
+        unlink(tmp);
+        return fail(w, "out of memory");
+    }
+    if ((lk = vfdswmr_mdlock_take(fd)) != 0) {
+        int e = errno;
+        unlink(tmp);
+        return fail(w, "cannot lock metadata file %s: %s", tmp,
+                    lk > 0 ? "locked by another process" : strerror(e));
+    }
+    if (fstat(fd, &st) < 0) {
+        int e = errno;
+        unlink(tmp);
+        return fail(w, "cannot stat metadata file %s: %s", tmp, strerror(e));
+    }
+    w->dev = st.st_dev;
+    w->ino = st.st_ino;
     w->file_pages = w->o.reserved_pages;
     if (ftruncate(fd, (off_t)((uint64_t)w->o.reserved_pages * w->o.page_size)) < 0 ||
-        emit(w, 0, 0, NULL, 0, NULL, 0, 0) < 0 || (w->o.durable && fsync(fd) < 0)) {
+        emit(w, 0, 0, &(merged_t){0}, NULL, 0, false) < 0 || (w->o.durable && fsync(fd) < 0)) {
         if (!w->err[0])
             fail(w, "cannot write metadata file %s: %s", tmp, strerror(errno));
         unlink(tmp);
         return -1;
     }
-    if (link(tmp, w->md_path) < 0) {
-        int e = errno;
-        unlink(tmp);
-        if (e == EEXIST)
-            return fail(w,
-                        "metadata file %s already exists: another writer may be active on this file, or "
-                        "a writer crashed (remove the metadata file if no writer is running)",
-                        w->md_path);
-        return fail(w, "cannot create metadata file %s: %s", w->md_path, strerror(e));
-    }
-    unlink(tmp);
     return 0;
+}
+
+int
+vfdswmr_mdw_link(vfdswmr_mdw_t *w, bool replace, char *err, size_t errlen)
+{
+    int rc;
+
+    if (w->fd < 0 || w->linked)
+        return 0;
+    rc = replace ? rename(w->tmp_path, w->md_path) : link(w->tmp_path, w->md_path);
+    if (rc < 0) {
+        int e = errno;
+        if (e == EEXIST)
+            snprintf(err, errlen,
+                     "metadata file %s already exists: another writer has just opened this file; nothing was "
+                     "changed", w->md_path);
+        else
+            snprintf(err, errlen, "cannot create metadata file %s: %s", w->md_path, strerror(e));
+        return -1;
+    }
+    if (!replace)
+        unlink(w->tmp_path);
+    if (w->o.durable)
+        vfdswmr_fsync_dir_of(w->md_path);
+    w->linked = true;
+    return 0;
+}
+
+int
+vfdswmr_mdw_file_id(const vfdswmr_mdw_t *w, dev_t *dev, ino_t *ino)
+{
+    if (w->fd < 0)
+        return -1;
+    *dev = w->dev;
+    *ino = w->ino;
+    return 0;
+}
+
+void
+vfdswmr_mdw_set_hdf5_id(vfdswmr_mdw_t *w, uint64_t hdf5_id)
+{
+    w->o.hdf5_id = hdf5_id;
+}
+
+/* Remove the metadata file -- only while its name is still ours (a writer
+ * of a file that was deleted and created anew may have replaced it). */
+static int
+remove_md_file(vfdswmr_mdw_t *w)
+{
+    struct stat st;
+
+    if (!w->linked)
+        return unlink(w->tmp_path);
+    if (stat(w->md_path, &st) < 0 || st.st_dev != w->dev || st.st_ino != w->ino)
+        return 0;
+    return unlink(w->md_path);
 }
 
 static void
@@ -390,8 +558,10 @@ mdw_free(vfdswmr_mdw_t *w)
 {
     vfdswmr_space_destroy(w->space);
     free(w->idx);
+    free(w->ranges);
     free(w->ud_ticks);
     free(w->md_path);
+    free(w->tmp_path);
     free(w->ud_base);
     free(w);
 }
@@ -425,14 +595,18 @@ vfdswmr_mdw_open(const vfdswmr_mdw_opts_t *opts, vfdswmr_mdw_t **out, char *err,
     }
     if (w->ud_base && sink_updater(w, NULL, VFDSWMR_UD_CREATE_ONLY) < 0)
         goto fail;
-    if (w->md_path ? create_md_file(w) < 0 : emit(w, 0, 0, NULL, 0, NULL, 0, 0) < 0)
+    if (w->md_path ? create_md_file(w) < 0 : emit(w, 0, 0, &(merged_t){0}, NULL, 0, false) < 0)
         goto fail;
-    /* create_md_file emitted tick 0 before the file had its name; the
+    /* create_md_file emitted tick 0 before the file has its name; the
      * updater of tick 0 was written then too. */
+    if (w->fd >= 0 && !opts->defer_link && vfdswmr_mdw_link(w, false, w->err, sizeof w->err) < 0)
+        goto fail;
     *out = w;
     return 0;
 fail:
     snprintf(err, errlen, "%s", w->err);
+    if (w->tmp_path && !w->linked)
+        unlink(w->tmp_path);
     if (w->fd >= 0)
         close(w->fd);
     mdw_free(w);
@@ -440,23 +614,24 @@ fail:
 }
 
 int
-vfdswmr_mdw_close(vfdswmr_mdw_t *w, bool keep_md)
+vfdswmr_mdw_close(vfdswmr_mdw_t *w, bool keep_md, char *err, size_t errlen)
 {
     int rc = 0;
 
     if (w->fd >= 0) {
         if (w->o.durable && fsync(w->fd) < 0)
             rc = fail(w, "cannot sync metadata file %s: %s", w->md_path, strerror(errno));
+        /* removed while still locked: no other writer ever finds it unlocked */
+        if ((!keep_md || !w->linked) && remove_md_file(w) < 0)
+            rc = fail(w, "cannot remove metadata file %s: %s", w->md_path, strerror(errno));
         if (close(w->fd) < 0)
             rc = fail(w, "cannot close metadata file %s: %s", w->md_path, strerror(errno));
-        if (!keep_md && unlink(w->md_path) < 0)
-            rc = fail(w, "cannot remove metadata file %s: %s", w->md_path, strerror(errno));
     }
+    report(w, rc, err, errlen);
     mdw_free(w);
     return rc;
 }
 
-const char *vfdswmr_mdw_error(const vfdswmr_mdw_t *w) { return w->err; }
 uint64_t vfdswmr_mdw_tick(const vfdswmr_mdw_t *w) { return w->tick; }
 uint64_t vfdswmr_mdw_session(const vfdswmr_mdw_t *w) { return w->o.session; }
 uint64_t vfdswmr_mdw_file_pages(const vfdswmr_mdw_t *w) { return w->file_pages; }
@@ -469,3 +644,12 @@ vfdswmr_mdw_index(const vfdswmr_mdw_t *w, uint32_t *n)
     *n = w->n;
     return w->idx;
 }
+
+const vfdswmr_mdrange_t *
+vfdswmr_mdw_ranges(const vfdswmr_mdw_t *w, uint32_t *n)
+{
+    *n = w->nranges;
+    return w->ranges;
+}
+
+const vfdswmr_mdhdr_t *vfdswmr_mdw_header(const vfdswmr_mdw_t *w) { return &w->hdr; }

@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <string.h>
 #include <unistd.h>
-#include <stdlib.h>
 
 /* Transfer all of len bytes at off with pread or pwrite, retrying on EINTR
  * and short transfers. */
@@ -54,20 +53,6 @@ vfdswmr_mdplan_apply(int fd, const vfdswmr_mdplan_t *plan, bool durable)
         const vfdswmr_mdimage_t *im = &plan->images[i];
         if (vfdswmr_pwrite_all(fd, im->image, im->length, im->md_page * ps) < 0)
             return -1;
-    }
-    if (!durable && plan->index_offset == VFDSWMR_MDHDR_SIZE) {
-        /* Adjacent: header and index in one write. */
-        size_t len = VFDSWMR_MDHDR_SIZE + plan->index_len;
-        uint8_t *buf = malloc(len);
-        int rc;
-
-        if (buf == NULL)
-            return -1;
-        memcpy(buf, plan->header_image, VFDSWMR_MDHDR_SIZE);
-        memcpy(buf + VFDSWMR_MDHDR_SIZE, plan->index_image, plan->index_len);
-        rc = vfdswmr_pwrite_all(fd, buf, len, 0);
-        free(buf);
-        return rc;
     }
     if (vfdswmr_pwrite_all(fd, plan->index_image, plan->index_len, plan->index_offset) < 0)
         return -1;

@@ -39,11 +39,15 @@ typedef struct vfdswmr_mdplan_t {
 } vfdswmr_mdplan_t;
 
 /*
- * Write the plan into the metadata file open on fd: images, index, header.
- * With `durable`, fsync after the images and index and again after the
- * header, so that after a crash no header points at unwritten data. When
- * the index sits right after the header and not durable, index and header
- * go out in one write. Returns 0, or -1 with errno set.
+ * Write the plan into the metadata file open on fd: images, index, header,
+ * each in writes of its own -- never index and header in one pwrite, so the
+ * header (72 bytes at offset 0) is always the last write and a reader or a
+ * crash never sees it ahead of what it names. With `durable`, fdatasync
+ * after the images and index and again after the header, so that after a
+ * crash no header points at unwritten data. The writer puts the index where
+ * the current header's index is not (format.h, index slots), so a writer
+ * killed before the header leaves the previous snapshot whole. Returns 0,
+ * or -1 with errno set.
  */
 int vfdswmr_mdplan_apply(int fd, const vfdswmr_mdplan_t *plan, bool durable);
 

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "checksum.h"
+#include "safefile.h"
 
 int
 vfdswmr_updater_name(char *out, size_t outlen, const char *base, uint64_t sequence)
@@ -101,7 +102,7 @@ check_embedded(const vfdswmr_updater_t *u, const vfdswmr_udcl_t *cl)
     err = vfdswmr_mdidx_decode(u->plan.index_image, u->plan.index_len, mh.page_size, &idx);
     if (err != VFDSWMR_MD_OK)
         return err;
-    free(idx.entries);
+    vfdswmr_mdidx_free(&idx);
     if (idx.session != mh.session)
         return VFDSWMR_MD_ESESSION;
     if (idx.tick != mh.tick)
@@ -183,15 +184,15 @@ vfdswmr_fsync_dir_of(const char *path)
 int
 vfdswmr_updater_write(const char *base, uint64_t sequence, const uint8_t *buf, size_t len, bool durable)
 {
-    char name[4096 + 32], tmp[4096 + 40];
+    char name[4096 + 32], tmp[sizeof name + VFDSWMR_TEMP_SUFFIX_LEN];
     int fd, saved;
 
-    if (vfdswmr_updater_name(name, sizeof name, base, sequence) < 0 ||
-        snprintf(tmp, sizeof tmp, "%s.tmp", name) >= (int)sizeof tmp) {
+    if (vfdswmr_updater_name(name, sizeof name, base, sequence) < 0) {
         errno = ENAMETOOLONG;
         return -1;
     }
-    if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0)
+    /* A new file under an unpredictable name: nothing planted is followed. */
+    if ((fd = vfdswmr_create_temp(name, tmp, sizeof tmp, 0644)) < 0)
         return -1;
     if (vfdswmr_pwrite_all(fd, buf, len, 0) < 0 || (durable && fsync(fd) < 0))
         goto fail;
@@ -200,7 +201,7 @@ vfdswmr_updater_write(const char *base, uint64_t sequence, const uint8_t *buf, s
         goto fail;
     }
     fd = -1;
-    if (rename(tmp, name) < 0)
+    if (rename(tmp, name) < 0) /* replaces whatever is at name, a link itself rather than its target */
         goto fail;
     if (durable && vfdswmr_fsync_dir_of(name) < 0)
         return -1;

@@ -42,10 +42,11 @@ void vfdswmr_updater_free(vfdswmr_updater_t *u);
 int vfdswmr_updater_name(char *out, size_t outlen, const char *base, uint64_t sequence);
 
 /*
- * Make an updater file visible atomically: write "<base>.<sequence>.tmp",
- * (fsync it when durable), rename it to "<base>.<sequence>" (and fsync the
- * directory when durable). Returns 0, or -1 with errno set; the temporary
- * file is removed on failure.
+ * Make an updater file visible atomically: write a new temporary file
+ * "<base>.<sequence>.<random>.tmp" (vfdswmr_create_temp(): nothing planted
+ * at a predictable name is followed), fsync it when durable, rename it to
+ * "<base>.<sequence>" (and fsync the directory when durable). Returns 0, or
+ * -1 with errno set; the temporary file is removed on failure.
  */
 int vfdswmr_updater_write(const char *base, uint64_t sequence, const uint8_t *buf, size_t len, bool durable);
 

@@ -35,6 +35,7 @@ RB_GENERATE_INTERNAL(pbtree, pbpage, link, page_cmp, __attribute__((__unused__))
 
 struct vfdswmr_pagebuf {
     uint32_t ps;
+    size_t img_size;                  /* ps image bytes + ps / 8 bytes of metadata map */
     struct pbtree tree;
     struct pblist changed, pending;
     uint64_t npages, nimages, nindex, npending;
@@ -43,6 +44,8 @@ struct vfdswmr_pagebuf {
     size_t nchanges, cap_changes;
     uint64_t *removals;
     size_t nremovals, cap_removals;
+    vfdswmr_mdrange_t *ranges;       /* the metadata ranges of the next publish's changes */
+    size_t nranges, cap_ranges;
     /* Pages dropped (freed space) while in the index: removals of the next publish. */
     uint64_t *dropped;
     size_t ndropped, cap_dropped;
@@ -73,6 +76,7 @@ vfdswmr_pb_new(uint32_t page_size)
     if (pb == NULL)
         return NULL;
     pb->ps = page_size;
+    pb->img_size = page_size + page_size / 8;
     RB_INIT(&pb->tree);
     TAILQ_INIT(&pb->changed);
     TAILQ_INIT(&pb->pending);
@@ -118,6 +122,7 @@ vfdswmr_pb_destroy(vfdswmr_pagebuf_t *pb)
     RB_FOREACH_SAFE(p, pbtree, &pb->tree, next)
         drop_page(pb, p);
     free(pb->changes);
+    free(pb->ranges);
     free(pb->removals);
     free(pb->dropped);
     free(pb);
@@ -149,7 +154,8 @@ page_for_write(vfdswmr_pagebuf_t *pb, uint64_t page, vfdswmr_pb_fill_t fill, voi
         p->page = page;
     }
     if (p->cur == NULL) {
-        if (NULL == (p->cur = malloc(pb->ps)) || fill(ctx, page, p->cur) < 0) {
+        /* a fresh image: the file's bytes, none of them known to be metadata yet */
+        if (NULL == (p->cur = calloc(1, pb->img_size)) || fill(ctx, page, p->cur) < 0) {
             free(p->cur);
             p->cur = NULL;
             if (fresh)
@@ -163,6 +169,28 @@ page_for_write(vfdswmr_pagebuf_t *pb, uint64_t page, vfdswmr_pb_fill_t fill, voi
         pb->npages++;
     }
     return p;
+}
+
+/* Mark bytes [off, off + n) of a page's map as metadata (or not). */
+static void
+map_set(uint8_t *map, uint32_t off, size_t n, bool meta)
+{
+    uint32_t end = off + (uint32_t)n;
+
+    for (; off < end && off % 8; off++)
+        map[off / 8] = meta ? map[off / 8] | (uint8_t)(1u << off % 8) : map[off / 8] & (uint8_t)~(1u << off % 8);
+    if (end - off >= 8) {
+        memset(map + off / 8, meta ? 0xff : 0, (end - off) / 8);
+        off += (end - off) / 8 * 8;
+    }
+    for (; off < end; off++)
+        map[off / 8] = meta ? map[off / 8] | (uint8_t)(1u << off % 8) : map[off / 8] & (uint8_t)~(1u << off % 8);
+}
+
+static bool
+map_get(const uint8_t *map, uint32_t i)
+{
+    return (map[i / 8] >> (i % 8)) & 1u;
 }
 
 int
@@ -179,6 +207,7 @@ vfdswmr_pb_write(vfdswmr_pagebuf_t *pb, uint64_t addr, size_t len, const void *b
         if (p == NULL)
             return -1;
         memcpy(p->cur + off, src, n);
+        map_set(p->cur + pb->ps, off, n, true);
         if (!p->changed) {
             p->changed = true;
             TAILQ_INSERT_TAIL(&pb->changed, p, changed_link);
@@ -209,20 +238,31 @@ for_each_overlap(const vfdswmr_pagebuf_t *pb, uint64_t addr, size_t len, overlap
     }
 }
 
+struct raw_arg {
+    const uint8_t *buf;
+    uint32_t ps;
+};
+
+/* Raw bytes replace whatever the images held there, and are not metadata. */
 static void
 raw_into_images(struct pbpage *p, uint32_t off, size_t boff, size_t n, void *arg)
 {
+    const struct raw_arg *ra = arg;
     uint8_t *imgs[3] = {p->cur, p->snap, p->pub};
 
     for (int i = 0; i < 3; i++)
-        if (imgs[i])
-            memcpy(imgs[i] + off, (const uint8_t *)arg + boff, n);
+        if (imgs[i]) {
+            memcpy(imgs[i] + off, ra->buf + boff, n);
+            map_set(imgs[i] + ra->ps, off, n, false);
+        }
 }
 
 void
 vfdswmr_pb_write_raw(vfdswmr_pagebuf_t *pb, uint64_t addr, size_t len, const void *buf)
 {
-    for_each_overlap(pb, addr, len, raw_into_images, (void *)(uintptr_t)buf);
+    struct raw_arg ra = {buf, pb->ps};
+
+    for_each_overlap(pb, addr, len, raw_into_images, &ra);
 }
 
 static void
@@ -254,13 +294,13 @@ vfdswmr_pb_consistency_point(vfdswmr_pagebuf_t *pb, uint64_t eoa)
             continue;
         }
         if (p->snap == NULL) {
-            if (NULL == (p->snap = malloc(pb->ps)))
+            if (NULL == (p->snap = malloc(pb->img_size)))
                 return -1;
             pb->nimages++;
             TAILQ_INSERT_TAIL(&pb->pending, p, pending_link);
             pb->npending++;
         }
-        memcpy(p->snap, p->cur, pb->ps);
+        memcpy(p->snap, p->cur, pb->img_size);
         p->changed = false;
         TAILQ_REMOVE(&pb->changed, p, changed_link);
     }
@@ -292,6 +332,55 @@ removable(const struct pbpage *p, uint64_t tick, uint32_t max_lag, bool all)
     return p->flushed && !p->changed && !p->pub && p->cur == NULL && tick >= p->flushed + max_lag;
 }
 
+/* Append the runs of metadata bytes of one image's map to pb->ranges. */
+static int
+map_ranges(vfdswmr_pagebuf_t *pb, const uint8_t *map, uint32_t *count)
+{
+    uint32_t i = 0;
+
+    *count = 0;
+    while (i < pb->ps) {
+        uint32_t start;
+        if (map[i / 8] == 0 && i % 8 == 0) { /* skip 8 raw bytes at a time */
+            i += 8;
+            continue;
+        }
+        if (!map_get(map, i)) {
+            i++;
+            continue;
+        }
+        for (start = i; i < pb->ps && map_get(map, i); i++)
+            if (i % 8 == 0 && map[i / 8] == 0xff && i + 8 <= pb->ps)
+                i += 7; /* a whole byte of metadata bits */
+        if (grow((void **)&pb->ranges, &pb->cap_ranges, pb->nranges + 1, sizeof *pb->ranges) < 0)
+            return -1;
+        pb->ranges[pb->nranges++] = (vfdswmr_mdrange_t){.offset = start, .length = i - start};
+        (*count)++;
+    }
+    return 0;
+}
+
+/* The metadata ranges of each of the n changes (pb->ranges may move while
+ * it grows, so the pointers are set once it is complete). */
+static int
+collect_ranges(vfdswmr_pagebuf_t *pb, size_t n)
+{
+    size_t first = 0;
+
+    pb->nranges = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t count;
+        if (map_ranges(pb, (const uint8_t *)pb->changes[i].image + pb->ps, &count) < 0)
+            return -1;
+        pb->changes[i].nranges = count;
+    }
+    for (size_t i = 0; i < n; i++) {
+        pb->changes[i].ranges = pb->changes[i].nranges ? pb->ranges + first : NULL;
+        first += pb->changes[i].nranges;
+    }
+    return 0;
+}
+
 int
 vfdswmr_pb_prepare(vfdswmr_pagebuf_t *pb, uint64_t tick, uint32_t max_lag, bool all,
                    const vfdswmr_mdchange_t **changes, size_t *nchanges, const uint64_t **removals,
@@ -306,6 +395,8 @@ vfdswmr_pb_prepare(vfdswmr_pagebuf_t *pb, uint64_t tick, uint32_t max_lag, bool 
         pb->changes[n++] = (vfdswmr_mdchange_t){.hdf5_page = p->page, .length = pb->ps, .image = p->snap};
     if (n)
         qsort(pb->changes, n, sizeof *pb->changes, cmp_change);
+    if (collect_ranges(pb, n) < 0)
+        return -1;
 
     if (grow((void **)&pb->removals, &pb->cap_removals, pb->nindex + pb->ndropped, sizeof *pb->removals) < 0)
         return -1;
@@ -374,6 +465,40 @@ vfdswmr_pb_store_due(vfdswmr_pagebuf_t *pb, uint64_t tick, uint32_t max_lag, uin
             free_image(pb, &p->cur);
     }
     return n;
+}
+
+/* One pass of store_current: pages in (or out of) the published index. */
+static long
+store_current_pass(vfdswmr_pagebuf_t *pb, uint64_t eoa, bool indexed, vfdswmr_pb_store_t store, void *ctx)
+{
+    struct pbpage *p;
+    long n = 0;
+
+    RB_FOREACH(p, pbtree, &pb->tree) {
+        uint64_t addr = p->page * pb->ps;
+        if (p->cur == NULL || (p->in_index != 0) != indexed || addr >= eoa)
+            continue;
+        if (store(ctx, p->page, p->cur, eoa - addr < pb->ps ? (size_t)(eoa - addr) : pb->ps) < 0)
+            return -1;
+        n++;
+    }
+    return n;
+}
+
+/*
+ * Pages the index names first: if a write fails part way, the metadata
+ * file's last snapshot still describes every page written so far, and
+ * recovery puts them back. Pages outside the index are written only when
+ * all of those succeeded.
+ */
+long
+vfdswmr_pb_store_current(vfdswmr_pagebuf_t *pb, uint64_t eoa, vfdswmr_pb_store_t store, void *ctx)
+{
+    long a = store_current_pass(pb, eoa, true, store, ctx), b;
+
+    if (a < 0 || (b = store_current_pass(pb, eoa, false, store, ctx)) < 0)
+        return -1;
+    return a + b;
 }
 
 uint64_t

@@ -10,6 +10,13 @@
  *         the next publish; NULL when none is waiting;
  *   pub   the image last published, until it has been written to the HDF5
  *         file.
+ * Each image carries a map of its metadata bytes (one bit per byte, after
+ * the image): set by metadata writes, cleared by raw data written over the
+ * page, empty when the image was made from the HDF5 file's bytes. A publish
+ * hands the map on as the change's metadata ranges; crash recovery copies
+ * only those bytes back into the HDF5 file, since raw data in the same page
+ * may have been written to the file after the image was published.
+ *
  * and three ticks: in_index (the tick it entered the published index, 0 when
  * not in it), pub_tick (its last publication) and flushed (when its
  * published image reached the HDF5 file, 0 when not since).
@@ -22,8 +29,13 @@
  *  - A page leaves the index only when the HDF5 file holds its latest
  *    published image (flushed, nothing newer published or waiting) and has
  *    for max_lag ticks.
- *  - Raw data written over a tracked page updates all its images, so a later
- *    write of `pub` never puts back stale raw bytes.
+ *  - Raw data written over a tracked page updates all its images (and
+ *    clears their metadata bits), so a later write of `pub` never puts back
+ *    stale raw bytes.
+ *  - A byte outside every published image's metadata ranges holds, in the
+ *    HDF5 file, what a reader of that snapshot reads there: the image was
+ *    made from the file's bytes and only raw writes (which go to the file
+ *    too) or metadata writes (which set the bit) changed it since.
  *
  * Not thread-safe: the writer driver serialises calls with its own lock.
  */
@@ -82,6 +94,10 @@ void vfdswmr_pb_published(vfdswmr_pagebuf_t *pb, uint64_t tick);
  * written. Returns the number of pages written, or -1 when store failed. */
 long vfdswmr_pb_store_due(vfdswmr_pagebuf_t *pb, uint64_t tick, uint32_t max_lag, uint64_t eoa,
                           vfdswmr_pb_store_t store, void *ctx);
+/* After publishing failed: write every page's current bytes to the HDF5
+ * file, pages the published index names first. Returns the number of pages
+ * written, or -1 when store failed. */
+long vfdswmr_pb_store_current(vfdswmr_pagebuf_t *pb, uint64_t eoa, vfdswmr_pb_store_t store, void *ctx);
 /* The tick at which every published image will be due (0 when nothing waits),
  * i.e. how long close must keep ticking before it can write everything. */
 uint64_t vfdswmr_pb_last_due_tick(const vfdswmr_pagebuf_t *pb, uint32_t max_lag);

@@ -46,10 +46,14 @@ now_us(void)
 int
 vfdswmr_rdr_md_init(rdr_md_t *md, const vfdswmr_config_t *cfg, const char *name)
 {
+    struct stat st;
+
     memset(md, 0, sizeof *md);
     md->fd = -1;
+    md->cfg = cfg;
     md->max_lag = cfg->max_lag;
     md->reserved_pages = cfg->md_pages_reserved;
+    md->h5_ino = stat(name, &st) == 0 ? (uint64_t)st.st_ino : 0;
     if (vfdswmr_md_path(cfg, name, md->path, sizeof md->path) < 0) {
         VFDSWMR_ERR(H5E_BADVALUE, "%s: the metadata file path of \"%s\" is longer than %zu bytes", RDR_NAME,
                     name, sizeof md->path - 1);
@@ -126,9 +130,40 @@ vfdswmr_rdr_read_header(int fd, vfdswmr_mdhdr_t *h)
     return err;
 }
 
+int
+vfdswmr_rdr_check_header(rdr_md_t *md, const vfdswmr_mdhdr_t *h)
+{
+    const vfdswmr_config_t *cfg = md->cfg;
+
+    if (h->hdf5_id != 0 && md->h5_ino != 0 && h->hdf5_id != md->h5_ino) {
+        VFDSWMR_ERR(H5E_CANTOPENFILE,
+                    "%s: metadata file \"%s\" belongs to another HDF5 file (inode %llu, not %llu): a stale or "
+                    "foreign metadata file (two files with the same name sharing md_file_path?)",
+                    RDR_NAME, md->path, (unsigned long long)h->hdf5_id, (unsigned long long)md->h5_ino);
+        return -1;
+    }
+    if (vfdswmr_config_given(cfg, "max_lag") && cfg->max_lag != h->max_lag) {
+        VFDSWMR_ERR(H5E_BADVALUE,
+                    "%s: max_lag=%u in the reader's configuration contradicts the writer's max_lag=%u recorded in "
+                    "\"%s\": leave max_lag out (readers adopt the writer's) or give the same value",
+                    RDR_NAME, cfg->max_lag, h->max_lag, md->path);
+        return -1;
+    }
+    if (vfdswmr_config_given(cfg, "tick_len") && cfg->tick_len != h->tick_len) {
+        VFDSWMR_ERR(H5E_BADVALUE,
+                    "%s: tick_len=%u in the reader's configuration contradicts the writer's tick_len=%u recorded in "
+                    "\"%s\": leave tick_len out (readers adopt the writer's) or give the same value",
+                    RDR_NAME, cfg->tick_len, h->tick_len, md->path);
+        return -1;
+    }
+    md->max_lag = h->max_lag;
+    return 0;
+}
+
 /* One look: open the file if it exists, and try to load it with `attempts`
  * attempts (0: the usual retries). Returns 1 loaded; 0 absent, or (with
- * attempts) not loadable yet; -1 failure, with why. */
+ * attempts) not loadable yet; -1 failure, with why; -2 refused, with the
+ * reason on the stack. */
 static int
 try_attach(rdr_md_t *md, unsigned attempts, char *why, size_t whylen)
 {
@@ -146,8 +181,12 @@ try_attach(rdr_md_t *md, unsigned attempts, char *why, size_t whylen)
     if (attempts)
         o.max_attempts = attempts;
     io = vfdswmr_mdr_fd_io(&md->fd);
-    if ((err = vfdswmr_mdr_load(&io, &o, &md->snap, why, whylen)) == VFDSWMR_MD_OK)
-        return 1;
+    if ((err = vfdswmr_mdr_load(&io, &o, &md->snap, why, whylen)) == VFDSWMR_MD_OK) {
+        if (vfdswmr_rdr_check_header(md, &md->snap.hdr) == 0)
+            return 1;
+        vfdswmr_rdr_md_release(md);
+        return -2; /* the reason is on the stack */
+    }
     vfdswmr_mdsnap_free(&md->snap);
     memset(&md->snap, 0, sizeof md->snap);
     return attempts && vfdswmr_mderr_retryable(err) ? 0 : -1;
@@ -187,11 +226,11 @@ vfdswmr_rdr_md_attach(rdr_md_t *md, bool wait, unsigned timeout_ds)
 
     if (!wait) { /* present: load it with the usual retries; absent: no writer */
         rc = try_attach(md, 0, why, sizeof why);
-        return rc < 0 ? attach_failed(md, why) : rc;
+        return rc == -2 ? -1 : rc < 0 ? attach_failed(md, why) : rc;
     }
     for (;;) { /* one attempt per look: the deadline bounds the wait */
         if ((rc = try_attach(md, 1, why, sizeof why)) != 0)
-            return rc < 0 ? attach_failed(md, why) : rc;
+            return rc == -2 ? -1 : rc < 0 ? attach_failed(md, why) : rc;
         if (now_us() >= deadline)
             return wait_failed(md, timeout_ds, why);
         sleep_us(RDR_POLL_US);

@@ -50,41 +50,30 @@ refuse_write(const char *name, hid_t fapl)
     free(cfg);
 }
 
-/* Find (or, with presume_posix_semantics=0, wait for) the metadata file and
- * load its snapshot into *md, before the HDF5 file is opened. */
-static int
-locate_md(const char *name, hid_t fapl, rdr_md_t *md)
-{
-    vfdswmr_config_t *cfg = malloc(sizeof *cfg);
-    int rc = -1;
-
-    md->fd = -1;
-    if (cfg == NULL)
-        VFDSWMR_ERR(H5E_CANTALLOC, "%s: out of memory", RDR_NAME);
-    else if (vfdswmr_config_from_fapl(fapl, RDR_NAME, cfg) == 0 && vfdswmr_rdr_md_init(md, cfg, name) == 0)
-        rc = vfdswmr_rdr_md_attach(md, !cfg->presume_posix_semantics, cfg->open_timeout);
-    free(cfg);
-    return rc;
-}
-
 static H5FD_t *
 reader_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr)
 {
-    rdr_md_t md;
     rdr_t *r;
 
     if (flags & (H5F_ACC_RDWR | H5F_ACC_TRUNC | H5F_ACC_CREAT | H5F_ACC_EXCL)) {
         refuse_write(name, fapl);
         return NULL;
     }
-    if (locate_md(name, fapl, &md) < 0)
+    if (NULL == (r = (rdr_t *)vfdswmr_stack_new(fapl, sizeof *r, RDR_NAME, NULL)))
         return NULL;
-    r = (rdr_t *)vfdswmr_stack_open(name, flags, fapl, maxaddr, sizeof *r, RDR_NAME, NULL);
-    if (r == NULL) {
-        vfdswmr_rdr_md_release(&md);
+    r->md.fd = -1;
+    /* Find (or, with presume_posix_semantics=0, wait for) the metadata file
+     * and load its snapshot, before the HDF5 file is opened. */
+    if (vfdswmr_rdr_md_init(&r->md, &r->base.cfg, name) < 0 ||
+        vfdswmr_rdr_md_attach(&r->md, !r->base.cfg.presume_posix_semantics, r->base.cfg.open_timeout) < 0) {
+        free(r);
         return NULL;
     }
-    r->md = md;
+    if (vfdswmr_stack_open_lower(&r->base, name, flags, maxaddr) < 0) {
+        vfdswmr_rdr_md_release(&r->md);
+        free(r);
+        return NULL;
+    }
     r->lib_eoa = HADDR_UNDEF;
     if (vfdswmr_log_open(&r->log, r->base.cfg.log_file_path) < 0)
         VFDSWMR_ERR(H5E_CANTOPENFILE, "%s: cannot open the log file \"%s\" (log_file_path): %s", RDR_NAME,
@@ -95,10 +84,11 @@ reader_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr)
         vfdswmr_stack_close(&r->base);
         return NULL;
     }
-    vfdswmr_rdr_log(r, "open \"%s\" %s: tick=%llu session=%016llx entries=%u eoa=%llu attempts=%u", name,
-                    md.fd >= 0 ? "with metadata file" : "without writer (no metadata file)",
-                    (unsigned long long)md.snap.hdr.tick, (unsigned long long)md.snap.hdr.session,
-                    md.snap.idx.nentries, (unsigned long long)md.snap.hdr.eoa, md.snap.attempts);
+    vfdswmr_rdr_log(r, "open \"%s\" %s: tick=%llu session=%016llx entries=%u eoa=%llu attempts=%u max_lag=%u", name,
+                    r->md.fd >= 0 ? "with metadata file" : "without writer (no metadata file)",
+                    (unsigned long long)r->md.snap.hdr.tick, (unsigned long long)r->md.snap.hdr.session,
+                    r->md.snap.idx.nentries, (unsigned long long)r->md.snap.hdr.eoa, r->md.snap.attempts,
+                    r->md.max_lag);
     return &r->base.pub;
 }
 

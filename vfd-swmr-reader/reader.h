@@ -50,8 +50,10 @@ typedef struct rdr_md_t {
     dev_t dev;               /* identity of the file fd refers to */
     ino_t ino;
     vfdswmr_mdsnap_t snap;   /* the adopted snapshot; all zero without a writer */
-    uint32_t max_lag;        /* from the configuration */
+    uint32_t max_lag;        /* the writer's (from the adopted header), else the configuration's */
     uint32_t reserved_pages; /* md_pages_reserved */
+    uint64_t h5_ino;         /* the HDF5 file's inode (0 unknown), to refuse another file's metadata */
+    const vfdswmr_config_t *cfg; /* the reader's configuration (explicit tick_len/max_lag) */
 } rdr_md_t;
 
 /* One verified page image (or multi-page entry image). */
@@ -97,6 +99,10 @@ int vfdswmr_rdr_md_unlinked(const rdr_md_t *md);
 vfdswmr_mderr_t vfdswmr_rdr_read_header(int fd, vfdswmr_mdhdr_t *h);
 /* Load options for md (first read sized from the page size once known). */
 void vfdswmr_rdr_load_opts(const rdr_md_t *md, vfdswmr_mdr_opts_t *o);
+/* May md adopt a snapshot with header h? It must name this HDF5 file and
+ * agree with the settings the reader's configuration gives explicitly.
+ * 0 (and md->max_lag taken from h), or -1 with the reason on the stack. */
+int vfdswmr_rdr_check_header(rdr_md_t *md, const vfdswmr_mdhdr_t *h);
 
 /* ---- snapshot.c ---------------------------------------------------------- */
 

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "h5err.h"
+#include "mdlock.h"
 
 haddr_t
 vfdswmr_rdr_snap_eoa(const rdr_t *r)
@@ -45,6 +46,25 @@ vfdswmr_rdr_forward_eoa(rdr_t *r)
     return rc < 0 ? -1 : 0;
 }
 
+/* What the reader can tell of the writer of its metadata file. */
+static int
+writer_state(const rdr_t *r)
+{
+    vfdswmr_mdhdr_t h;
+
+    if (r->md.fd < 0)
+        return VFDSWMR_WRITER_NONE;
+    if (vfdswmr_rdr_read_header(r->md.fd, &h) != VFDSWMR_MD_OK)
+        h = r->md.snap.hdr;
+    if (h.flags & VFDSWMR_MDHDR_FINAL)
+        return VFDSWMR_WRITER_CLOSED;
+    if (!r->base.cfg.presume_posix_semantics)
+        return VFDSWMR_WRITER_UNKNOWN; /* a local copy kept by vfd_swmr_aux: nobody locks it */
+    if (vfdswmr_rdr_md_unlinked(&r->md) || vfdswmr_mdlock_held(r->md.fd) == 0)
+        return VFDSWMR_WRITER_DIED; /* gone without FINAL: died (perhaps recovered since) */
+    return h.flags & VFDSWMR_MDHDR_FAILED ? VFDSWMR_WRITER_FAILED : VFDSWMR_WRITER_RUNNING;
+}
+
 void
 vfdswmr_rdr_status(const rdr_t *r, vfdswmr_status_t *st)
 {
@@ -56,6 +76,9 @@ vfdswmr_rdr_status(const rdr_t *r, vfdswmr_status_t *st)
     st->session = s->hdr.session;
     st->eoa = s->hdr.eoa;
     st->index_entries = s->idx.nentries;
+    st->writer_state = writer_state(r);
+    st->tick_len = s->hdr.tick_len;
+    st->max_lag = s->hdr.max_lag;
 }
 
 /* Replace the adopted snapshot by *snap, loaded from fd (a new file when
@@ -65,6 +88,12 @@ adopt(rdr_t *r, vfdswmr_mdsnap_t *snap, int fd, dev_t dev, ino_t ino)
 {
     rdr_md_t *md = &r->md;
 
+    if (vfdswmr_rdr_check_header(md, &snap->hdr) < 0) {
+        vfdswmr_mdsnap_free(snap);
+        if (fd != md->fd)
+            close(fd);
+        return -1;
+    }
     vfdswmr_mdsnap_free(&md->snap);
     md->snap = *snap;
     vfdswmr_rdr_cache_drop(r);
@@ -144,10 +173,10 @@ lag_error(rdr_t *r, uint64_t tick, uint64_t writer_tick)
     vfdswmr_rdr_log(r, "lag error snapshot tick=%llu writer tick=%llu max_lag=%u", (unsigned long long)tick,
                     (unsigned long long)writer_tick, r->md.max_lag);
     VFDSWMR_ERR(H5E_READERROR,
-                "%s: reader fell behind: its snapshot (tick %llu) is max_lag or more ticks older than the "
-                "writer's (tick %llu): refresh more often (H5Drefresh/H5Grefresh/vfdswmr_refresh) or raise "
-                "max_lag (now %u)",
-                RDR_NAME, (unsigned long long)tick, (unsigned long long)writer_tick, r->md.max_lag);
+                "%s: reader fell behind: its snapshot (tick %llu) is max_lag=%u or more ticks older than the "
+                "writer's (tick %llu): refresh more often (H5Drefresh/H5Grefresh/vfdswmr_refresh), or give the "
+                "writer a larger max_lag (readers adopt the writer's)",
+                RDR_NAME, (unsigned long long)tick, r->md.max_lag, (unsigned long long)writer_tick);
     return -1;
 }
 
@@ -159,6 +188,20 @@ session_error(rdr_t *r)
                 "%s: the metadata file now belongs to another writer session (the writer was restarted): "
                 "reopen the file",
                 RDR_NAME);
+    return -1;
+}
+
+/* The writer could not publish any more (disk full ...): it will write
+ * everything to the HDF5 file at close, so nothing read from it now is
+ * guaranteed to match the snapshot. */
+static int
+failed_error(rdr_t *r, const vfdswmr_mdhdr_t *h)
+{
+    vfdswmr_rdr_log(r, "writer failed at tick=%llu", (unsigned long long)h->tick);
+    VFDSWMR_ERR(H5E_READERROR,
+                "%s: the writer stopped publishing at tick %llu (it could not write the metadata file \"%s\", e.g. "
+                "disk full): this view cannot advance; reopen the file once the writer has closed it",
+                RDR_NAME, (unsigned long long)h->tick, r->md.path);
     return -1;
 }
 
@@ -197,7 +240,7 @@ check_successor(rdr_t *r, bool at_start)
         return header_error(r, err);
     if (!at_start)
         return session_error(r);
-    return h.tick >= r->md.max_lag ? lag_error(r, 0, h.tick) : 0;
+    return h.tick >= h.max_lag ? lag_error(r, 0, h.tick) : 0;
 }
 
 int
@@ -213,6 +256,8 @@ vfdswmr_rdr_lag_check(rdr_t *r)
         return header_error(r, err);
     if (h.session != s->hdr.session)
         return session_error(r);
+    if (h.flags & VFDSWMR_MDHDR_FAILED)
+        return failed_error(r, &h);
     if (h.tick >= s->hdr.tick + r->md.max_lag)
         return lag_error(r, s->hdr.tick, h.tick);
     if (!vfdswmr_rdr_md_unlinked(&r->md))

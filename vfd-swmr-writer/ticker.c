@@ -28,6 +28,7 @@ vfdswmr_writer_end_tick(vfdswmr_writer_t *w, bool final)
     size_t nc, nr;
     uint64_t tick = vfdswmr_mdw_tick(w->mdw) + 1;
     double t0 = vfdswmr_now();
+    char why[384]; /* fits w->error with the prefix */
 
     if (w->error[0])
         return -1;
@@ -35,10 +36,14 @@ vfdswmr_writer_end_tick(vfdswmr_writer_t *w, bool final)
         snprintf(w->error, sizeof w->error, "out of memory preparing tick %llu", (unsigned long long)tick);
         return -1;
     }
-    if (vfdswmr_mdw_publish(w->mdw, w->cp_eoa, changes, nc, removals, nr, final ? VFDSWMR_MDW_FINAL : 0) < 0) {
-        snprintf(w->error, sizeof w->error, "cannot publish tick %llu: %s", (unsigned long long)tick,
-                 vfdswmr_mdw_error(w->mdw));
+    if (vfdswmr_mdw_publish(w->mdw, w->cp_eoa, changes, nc, removals, nr, final ? VFDSWMR_MDW_FINAL : 0, why,
+                            sizeof why) < 0) {
+        snprintf(w->error, sizeof w->error, "cannot publish tick %llu: %s", (unsigned long long)tick, why);
         VFDSWMR_LOG(&w->log, "error", "%s", w->error);
+        /* Tell the readers (the header is rewritten in place, which needs no
+         * new space): they get an error instead of a silently frozen view. */
+        if (vfdswmr_mdw_mark_failed(w->mdw, why, sizeof why) < 0)
+            VFDSWMR_LOG(&w->log, "error", "cannot mark the metadata file failed: %s", why);
         return -1;
     }
     vfdswmr_pb_published(w->pb, tick);

@@ -18,12 +18,16 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
 #include "h5err.h"
 #include "paths.h"
+#include "recover.h"
 #include "plugin.h"
 #include "vfdswmr.h"
 #include "writer.h"
@@ -54,11 +58,15 @@ store_page(void *ctx, uint64_t page, const uint8_t *image, size_t len)
 {
     vfdswmr_writer_t *w = ctx;
 
+    herr_t rc = VFDSWMR_GUARDED(herr_t,
+                                H5FDwrite(LOWER(w), H5FD_MEM_DEFAULT, H5P_DEFAULT, page * VFDSWMR_WRITER_PAGE_SIZE,
+                                          len, image),
+                                _r < 0);
+
     w->pages_stored++;
-    return VFDSWMR_GUARDED(herr_t,
-                           H5FDwrite(LOWER(w), H5FD_MEM_DEFAULT, H5P_DEFAULT, page * VFDSWMR_WRITER_PAGE_SIZE, len,
-                                     image),
-                           _r < 0);
+    if (w->closing)
+        vfdswmr_test_kill_point("close");
+    return rc;
 }
 
 /* Does the lower driver hand out a POSIX file descriptor (for fsync)? */
@@ -91,13 +99,15 @@ sync_hdf5_file(vfdswmr_writer_t *w)
     return 0;
 }
 
-/* Report a publish failure of the ticker thread (once) on this callback's stack. */
+/* Report a publish failure of the ticker thread on this callback's stack. */
 static int
 check_error(vfdswmr_writer_t *w)
 {
     if (!w->error[0])
         return 0;
-    VFDSWMR_ERR(H5E_WRITEERROR, "%s: %s (readers no longer see new data; the HDF5 file itself is kept whole)",
+    VFDSWMR_ERR(H5E_WRITEERROR,
+                "%s: %s: readers are told the writer stopped publishing; everything is written to the HDF5 file "
+                "at close",
                 VFDSWMR_WRITER_NAME, w->error);
     return -1;
 }
@@ -113,15 +123,14 @@ writer_free(vfdswmr_writer_t *w)
     pthread_cond_destroy(&w->wake);
 }
 
+/* Everything that needs only the configuration: checked before any file is
+ * touched. */
 static int
-start_swmr(vfdswmr_writer_t *w, const char *name, hid_t fapl)
+prepare_swmr(vfdswmr_writer_t *w, const char *name, hid_t fapl, char *ud_base, size_t ud_len)
 {
     const vfdswmr_config_t *cfg = &w->base.cfg;
-    char ud_base[VFDSWMR_MAX_PATH + 64], err[VFDSWMR_MDW_ERRLEN];
     size_t pb_size = 0;
     unsigned min_meta = 0, min_raw = 0;
-    vfdswmr_mdw_opts_t o = {.page_size = VFDSWMR_WRITER_PAGE_SIZE, .reserved_pages = cfg->md_pages_reserved,
-                            .max_lag = cfg->max_lag, .durable = cfg->flush_raw_data};
 
     if (VFDSWMR_GUARDED(herr_t, H5Pget_page_buffer_size(fapl, &pb_size, &min_meta, &min_raw), _r < 0) >= 0 &&
         pb_size > 0) {
@@ -132,7 +141,7 @@ start_swmr(vfdswmr_writer_t *w, const char *name, hid_t fapl)
         return -1;
     }
     if (vfdswmr_md_path(cfg, name, w->md_path, sizeof w->md_path) < 0 ||
-        vfdswmr_ud_base(cfg, name, ud_base, sizeof ud_base) < 0) {
+        vfdswmr_ud_base(cfg, name, ud_base, ud_len) < 0) {
         VFDSWMR_ERR(H5E_BADVALUE, "%s: metadata or updater file path too long for \"%s\"", VFDSWMR_WRITER_NAME,
                     name);
         return -1;
@@ -146,38 +155,110 @@ start_swmr(vfdswmr_writer_t *w, const char *name, hid_t fapl)
         VFDSWMR_ERR(H5E_CANTALLOC, "%s: out of memory", VFDSWMR_WRITER_NAME);
         return -1;
     }
+    return 0;
+}
+
+/* Bring the HDF5 file back to the crashed writer's last snapshot (old_fd:
+ * its metadata file, locked by us). */
+static int
+recover_crashed(vfdswmr_writer_t *w, int old_fd, const char *name)
+{
+    vfdswmr_recover_io_t io;
+    vfdswmr_recover_report_t rep;
+    char err[1024];
+
+    vfdswmr_recover_io_lower(LOWER(w), &io);
+    if (vfdswmr_recover_run(old_fd, w->md_path, &io, name, w->hdf5_id, false, &rep, err, sizeof err) < 0) {
+        VFDSWMR_ERR(H5E_CANTOPENFILE, "%s: a writer of \"%s\" crashed and its file cannot be recovered: %s",
+                    VFDSWMR_WRITER_NAME, name, err);
+        return -1;
+    }
+    if (rep.needed)
+        VFDSWMR_LOG(&w->log, "recovered", "file=%s session=%llx tick=%llu pages=%u bytes=%llu eoa=%llu", name,
+                    (unsigned long long)rep.session, (unsigned long long)rep.tick, rep.pages,
+                    (unsigned long long)rep.bytes, (unsigned long long)rep.eoa);
+    return 0;
+}
+
+/*
+ * Open for writing. Order matters (a refused writer changes nothing):
+ *  1. configuration and paths (no file touched);
+ *  2. the metadata file at its name: a live writer's is refused, a crashed
+ *     writer's is locked and kept for recovery (vfdswmr_claim_md);
+ *  3. our own metadata file, created and locked under a temporary name; with
+ *     no metadata file there, it takes the name now, so a second writer
+ *     starting at the same moment is refused before it opens the HDF5 file;
+ *  4. the HDF5 file, through the lower driver, with the caller's flags;
+ *  5. recovery from the crashed writer's metadata file (not when truncating);
+ *  6. our metadata file replaces the crashed writer's.
+ */
+static int
+start_swmr(vfdswmr_writer_t *w, const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr)
+{
+    const vfdswmr_config_t *cfg = &w->base.cfg;
+    char ud_base[VFDSWMR_MAX_PATH + 64], err[VFDSWMR_MDW_ERRLEN];
+    vfdswmr_mdw_opts_t o = {.page_size = VFDSWMR_WRITER_PAGE_SIZE, .reserved_pages = cfg->md_pages_reserved,
+                            .max_lag = cfg->max_lag, .tick_len = cfg->tick_len, .durable = cfg->flush_raw_data,
+                            .defer_link = true};
+    int old_fd = -1;
+    bool replace = false;
+    struct stat st;
+
+    if (prepare_swmr(w, name, fapl, ud_base, sizeof ud_base) < 0)
+        return -1;
     o.md_path = cfg->maintain_metadata_file ? w->md_path : NULL;
     o.ud_base = cfg->generate_updater_files ? ud_base : NULL;
     o.ud_keep_ticks = cfg->updater_keep_ticks ? cfg->updater_keep_ticks : cfg->max_lag + 1;
+    if (o.md_path && vfdswmr_claim_md(w, name, &old_fd, &replace) < 0)
+        return -1;
+    if (vfdswmr_mdw_open(&o, &w->mdw, err, sizeof err) < 0 || (!replace && vfdswmr_mdw_link(w->mdw, false, err, sizeof err) < 0)) {
+        VFDSWMR_ERR(H5E_CANTCREATE, "%s: %s", VFDSWMR_WRITER_NAME, err);
+        goto fail;
+    }
+    if (vfdswmr_stack_open_lower(&w->base, name, flags, maxaddr) < 0)
+        goto fail;
+    w->hdf5_id = stat(name, &st) == 0 ? (uint64_t)st.st_ino : 0;
+    vfdswmr_mdw_set_hdf5_id(w->mdw, w->hdf5_id);
     if (cfg->flush_raw_data && !lower_has_fd(w)) {
         VFDSWMR_ERR(H5E_BADVALUE,
                     "%s: flush_raw_data=1 needs a lower driver with a POSIX file descriptor to fsync (sec2, log), "
                     "not \"%s\"",
                     VFDSWMR_WRITER_NAME, cfg->under_name);
-        return -1;
+        goto fail;
     }
-    if (vfdswmr_mdw_open(&o, &w->mdw, err, sizeof err) < 0) {
+    if (old_fd >= 0 && !(flags & H5F_ACC_TRUNC) && recover_crashed(w, old_fd, name) < 0)
+        goto fail;
+    if (replace && vfdswmr_mdw_link(w->mdw, true, err, sizeof err) < 0) {
         VFDSWMR_ERR(H5E_CANTCREATE, "%s: %s", VFDSWMR_WRITER_NAME, err);
-        return -1;
+        goto fail;
     }
+    if (old_fd >= 0)
+        close(old_fd); /* releases the crashed writer's file, replaced now */
+    old_fd = -1;
     w->eoa = w->cp_eoa = VFDSWMR_GUARDED(haddr_t, H5FDget_eoa(LOWER(w), H5FD_MEM_DEFAULT), false);
     if (vfdswmr_ticker_start(w) < 0) {
         VFDSWMR_ERR(H5E_CANTINIT, "%s: cannot start the tick thread: %s", VFDSWMR_WRITER_NAME, strerror(errno));
-        vfdswmr_mdw_close(w->mdw, false);
-        w->mdw = NULL;
-        return -1;
+        goto fail;
     }
+    vfdswmr_registry_add(w, name);
     VFDSWMR_LOG(&w->log, "open", "file=%s md=%s session=%llx swmr_write=%d tick_len=%u max_lag=%u", name,
                 w->md_path, (unsigned long long)vfdswmr_mdw_session(w->mdw), w->swmr_write, cfg->tick_len,
                 cfg->max_lag);
     return 0;
+fail:
+    if (w->mdw)
+        vfdswmr_mdw_close(w->mdw, false, err, sizeof err); /* removes our metadata file, never another's */
+    w->mdw = NULL;
+    if (old_fd >= 0)
+        close(old_fd);
+    return -1;
 }
 
 static H5FD_t *
 writer_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr)
 {
-    vfdswmr_writer_t *w = (vfdswmr_writer_t *)vfdswmr_stack_open(name, flags, fapl, maxaddr, sizeof *w,
-                                                                 VFDSWMR_WRITER_NAME, vfdswmr_config_check_writer);
+    vfdswmr_writer_t *w = (vfdswmr_writer_t *)vfdswmr_stack_new(fapl, sizeof *w, VFDSWMR_WRITER_NAME,
+                                                                vfdswmr_config_check_writer);
     if (w == NULL)
         return NULL;
     pthread_mutex_init(&w->lock, NULL);
@@ -185,33 +266,70 @@ writer_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr)
     /* A read-only open through the writer driver (h5dump, probes): pass through. */
     w->active = (flags & H5F_ACC_RDWR) != 0;
     w->swmr_write = (flags & H5F_ACC_SWMR_WRITE) != 0;
-    if (w->active && start_swmr(w, name, fapl) < 0) {
+    if (w->active ? start_swmr(w, name, flags, fapl, maxaddr) < 0
+                  : vfdswmr_stack_open_lower(&w->base, name, flags, maxaddr) < 0) {
         writer_free(w);
-        vfdswmr_stack_close(&w->base);
+        if (w->base.lower)
+            vfdswmr_stack_close(&w->base);
+        else
+            free(w);
         return NULL;
     }
     return &w->base.pub;
+}
+
+/* The HDF5 file could not be completed: keep the metadata file, whose last
+ * snapshot recovery can restore. */
+static void
+report_incomplete(vfdswmr_writer_t *w, const char *what)
+{
+    VFDSWMR_ERR(H5E_WRITEERROR,
+                "%s: %s; the HDF5 file's last published state is kept in the metadata file %s: run "
+                "vfd_swmr_recover on the HDF5 file once the cause is fixed (opening it for writing with "
+                "vfd_swmr_writer does the same)",
+                VFDSWMR_WRITER_NAME, what, w->md_path);
+}
+
+/* Wait one tick, then publish; store the pages that became due. */
+static int
+close_tick(vfdswmr_writer_t *w)
+{
+    double wait = vfdswmr_tick_seconds(w);
+    struct timespec ts = {(time_t)wait, (long)((wait - (double)(time_t)wait) * 1e9)};
+
+    nanosleep(&ts, NULL);
+    if (vfdswmr_writer_end_tick(w, false) < 0)
+        return 0; /* publishing failed: handled by the caller through w->error */
+    return vfdswmr_pb_store_due(w->pb, vfdswmr_mdw_tick(w->mdw), w->base.cfg.max_lag, w->eoa, store_page, w) < 0
+               ? -1
+               : 0;
 }
 
 /*
  * Close: the state now is final (the superblock was written after the last
  * flush), so publish it; keep ticking until every page has been in the index
  * max_lag ticks, writing each page to the HDF5 file when due; then publish
- * an empty index and remove the metadata file. On a publish failure every
- * page still goes to the HDF5 file at once: no user data is lost.
+ * the final, empty index (FINAL) and remove the metadata file.
+ * If publishing had failed, every page's current bytes go to the HDF5 file
+ * at once instead: the file gets everything H5Fflush ever returned success
+ * for. If writing the HDF5 file fails, the metadata file stays: it holds
+ * the last published state, which recovery restores.
  */
 static herr_t
 writer_close(H5FD_t *file)
 {
     vfdswmr_writer_t *w = W(file);
     herr_t rc = 0;
-    long stored;
+    bool complete = false;
+    char err[VFDSWMR_MDW_ERRLEN];
 
     if (!w->active) {
         writer_free(w);
         return vfdswmr_stack_close(&w->base);
     }
     vfdswmr_ticker_stop(w);
+    vfdswmr_registry_remove(w);
+    w->closing = true;
     w->eot_disabled = false;
     if (w->base.cfg.flush_raw_data && sync_hdf5_file(w) < 0)
         rc = -1;
@@ -219,31 +337,36 @@ writer_close(H5FD_t *file)
         w->cp_eoa = w->eoa;
         vfdswmr_writer_end_tick(w, false);
     }
-    else
-        snprintf(w->error, sizeof w->error, "out of memory at close");
-    while (!w->error[0] && vfdswmr_mdw_tick(w->mdw) < vfdswmr_pb_last_due_tick(w->pb, w->base.cfg.max_lag)) {
-        double wait = vfdswmr_tick_seconds(w);
-        struct timespec ts = {(time_t)wait, (long)((wait - (double)(time_t)wait) * 1e9)};
-        nanosleep(&ts, NULL);
-        if (vfdswmr_writer_end_tick(w, false) < 0 ||
-            vfdswmr_pb_store_due(w->pb, vfdswmr_mdw_tick(w->mdw), w->base.cfg.max_lag, w->eoa, store_page, w) < 0)
-            break;
-    }
-    /* Everything goes to the HDF5 file now (at once, after a failure). */
-    stored = vfdswmr_pb_store_due(w->pb, w->error[0] ? UINT64_MAX / 2 : vfdswmr_mdw_tick(w->mdw),
-                                  w->base.cfg.max_lag, w->eoa, store_page, w);
-    if (stored < 0 || VFDSWMR_GUARDED(herr_t, H5FDflush(LOWER(w), H5P_DEFAULT, true), _r < 0) < 0) {
-        VFDSWMR_ERR(H5E_WRITEERROR, "%s: cannot write metadata to the HDF5 file at close", VFDSWMR_WRITER_NAME);
-        rc = -1;
-    }
     else if (!w->error[0])
-        vfdswmr_writer_end_tick(w, true); /* empty index: readers read the HDF5 file only */
-    if (check_error(w) < 0)
+        snprintf(w->error, sizeof w->error, "out of memory at close");
+    if (!w->error[0]) {
+        int stored = 0;
+        while (stored == 0 && !w->error[0] &&
+               vfdswmr_mdw_tick(w->mdw) < vfdswmr_pb_last_due_tick(w->pb, w->base.cfg.max_lag))
+            stored = close_tick(w);
+        if (stored < 0 || vfdswmr_pb_store_due(w->pb, vfdswmr_mdw_tick(w->mdw), w->base.cfg.max_lag, w->eoa,
+                                               store_page, w) < 0)
+            report_incomplete(w, "cannot write metadata pages to the HDF5 file at close");
+        else
+            complete = !w->error[0];
+    }
+    if (w->error[0] && vfdswmr_pb_store_current(w->pb, w->eoa, store_page, w) >= 0)
+        complete = true; /* publishing failed, but the HDF5 file got every page */
+    else if (w->error[0])
+        report_incomplete(w, "publishing failed and the HDF5 file cannot take the metadata either");
+    if (complete && (VFDSWMR_GUARDED(herr_t, H5FDflush(LOWER(w), H5P_DEFAULT, true), _r < 0) < 0 ||
+                     (w->base.cfg.flush_raw_data && sync_hdf5_file(w) < 0))) {
+        report_incomplete(w, "cannot flush the HDF5 file at close");
+        complete = false;
+    }
+    if (complete && !w->error[0])
+        vfdswmr_writer_end_tick(w, true); /* empty index, FINAL: readers read the HDF5 file only */
+    if (!complete || check_error(w) < 0)
         rc = -1;
-    VFDSWMR_LOG(&w->log, "close", "ticks=%llu pages_published=%llu pages_written=%llu",
-                (unsigned long long)vfdswmr_mdw_tick(w->mdw), w->pages_published, w->pages_stored);
-    if (vfdswmr_mdw_close(w->mdw, w->base.cfg.keep_metadata_file) < 0) {
-        VFDSWMR_ERR(H5E_CANTCLOSEFILE, "%s: %s", VFDSWMR_WRITER_NAME, vfdswmr_mdw_error(w->mdw));
+    VFDSWMR_LOG(&w->log, "close", "ticks=%llu pages_published=%llu pages_written=%llu complete=%d",
+                (unsigned long long)vfdswmr_mdw_tick(w->mdw), w->pages_published, w->pages_stored, complete);
+    if (vfdswmr_mdw_close(w->mdw, w->base.cfg.keep_metadata_file || !complete, err, sizeof err) < 0) {
+        VFDSWMR_ERR(H5E_CANTCLOSEFILE, "%s: %s", VFDSWMR_WRITER_NAME, err);
         rc = -1;
     }
     writer_free(w);
@@ -433,7 +556,9 @@ ctl_locked(vfdswmr_writer_t *w, uint64_t op, const void *in)
         vfdswmr_mdw_index(w->mdw, &n);
         *s = (vfdswmr_status_t){.is_writer = 1, .tick = vfdswmr_mdw_tick(w->mdw),
                                 .session = vfdswmr_mdw_session(w->mdw), .eoa = w->cp_eoa, .index_entries = n,
-                                .pages_cached = st.images};
+                                .pages_cached = st.images,
+                                .writer_state = w->error[0] ? VFDSWMR_WRITER_FAILED : VFDSWMR_WRITER_RUNNING,
+                                .tick_len = w->base.cfg.tick_len, .max_lag = w->base.cfg.max_lag};
         return 0;
     }
     case VFDSWMR_CTL_REFRESH:

@@ -27,6 +27,7 @@ typedef struct vfdswmr_writer_t {
     bool active;                  /* opened for writing: SWMR machinery on */
     bool swmr_write;              /* opened with H5F_ACC_SWMR_WRITE */
     char md_path[VFDSWMR_MAX_PATH + 64];
+    uint64_t hdf5_id;             /* st_ino of the HDF5 file, 0 unknown */
     vfdswmr_log_t log;
 
     pthread_mutex_t lock;
@@ -39,11 +40,17 @@ typedef struct vfdswmr_writer_t {
     uint64_t eoa;                 /* current end of allocated space */
     uint64_t cp_eoa;              /* the EOA of the last consistency point */
     bool truncated;               /* truncate seen since the last flush: H5Fflush or close under way */
+    bool closing;                 /* in writer_close */
     bool eot_disabled, tick_missed;
     double next_tick;             /* monotonic seconds */
     char error[512];              /* first publish failure, reported by the next callback */
     unsigned long long publishes, pages_published, pages_stored;
 } vfdswmr_writer_t;
+
+/* claim.c: the metadata file before the HDF5 file is opened (see there). */
+int vfdswmr_claim_md(vfdswmr_writer_t *w, const char *h5_name, int *old_fd, bool *replace);
+void vfdswmr_registry_add(const vfdswmr_writer_t *w, const char *h5_name);
+void vfdswmr_registry_remove(const vfdswmr_writer_t *w);
 
 /* ticker.c; all but start/stop are called with `lock` held. */
 int vfdswmr_ticker_start(vfdswmr_writer_t *w);

@@ -8,7 +8,8 @@
  * is the index, copied to an allocation of exactly its size so that
  * AddressSanitizer catches any read past it.
  * Invariants checked (abort() otherwise): an index that decodes re-encodes to
- * the same bytes; a failed decode leaves no entries and a zero count.
+ * the same bytes, and each entry's ranges lie in its image, sorted and
+ * disjoint; a failed decode leaves no entries, no ranges and zero counts.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -35,14 +36,30 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     page_size = fuzz_page_size(data);
     buf = fuzz_input(data, size, PREFIX, 0, &len);
     if (vfdswmr_mdidx_decode(buf, len, page_size, &idx) == VFDSWMR_MD_OK) {
-        if (vfdswmr_mdidx_size(idx.nentries) != len || (out = malloc(len)) == NULL)
+        uint64_t owned = 0;
+        if (vfdswmr_mdidx_size(idx.nentries, idx.nranges) != len || (out = malloc(len)) == NULL)
+            abort();
+        for (uint32_t i = 0; i < idx.nentries; i++) {
+            const vfdswmr_mdentry_t *e = &idx.entries[i];
+            uint64_t end = 0;
+            if (e->range_first != owned)
+                abort();
+            for (uint32_t k = e->range_first; k < e->range_first + e->nranges; k++) {
+                const vfdswmr_mdrange_t *r = &idx.ranges[k];
+                if (r->length == 0 || r->offset < end || (uint64_t)r->offset + r->length > e->length)
+                    abort();
+                end = (uint64_t)r->offset + r->length;
+            }
+            owned += e->nranges;
+        }
+        if (owned != idx.nranges)
             abort();
         vfdswmr_mdidx_encode(&idx, out);
         if (memcmp(out, buf, len) != 0)
             abort();
         free(out);
-        free(idx.entries);
-    } else if (idx.entries != NULL || idx.nentries != 0) {
+        vfdswmr_mdidx_free(&idx);
+    } else if (idx.entries != NULL || idx.nentries != 0 || idx.ranges != NULL || idx.nranges != 0) {
         abort();
     }
     free(buf);

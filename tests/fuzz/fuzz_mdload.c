@@ -62,7 +62,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             }
         vfdswmr_mdsnap_free(&s);
     }
-    else if (s.idx.entries != NULL)
+    else if (s.idx.entries != NULL || s.idx.ranges != NULL)
         abort();
     free(buf);
     return 0;

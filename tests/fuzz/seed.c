@@ -63,9 +63,14 @@ static uint32_t selector(uint32_t page_size)
 static void seed_mdhdr(seed_dir_t *d)
 {
     static const vfdswmr_mdhdr_t hdrs[] = {
-        {4096, 0x0123456789abcdefull, 1, VFDSWMR_MDHDR_SIZE, 28 + 24 * 3, 1 << 20},
-        {512, 7, 0, 512 * 3, 28, 0},
-        {1u << 30, UINT64_MAX, UINT64_MAX, UINT64_MAX - ((1u << 30) - 1), 28 + 24 * 1000, UINT64_MAX},
+        {.flags = 0, .page_size = 4096, .session = 0x0123456789abcdefull, .tick = 1,
+         .index_offset = VFDSWMR_MDHDR_SIZE, .index_length = 32 + 32 * 3 + 8 * 4, .eoa = 1 << 20,
+         .tick_len = 4, .max_lag = 7, .hdf5_id = 0x1234},
+        {.flags = VFDSWMR_MDHDR_FINAL, .page_size = 512, .session = 7, .tick = 0, .index_offset = 72 + 216,
+         .index_length = 32, .eoa = 0, .tick_len = 0, .max_lag = 3, .hdf5_id = 0},
+        {.flags = VFDSWMR_MDHDR_FAILED, .page_size = 1u << 30, .session = UINT64_MAX, .tick = UINT64_MAX,
+         .index_offset = UINT64_MAX - ((1u << 30) - 1), .index_length = 32 + 32 * 1000 + 8 * 3000,
+         .eoa = UINT64_MAX, .tick_len = UINT32_MAX, .max_lag = UINT32_MAX, .hdf5_id = UINT64_MAX},
     };
     uint8_t mode[1], body[VFDSWMR_MDHDR_SIZE + 8];
     for (size_t i = 0; i < sizeof hdrs / sizeof hdrs[0]; i++) {
@@ -92,17 +97,20 @@ static void seed_udhdr(seed_dir_t *d)
 
 static void seed_mdidx(seed_dir_t *d)
 {
+    /* entries with 0, 2, 1, 0 and 3 ranges */
     static const vfdswmr_mdentry_t e[] = {
-        {0, 1, 4096, 0x11111111}, {1, 2, 3 * 4096 + 5, 0x22222222}, {9, 6, 4096, 0x33333333},
-        {10, 7, 1, 0x44444444},   {100, 8, 4096, 0x55555555},
+        {0, 1, 4096, 0x11111111, 0, 0},   {1, 2, 3 * 4096 + 5, 0x22222222, 0, 2}, {9, 6, 4096, 0x33333333, 2, 1},
+        {10, 7, 1, 0x44444444, 3, 0},     {100, 8, 4096, 0x55555555, 3, 3},
     };
-    static const uint32_t counts[] = {0, 1, 5};
+    static const vfdswmr_mdrange_t r[] = {{0, 16}, {4096, 3 * 4096 + 5 - 4096}, {100, 1}, {0, 1}, {1, 99}, {200, 3896}};
+    static const uint32_t counts[] = {0, 1, 5}, nranges[] = {0, 0, 6};
     uint8_t prefix[5], body[MAX_SEED];
     put_le(prefix + 1, selector(4096), 4);
     for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
-        vfdswmr_mdidx_t idx = {0x0123456789abcdefull, 1 + i, counts[i], (vfdswmr_mdentry_t *)e};
+        vfdswmr_mdidx_t idx = {0x0123456789abcdefull, 1 + i, counts[i], (vfdswmr_mdentry_t *)e, nranges[i],
+                               (vfdswmr_mdrange_t *)r};
         vfdswmr_mdidx_encode(&idx, body);
-        emit(d, prefix, sizeof prefix, body, vfdswmr_mdidx_size(counts[i]));
+        emit(d, prefix, sizeof prefix, body, vfdswmr_mdidx_size(counts[i], nranges[i]));
     }
 }
 
@@ -119,7 +127,7 @@ static void seed_one_udcl(seed_dir_t *d, uint32_t ps, uint32_t n, const uint32_t
     }
     vfdswmr_udcl_t cl = {.tick = 3, .hdr_len = VFDSWMR_MDHDR_SIZE, .hdr_checksum = 0x12345678,
                          .idx_ud_page = page, .idx_md_offset = VFDSWMR_MDHDR_SIZE,
-                         .idx_len = (uint32_t)vfdswmr_mdidx_size(n), .idx_checksum = 0x9abcdef0,
+                         .idx_len = (uint32_t)vfdswmr_mdidx_size(n, 2 * n), .idx_checksum = 0x9abcdef0,
                          .nentries = n, .entries = e};
     cl.hdr_ud_page = page + vfdswmr_pages(cl.idx_len, ps);
     put_le(prefix + 1, selector(ps), 4);

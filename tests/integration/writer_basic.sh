@@ -17,13 +17,18 @@ read -r -t 60 line <&4 || fail "the writer did not get ready: $(cat "$WORK/err1"
 [ -s "$f.md" ] || fail "no metadata file next to the HDF5 file while the writer runs"
 ok "a live writer keeps a metadata file $f.md"
 
-# A second writer on the same file is refused; the first is unaffected.
-if out=$(HDF5_DRIVER=vfd_swmr_writer roundtrip open "$f" 2>&1); then
-    fail "a second writer was allowed to open the file"
-fi
-[[ $out == *"already exists: another writer may be active on this file"* ]] \
-    || fail "the second writer's error does not say why: $out"
-ok "a second writer is refused with a clear message"
+# A second writer on the same file is refused -- also one that creates the
+# file anew (HDF5 retries a failed open with TRUNC) -- and changes nothing.
+before=$(cat "$f" "$f.md" | sha256sum)
+for mode in open write; do
+    if out=$(HDF5_DRIVER=vfd_swmr_writer roundtrip $mode "$f" 2>&1); then
+        fail "a second writer ($mode) was allowed to open the file"
+    fi
+    [[ $out == *"$f.md is locked: another writer has \"$f\" open"* ]] \
+        || fail "the second writer's error ($mode) does not say why: $out"
+    [ "$(cat "$f" "$f.md" | sha256sum)" = "$before" ] || fail "a refused writer ($mode) changed the files"
+done
+ok "a second writer is refused with a clear message, and changes nothing"
 
 echo close >&3
 exec 3>&- 4<&-

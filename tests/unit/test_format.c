@@ -69,6 +69,7 @@ static uint8_t *dup_bytes(const uint8_t *b, size_t n)
 
 /* Decoded outputs start as garbage: decoders must overwrite all of it. */
 static vfdswmr_mdentry_t md_sentinel;
+static vfdswmr_mdrange_t range_sentinel;
 static vfdswmr_udentry_t ud_sentinel;
 
 static vfdswmr_mderr_t mdhdr_dec(const uint8_t *b, size_t n, vfdswmr_mdhdr_t *h)
@@ -76,12 +77,16 @@ static vfdswmr_mderr_t mdhdr_dec(const uint8_t *b, size_t n, vfdswmr_mdhdr_t *h)
     memset(h, 0xA5, sizeof *h);
     vfdswmr_mderr_t err = vfdswmr_mdhdr_decode(b, n, h);
     if (err != VFDSWMR_MD_OK) {
+        assert_int_equal(h->flags, 0);
         assert_int_equal(h->page_size, 0);
         assert_int_equal(h->session, 0);
         assert_int_equal(h->tick, 0);
         assert_int_equal(h->index_offset, 0);
         assert_int_equal(h->index_length, 0);
         assert_int_equal(h->eoa, 0);
+        assert_int_equal(h->tick_len, 0);
+        assert_int_equal(h->max_lag, 0);
+        assert_int_equal(h->hdf5_id, 0);
     }
     return err;
 }
@@ -102,18 +107,24 @@ static vfdswmr_mderr_t udhdr_dec(const uint8_t *b, size_t n, vfdswmr_udhdr_t *h)
     return err;
 }
 
-/* On success the caller frees idx->entries. */
+/* On success the caller frees idx with vfdswmr_mdidx_free(). */
 static vfdswmr_mderr_t mdidx_dec(const uint8_t *b, size_t n, uint32_t ps, vfdswmr_mdidx_t *idx)
 {
-    *idx = (vfdswmr_mdidx_t){.session = 7, .tick = 7, .nentries = 7, .entries = &md_sentinel};
+    *idx = (vfdswmr_mdidx_t){.session = 7, .tick = 7, .nentries = 7, .entries = &md_sentinel, .nranges = 7,
+                             .ranges = &range_sentinel};
     vfdswmr_mderr_t err = vfdswmr_mdidx_decode(b, n, ps, idx);
     if (err != VFDSWMR_MD_OK) {
         assert_null(idx->entries);
+        assert_null(idx->ranges);
         assert_int_equal(idx->nentries, 0);
+        assert_int_equal(idx->nranges, 0);
         assert_int_equal(idx->session, 0);
         assert_int_equal(idx->tick, 0);
-    } else if (idx->nentries == 0) {
-        assert_null(idx->entries);
+    } else {
+        if (idx->nentries == 0)
+            assert_null(idx->entries);
+        if (idx->nranges == 0)
+            assert_null(idx->ranges);
     }
     return err;
 }
@@ -138,7 +149,7 @@ static vfdswmr_mderr_t mdidx_err(const uint8_t *b, size_t n, uint32_t ps)
 {
     vfdswmr_mdidx_t idx;
     vfdswmr_mderr_t err = mdidx_dec(b, n, ps, &idx);
-    free(idx.entries);
+    vfdswmr_mdidx_free(&idx);
     return err;
 }
 
@@ -154,12 +165,16 @@ static vfdswmr_mderr_t udcl_err(const uint8_t *b, size_t n, uint32_t ps, uint64_
 
 static vfdswmr_mdhdr_t sample_mdhdr(void)
 {
-    return (vfdswmr_mdhdr_t){.page_size = PS,
+    return (vfdswmr_mdhdr_t){.flags = 0,
+                             .page_size = PS,
                              .session = 0x0123456789abcdefull,
                              .tick = 42,
                              .index_offset = VFDSWMR_MDHDR_SIZE,
-                             .index_length = 28 + 24 * 3,
-                             .eoa = 0x10000};
+                             .index_length = 32 + 32 * 3 + 8 * 4,
+                             .eoa = 0x10000,
+                             .tick_len = 4,
+                             .max_lag = 7,
+                             .hdf5_id = 0x1234567};
 }
 
 static vfdswmr_udhdr_t sample_udhdr(void)
@@ -173,25 +188,42 @@ static vfdswmr_udhdr_t sample_udhdr(void)
                              .cl_length = 60 + 32 * 3};
 }
 
-/* n index entries: multi-page ones, gaps, an entry in HDF5 page 0. */
-static vfdswmr_mdentry_t *make_mdentries(uint32_t n, uint32_t ps)
+/* n index entries: multi-page ones, gaps, an entry in HDF5 page 0; entry i
+ * has i % 4 ranges (none, the whole image, two, three with one reaching the
+ * image's end). Free with vfdswmr_mdidx_free(). */
+static vfdswmr_mdidx_t make_mdidx(uint64_t session, uint64_t tick, uint32_t n, uint32_t ps)
 {
-    vfdswmr_mdentry_t *e = calloc(n ? n : 1, sizeof *e);
+    vfdswmr_mdidx_t idx = {.session = session, .tick = tick, .nentries = n};
     uint64_t page = 0;
-    assert_non_null(e);
+    idx.entries = calloc(n ? n : 1, sizeof *idx.entries);
+    idx.ranges = calloc(n ? 6ull * n : 1, sizeof *idx.ranges);
+    assert_non_null(idx.entries);
+    assert_non_null(idx.ranges);
     for (uint32_t i = 0; i < n; i++) {
         uint32_t len = i % 3 == 1 ? 3 * ps + 17 : ps;
-        e[i] = (vfdswmr_mdentry_t){.hdf5_page = page, .md_page = 1 + 5ull * i, .length = len,
-                                   .checksum = (uint32_t)(0x9e3779b9ull * (i + 1))};
+        vfdswmr_mdrange_t *r = idx.ranges + idx.nranges;
+        idx.entries[i] = (vfdswmr_mdentry_t){.hdf5_page = page, .md_page = 1 + 5ull * i, .length = len,
+                                             .checksum = (uint32_t)(0x9e3779b9ull * (i + 1)),
+                                             .range_first = idx.nranges, .nranges = i % 4};
+        switch (i % 4) {
+        case 1: r[0] = (vfdswmr_mdrange_t){0, len}; break;
+        case 2: r[0] = (vfdswmr_mdrange_t){0, 16}; r[1] = (vfdswmr_mdrange_t){16, 40}; break; /* adjacent */
+        case 3:
+            r[0] = (vfdswmr_mdrange_t){8, 1};
+            r[1] = (vfdswmr_mdrange_t){100, 200};
+            r[2] = (vfdswmr_mdrange_t){len - 10, 10};
+            break;
+        }
+        idx.nranges += i % 4;
         page += vfdswmr_pages(len, ps) + (i % 2);
     }
-    return e;
+    return idx;
 }
 
 /* Encodes idx into a new buffer of *len bytes. */
 static uint8_t *enc_mdidx(const vfdswmr_mdidx_t *idx, size_t *len)
 {
-    *len = vfdswmr_mdidx_size(idx->nentries);
+    *len = vfdswmr_mdidx_size(idx->nentries, idx->nranges);
     uint8_t *b = xmalloc(*len);
     vfdswmr_mdidx_encode(idx, b);
     return b;
@@ -230,6 +262,10 @@ static uint64_t build_udcl(vfdswmr_udcl_t *cl, uint32_t n, const uint32_t *lengt
 
 static void assert_mdhdr_equal(const vfdswmr_mdhdr_t *a, const vfdswmr_mdhdr_t *b)
 {
+    assert_int_equal(a->flags, b->flags);
+    assert_int_equal(a->tick_len, b->tick_len);
+    assert_int_equal(a->max_lag, b->max_lag);
+    assert_int_equal(a->hdf5_id, b->hdf5_id);
     assert_int_equal(a->page_size, b->page_size);
     assert_int_equal(a->session, b->session);
     assert_int_equal(a->tick, b->tick);
@@ -259,6 +295,13 @@ static void assert_mdidx_equal(const vfdswmr_mdidx_t *a, const vfdswmr_mdidx_t *
         assert_int_equal(a->entries[i].md_page, b->entries[i].md_page);
         assert_int_equal(a->entries[i].length, b->entries[i].length);
         assert_int_equal(a->entries[i].checksum, b->entries[i].checksum);
+        assert_int_equal(a->entries[i].range_first, b->entries[i].range_first);
+        assert_int_equal(a->entries[i].nranges, b->entries[i].nranges);
+    }
+    assert_int_equal(a->nranges, b->nranges);
+    for (uint32_t k = 0; k < a->nranges; k++) {
+        assert_int_equal(a->ranges[k].offset, b->ranges[k].offset);
+        assert_int_equal(a->ranges[k].length, b->ranges[k].length);
     }
 }
 
@@ -303,13 +346,13 @@ static void roundtrip_udhdr(const vfdswmr_udhdr_t *h)
 
 static void roundtrip_mdidx(const vfdswmr_mdidx_t *idx, uint32_t ps)
 {
-    size_t len = vfdswmr_mdidx_size(idx->nentries);
+    size_t len = vfdswmr_mdidx_size(idx->nentries, idx->nranges);
     uint8_t *buf = xmalloc(len + 1);
     vfdswmr_mdidx_t out;
     vfdswmr_mdidx_encode(idx, buf + 1);
     assert_int_equal(mdidx_dec(buf + 1, len, ps, &out), VFDSWMR_MD_OK);
     assert_mdidx_equal(&out, idx);
-    free(out.entries);
+    vfdswmr_mdidx_free(&out);
     free(buf);
 }
 
@@ -359,10 +402,10 @@ static sample_t make_udhdr_sample(void)
 
 static sample_t make_mdidx_sample(void)
 {
-    vfdswmr_mdidx_t idx = {.session = 99, .tick = 42, .nentries = 3, .entries = make_mdentries(3, PS)};
+    vfdswmr_mdidx_t idx = make_mdidx(99, 42, 4, PS); /* 6 ranges */
     sample_t s;
     s.buf = enc_mdidx(&idx, &s.len);
-    free(idx.entries);
+    vfdswmr_mdidx_free(&idx);
     return s;
 }
 
@@ -371,7 +414,7 @@ static sample_t make_udcl_sample(void)
     const uint32_t lengths[] = {PS, 2 * PS + 1, 100};
     vfdswmr_udcl_t cl;
     sample_t s;
-    s.file_len = build_udcl(&cl, 3, lengths, PS, 28 + 24 * 3);
+    s.file_len = build_udcl(&cl, 3, lengths, PS, 32 + 32 * 3 + 8 * 2);
     s.buf = enc_udcl(&cl, &s.len);
     free(cl.entries);
     return s;
@@ -403,7 +446,7 @@ static vfdswmr_mderr_t kind_udcl_dec(const uint8_t *b, size_t n, uint64_t file_l
 }
 
 static const kind_t KIND_MDHDR = {"VHDR", VFDSWMR_MDHDR_SIZE, true, make_mdhdr_sample, kind_mdhdr_dec};
-static const kind_t KIND_MDIDX = {"VIDX", 28, false, make_mdidx_sample, kind_mdidx_dec};
+static const kind_t KIND_MDIDX = {"VIDX", 32, false, make_mdidx_sample, kind_mdidx_dec};
 static const kind_t KIND_UDHDR = {"VUDH", VFDSWMR_UDHDR_SIZE, true, make_udhdr_sample, kind_udhdr_dec};
 static const kind_t KIND_UDCL = {"VUCL", 60, false, make_udcl_sample, kind_udcl_dec};
 
@@ -621,9 +664,20 @@ static void test_pages_and_sizes(void **state)
     assert_int_equal(vfdswmr_pages(512, 512), 1);
     assert_int_equal(vfdswmr_pages(513, 512), 2);
     assert_int_equal(vfdswmr_pages(UINT64_MAX, 512), (UINT64_MAX >> 9) + 1);
-    assert_int_equal(vfdswmr_mdidx_size(0), 28);
-    assert_int_equal(vfdswmr_mdidx_size(1), 52);
-    assert_int_equal(vfdswmr_mdidx_size(UINT32_MAX), 28 + 24 * (uint64_t)UINT32_MAX);
+    assert_int_equal(vfdswmr_mdidx_size(0, 0), 32);
+    assert_int_equal(vfdswmr_mdidx_size(1, 0), 64);
+    assert_int_equal(vfdswmr_mdidx_size(0, 1), 40);
+    assert_int_equal(vfdswmr_mdidx_size(3, 5), 32 + 96 + 40);
+    assert_int_equal(vfdswmr_mdidx_size(UINT32_MAX, UINT32_MAX), 32 + 40 * (uint64_t)UINT32_MAX);
+    /* index slots: half of the reserved bytes after the header, a multiple of 8 */
+    assert_int_equal(vfdswmr_mdidx_slot_size(1, 512), 216);
+    assert_int_equal(vfdswmr_mdidx_slot_offset(0, 1, 512), 72);
+    assert_int_equal(vfdswmr_mdidx_slot_offset(1, 1, 512), 72 + 216);
+    assert_int_equal(vfdswmr_mdidx_slot_size(2, 4096), 4056);
+    assert_int_equal(vfdswmr_mdidx_slot_offset(1, 2, 4096), 72 + 4056);
+    assert_int_equal(vfdswmr_mdidx_slot_size(3, 1u << 30), ((3ull << 30) - 72) / 2 / 8 * 8);
+    assert_int_equal(vfdswmr_mdidx_slot_size(UINT32_MAX, 1u << 30), (((uint64_t)UINT32_MAX << 30) - 72) / 2 / 8 * 8);
+    assert_int_equal(vfdswmr_mdidx_slot_size(0, 512), 0);
     assert_int_equal(vfdswmr_udcl_size(0), 60);
     assert_int_equal(vfdswmr_udcl_size(1), 92);
     assert_int_equal(vfdswmr_udcl_size(UINT32_MAX), 60 + 32 * (uint64_t)UINT32_MAX);
@@ -635,21 +689,26 @@ static void test_pages_and_sizes(void **state)
 static void test_mdhdr_layout(void **state)
 {
     (void)state;
-    vfdswmr_mdhdr_t h = {.page_size = 0x11223344, .session = 0x0102030405060708ull, .tick = 0x1112131415161718ull,
-                         .index_offset = 0x2122232425262728ull, .index_length = 0x3132333435363738ull,
-                         .eoa = 0x4142434445464748ull};
+    vfdswmr_mdhdr_t h = {.flags = VFDSWMR_MDHDR_FAILED, .page_size = 0x11223344, .session = 0x0102030405060708ull,
+                         .tick = 0x1112131415161718ull, .index_offset = 0x2122232425262728ull,
+                         .index_length = 0x3132333435363738ull, .eoa = 0x4142434445464748ull,
+                         .tick_len = 0x51525354, .max_lag = 0x61626364, .hdf5_id = 0x7172737475767778ull};
     uint8_t b[VFDSWMR_MDHDR_SIZE];
+    assert_int_equal(VFDSWMR_MDHDR_SIZE, 72);
     vfdswmr_mdhdr_encode(&h, b);
     assert_memory_equal(b, "VHDR", 4);
-    assert_int_equal(rd(b + 4, 2), 1);
-    assert_int_equal(rd(b + 6, 2), 0);
+    assert_int_equal(rd(b + 4, 2), 2);
+    assert_int_equal(rd(b + 6, 2), 0x0002);
     assert_int_equal(rd(b + 8, 4), h.page_size);
     assert_int_equal(rd(b + 12, 8), h.session);
     assert_int_equal(rd(b + 20, 8), h.tick);
     assert_int_equal(rd(b + 28, 8), h.index_offset);
     assert_int_equal(rd(b + 36, 8), h.index_length);
     assert_int_equal(rd(b + 44, 8), h.eoa);
-    assert_int_equal(rd(b + 52, 4), vfdswmr_checksum(b, 52));
+    assert_int_equal(rd(b + 52, 4), h.tick_len);
+    assert_int_equal(rd(b + 56, 4), h.max_lag);
+    assert_int_equal(rd(b + 60, 8), h.hdf5_id);
+    assert_int_equal(rd(b + 68, 4), vfdswmr_checksum(b, 68));
     assert_int_equal(b[8], 0x44); /* little-endian */
 }
 
@@ -658,20 +717,25 @@ static void test_mdhdr_roundtrip(void **state)
     (void)state;
     vfdswmr_mdhdr_t h = sample_mdhdr();
     roundtrip_mdhdr(&h);
+    h.flags = VFDSWMR_MDHDR_FINAL;
+    roundtrip_mdhdr(&h);
+    h.flags = VFDSWMR_MDHDR_FAILED;
+    roundtrip_mdhdr(&h);
     /* extremes: every unrestricted field at its maximum, the index as far
      * up as offset + length allows */
     h = (vfdswmr_mdhdr_t){.page_size = 512, .session = UINT64_MAX, .tick = UINT64_MAX,
-                          .index_offset = UINT64_MAX - 511, .index_length = 28 + 24 * 20, .eoa = UINT64_MAX};
+                          .index_offset = UINT64_MAX - 511, .index_length = 32 + 32 * 14 + 8 * 3, .eoa = UINT64_MAX,
+                          .tick_len = UINT32_MAX, .max_lag = UINT32_MAX, .hdf5_id = UINT64_MAX};
     roundtrip_mdhdr(&h);
     h = (vfdswmr_mdhdr_t){.page_size = 1u << 30, .session = 0, .tick = 0, .index_offset = 1u << 30,
-                          .index_length = vfdswmr_mdidx_size(UINT32_MAX), .eoa = 0};
+                          .index_length = vfdswmr_mdidx_size(UINT32_MAX, UINT32_MAX), .eoa = 0, .max_lag = 3};
     roundtrip_mdhdr(&h);
     h.index_offset = 3ull << 30;
-    h.index_length = 28;
+    h.index_length = 32;
     roundtrip_mdhdr(&h);
 }
 
-/* A whole page read from offset 0: the header is its first 56 bytes. */
+/* A whole page read from offset 0: the header is its first 72 bytes. */
 static void test_mdhdr_in_page(void **state)
 {
     (void)state;
@@ -698,19 +762,81 @@ static void test_mdhdr_version(void **state)
 {
     (void)state;
     vfdswmr_mdhdr_t h = sample_mdhdr();
-    assert_int_equal(mdhdr_with(&h, 4, 1, 2), VFDSWMR_MD_OK);
+    assert_int_equal(mdhdr_with(&h, 4, 2, 2), VFDSWMR_MD_OK);
     assert_int_equal(mdhdr_with(&h, 4, 0, 2), VFDSWMR_MD_EVERSION);
-    assert_int_equal(mdhdr_with(&h, 4, 2, 2), VFDSWMR_MD_EVERSION);
-    assert_int_equal(mdhdr_with(&h, 4, 0x0100, 2), VFDSWMR_MD_EVERSION);
+    assert_int_equal(mdhdr_with(&h, 4, 1, 2), VFDSWMR_MD_EVERSION);
+    assert_int_equal(mdhdr_with(&h, 4, 3, 2), VFDSWMR_MD_EVERSION);
+    assert_int_equal(mdhdr_with(&h, 4, 0x0200, 2), VFDSWMR_MD_EVERSION);
     assert_int_equal(mdhdr_with(&h, 4, 0xffff, 2), VFDSWMR_MD_EVERSION);
 }
 
-static void test_mdhdr_reserved(void **state)
+/* A version-1 header as version 1 wrote it: "VHDR", version 1, reserved 0,
+ * page size, session, tick, index offset 56, index length, EOA, checksum of
+ * bytes 0-51 at 52; then the index, as a read of the first page has it. */
+static void v1_header(uint8_t *b, size_t len)
+{
+    memset(b, 0x33, len);
+    memcpy(b, "VHDR", 4);
+    wr(b + 4, 1, 2);
+    wr(b + 6, 0, 2);
+    wr(b + 8, PS, 4);
+    wr(b + 12, 0x0123456789abcdefull, 8);
+    wr(b + 20, 9, 8);
+    wr(b + 28, 56, 8);
+    wr(b + 36, 28, 8);
+    wr(b + 44, 0x10000, 8);
+    reseal(b, 56);
+}
+
+/* A version-1 file is refused as such, not as a checksum mismatch (which a
+ * reader would retry); a torn one is a checksum mismatch as usual. */
+static void test_mdhdr_v1_refused(void **state)
+{
+    (void)state;
+    uint8_t b[PS];
+    vfdswmr_mdhdr_t out;
+    v1_header(b, sizeof b);
+    assert_int_equal(mdhdr_dec(b, sizeof b, &out), VFDSWMR_MD_EVERSION);
+    assert_int_equal(mdhdr_dec(b, 72, &out), VFDSWMR_MD_EVERSION);
+    assert_int_equal(mdhdr_dec(b, 56, &out), VFDSWMR_MD_EVERSION);
+    assert_int_equal(mdhdr_dec(b, 55, &out), VFDSWMR_MD_ESHORT);
+    b[30] ^= 1; /* v1 checksum broken */
+    assert_int_equal(mdhdr_dec(b, sizeof b, &out), VFDSWMR_MD_ECHECKSUM);
+    assert_int_equal(mdhdr_dec(b, 56, &out), VFDSWMR_MD_ESHORT);
+    b[30] ^= 1;
+    b[0] = 'X';
+    assert_int_equal(mdhdr_dec(b, sizeof b, &out), VFDSWMR_MD_EMAGIC);
+}
+
+static void test_mdhdr_flags(void **state)
 {
     (void)state;
     vfdswmr_mdhdr_t h = sample_mdhdr();
-    for (unsigned bit = 0; bit < 16; bit++)
+    for (unsigned bit = 2; bit < 16; bit++) {
         assert_int_equal(mdhdr_with(&h, 6, 1u << bit, 2), VFDSWMR_MD_ERESERVED);
+        assert_int_equal(mdhdr_with(&h, 6, 1u << bit | VFDSWMR_MDHDR_FINAL, 2), VFDSWMR_MD_ERESERVED);
+    }
+    assert_int_equal(mdhdr_with(&h, 6, 0, 2), VFDSWMR_MD_OK);
+    assert_int_equal(mdhdr_with(&h, 6, VFDSWMR_MDHDR_FINAL, 2), VFDSWMR_MD_OK);
+    assert_int_equal(mdhdr_with(&h, 6, VFDSWMR_MDHDR_FAILED, 2), VFDSWMR_MD_OK);
+    assert_int_equal(mdhdr_with(&h, 6, VFDSWMR_MDHDR_FINAL | VFDSWMR_MDHDR_FAILED, 2), VFDSWMR_MD_EFLAGS);
+    assert_int_equal(mdhdr_with(&h, 6, 0xffff, 2), VFDSWMR_MD_ERESERVED);
+}
+
+static void test_mdhdr_max_lag(void **state)
+{
+    (void)state;
+    vfdswmr_mdhdr_t h = sample_mdhdr();
+    assert_int_equal(mdhdr_with(&h, 56, 0, 4), VFDSWMR_MD_EFIELD);
+    assert_int_equal(mdhdr_with(&h, 56, 1, 4), VFDSWMR_MD_EFIELD);
+    assert_int_equal(mdhdr_with(&h, 56, 2, 4), VFDSWMR_MD_EFIELD);
+    assert_int_equal(mdhdr_with(&h, 56, 3, 4), VFDSWMR_MD_OK);
+    assert_int_equal(mdhdr_with(&h, 56, UINT32_MAX, 4), VFDSWMR_MD_OK);
+    /* tick_len and hdf5_id take any value */
+    assert_int_equal(mdhdr_with(&h, 52, 0, 4), VFDSWMR_MD_OK);
+    assert_int_equal(mdhdr_with(&h, 52, UINT32_MAX, 4), VFDSWMR_MD_OK);
+    assert_int_equal(mdhdr_with(&h, 60, 0, 8), VFDSWMR_MD_OK);
+    assert_int_equal(mdhdr_with(&h, 60, UINT64_MAX, 8), VFDSWMR_MD_OK);
 }
 
 static void test_mdhdr_page_size(void **state)
@@ -724,28 +850,37 @@ static void test_mdhdr_page_size(void **state)
     assert_int_equal(mdhdr_with(&h, 8, 1u << 30, 4), VFDSWMR_MD_OK);
 }
 
+/* At or after the end of the header, 8-byte aligned: the two slots and
+ * page-aligned places all qualify. */
 static void test_mdhdr_index_offset(void **state)
 {
     (void)state;
-    static const uint64_t bad[] = {0, 1, 55, 57, 512, 4095, 4097, 4096 + 56, UINT64_MAX};
+    static const uint64_t bad[] = {0, 1, 8, 56, 64, 71, 73, 76, 4097, 4096 + 4, UINT64_MAX};
     vfdswmr_mdhdr_t h = sample_mdhdr();
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         assert_int_equal(mdhdr_with(&h, 28, bad[i], 8), VFDSWMR_MD_EBOUNDS);
-    assert_int_equal(mdhdr_with(&h, 28, 56, 8), VFDSWMR_MD_OK);
+    assert_int_equal(mdhdr_with(&h, 28, 72, 8), VFDSWMR_MD_OK);
+    assert_int_equal(mdhdr_with(&h, 28, 80, 8), VFDSWMR_MD_OK);
+    assert_int_equal(mdhdr_with(&h, 28, 72 + 2008, 8), VFDSWMR_MD_OK); /* slot 1 of one 4 KiB page */
     assert_int_equal(mdhdr_with(&h, 28, 4096, 8), VFDSWMR_MD_OK);
     assert_int_equal(mdhdr_with(&h, 28, 4096 * 1000, 8), VFDSWMR_MD_OK);
 }
 
+/* 32 + 32 n + 8 m: any multiple of 8 from 32 up to n = m = 2^32 - 1. */
 static void test_mdhdr_index_length(void **state)
 {
     (void)state;
-    static const uint64_t bad[] = {0, 1, 27, 29, 51, 53, 28 + 24 * (uint64_t)UINT32_MAX + 24, UINT64_MAX};
+    const uint64_t max = vfdswmr_mdidx_size(UINT32_MAX, UINT32_MAX);
+    const uint64_t bad[] = {0, 1, 8, 24, 28, 31, 33, 36, 39, 41, 52, 63, max + 8, max + 1, UINT64_MAX};
     vfdswmr_mdhdr_t h = sample_mdhdr();
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         assert_int_equal(mdhdr_with(&h, 36, bad[i], 8), VFDSWMR_MD_ELENGTH);
-    assert_int_equal(mdhdr_with(&h, 36, 28, 8), VFDSWMR_MD_OK);
-    assert_int_equal(mdhdr_with(&h, 36, 52, 8), VFDSWMR_MD_OK);
-    assert_int_equal(mdhdr_with(&h, 36, vfdswmr_mdidx_size(UINT32_MAX), 8), VFDSWMR_MD_OK);
+    assert_int_equal(mdhdr_with(&h, 36, 32, 8), VFDSWMR_MD_OK);
+    assert_int_equal(mdhdr_with(&h, 36, 40, 8), VFDSWMR_MD_OK);
+    assert_int_equal(mdhdr_with(&h, 36, 64, 8), VFDSWMR_MD_OK);
+    assert_int_equal(mdhdr_with(&h, 36, vfdswmr_mdidx_size(UINT32_MAX, 0), 8), VFDSWMR_MD_OK);
+    assert_int_equal(mdhdr_with(&h, 36, max - 8, 8), VFDSWMR_MD_OK);
+    assert_int_equal(mdhdr_with(&h, 36, max, 8), VFDSWMR_MD_OK);
 }
 
 /* index_offset + index_length must not wrap around. */
@@ -754,10 +889,10 @@ static void test_mdhdr_index_overflow(void **state)
     (void)state;
     vfdswmr_mdhdr_t h = sample_mdhdr();
     h.index_offset = UINT64_MAX - (PS - 1); /* the last page */
-    h.index_length = 28 + 24 * 169;        /* 4084: fits below 2^64 */
+    h.index_length = 4088;                 /* ends at 2^64 - 8: fits */
     assert_int_equal(mdhdr_with(&h, 36, h.index_length, 8), VFDSWMR_MD_OK);
-    assert_int_equal(mdhdr_with(&h, 36, 28 + 24 * 170, 8), VFDSWMR_MD_EBOUNDS);
-    assert_int_equal(mdhdr_with(&h, 36, vfdswmr_mdidx_size(UINT32_MAX), 8), VFDSWMR_MD_EBOUNDS);
+    assert_int_equal(mdhdr_with(&h, 36, 4096, 8), VFDSWMR_MD_EBOUNDS);
+    assert_int_equal(mdhdr_with(&h, 36, vfdswmr_mdidx_size(UINT32_MAX, UINT32_MAX), 8), VFDSWMR_MD_EBOUNDS);
 }
 
 /* With several problems, the first in the documented order is reported. */
@@ -769,19 +904,27 @@ static void test_mdhdr_check_order(void **state)
     vfdswmr_mdhdr_encode(&h, b);
     wr(b + 36, 5, 8);  /* bad index length */
     wr(b + 28, 3, 8);  /* bad index offset */
+    wr(b + 56, 2, 4);  /* max_lag too small */
     wr(b + 8, 3, 4);   /* bad page size */
-    wr(b + 6, 1, 2);   /* reserved */
+    wr(b + 6, 3, 2);   /* FINAL with FAILED */
+    wr(b + 6, 7, 2);   /* and an unknown flag */
     wr(b + 4, 9, 2);   /* version */
     reseal(b, sizeof b);
     assert_int_equal(mdhdr_dec(b, sizeof b, &out), VFDSWMR_MD_EVERSION);
-    patch(b, sizeof b, 4, 1, 2);
+    patch(b, sizeof b, 4, 2, 2);
     assert_int_equal(mdhdr_dec(b, sizeof b, &out), VFDSWMR_MD_ERESERVED);
+    patch(b, sizeof b, 6, 3, 2);
+    assert_int_equal(mdhdr_dec(b, sizeof b, &out), VFDSWMR_MD_EFLAGS);
     patch(b, sizeof b, 6, 0, 2);
     assert_int_equal(mdhdr_dec(b, sizeof b, &out), VFDSWMR_MD_EPAGESIZE);
     patch(b, sizeof b, 8, PS, 4);
+    assert_int_equal(mdhdr_dec(b, sizeof b, &out), VFDSWMR_MD_EFIELD);
+    patch(b, sizeof b, 56, 3, 4);
     assert_int_equal(mdhdr_dec(b, sizeof b, &out), VFDSWMR_MD_EBOUNDS);
-    patch(b, sizeof b, 28, 56, 8);
+    patch(b, sizeof b, 28, 72, 8);
     assert_int_equal(mdhdr_dec(b, sizeof b, &out), VFDSWMR_MD_ELENGTH);
+    patch(b, sizeof b, 36, 32, 8);
+    assert_int_equal(mdhdr_dec(b, sizeof b, &out), VFDSWMR_MD_OK);
     b[0] = 'X'; /* bad magic and now also a bad checksum */
     assert_int_equal(mdhdr_dec(b, sizeof b, &out), VFDSWMR_MD_EMAGIC);
     assert_int_equal(mdhdr_dec(b, sizeof b - 1, &out), VFDSWMR_MD_ESHORT);
@@ -793,37 +936,52 @@ static void test_mdhdr_check_order(void **state)
 static void test_mdidx_layout(void **state)
 {
     (void)state;
-    vfdswmr_mdentry_t e[2] = {{0x0102030405060708ull, 0x1112131415161718ull, 0x21222324, 0x31323334},
-                              {0x4142434445464748ull, 0x5152535455565758ull, 0x61626364, 0x71727374}};
+    vfdswmr_mdentry_t e[2] = {{0x0102030405060708ull, 0x1112131415161718ull, 0x21222324, 0x31323334, 0, 2},
+                              {0x4142434445464748ull, 0x5152535455565758ull, 0x61626364, 0x71727374, 2, 1}};
+    vfdswmr_mdrange_t r[3] = {{0x81828384, 0x91929394}, {0xa1a2a3a4, 0xb1b2b3b4}, {0xc1c2c3c4, 0xd1d2d3d4}};
     vfdswmr_mdidx_t idx = {.session = 0x8182838485868788ull, .tick = 0x9192939495969798ull, .nentries = 2,
-                           .entries = e};
+                           .entries = e, .nranges = 3, .ranges = r};
     size_t len;
     uint8_t *b = enc_mdidx(&idx, &len);
-    assert_int_equal(len, 76);
+    assert_int_equal(len, 32 + 64 + 24);
     assert_memory_equal(b, "VIDX", 4);
     assert_int_equal(rd(b + 4, 8), idx.session);
     assert_int_equal(rd(b + 12, 8), idx.tick);
     assert_int_equal(rd(b + 20, 4), 2);
+    assert_int_equal(rd(b + 24, 4), 3);
     for (int i = 0; i < 2; i++) {
-        const uint8_t *p = b + 24 + 24 * i;
+        const uint8_t *p = b + 28 + 32 * i;
         assert_int_equal(rd(p, 8), e[i].hdf5_page);
         assert_int_equal(rd(p + 8, 8), e[i].md_page);
         assert_int_equal(rd(p + 16, 4), e[i].length);
         assert_int_equal(rd(p + 20, 4), e[i].checksum);
+        assert_int_equal(rd(p + 24, 4), e[i].range_first);
+        assert_int_equal(rd(p + 28, 4), e[i].nranges);
     }
-    assert_int_equal(rd(b + 72, 4), vfdswmr_checksum(b, 72));
+    for (int k = 0; k < 3; k++) {
+        const uint8_t *p = b + 92 + 8 * k;
+        assert_int_equal(rd(p, 4), r[k].offset);
+        assert_int_equal(rd(p + 4, 4), r[k].length);
+    }
+    assert_int_equal(rd(b + 116, 4), vfdswmr_checksum(b, 116));
     free(b);
 }
 
 static void test_mdidx_roundtrip(void **state)
 {
     (void)state;
-    static const uint32_t counts[] = {0, 1, 2, 3, 1000};
+    static const uint32_t counts[] = {0, 1, 2, 3, 4, 5, 1000};
     for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
-        vfdswmr_mdidx_t idx = {.session = 1 + i, .tick = 100 + i, .nentries = counts[i],
-                               .entries = make_mdentries(counts[i], PS)};
+        vfdswmr_mdidx_t idx = make_mdidx(1 + i, 100 + i, counts[i], PS);
         roundtrip_mdidx(&idx, PS);
-        free(idx.entries);
+        /* the same entries without ranges */
+        uint32_t nranges = idx.nranges;
+        for (uint32_t k = 0; k < idx.nentries; k++)
+            idx.entries[k].range_first = idx.entries[k].nranges = 0;
+        idx.nranges = 0;
+        roundtrip_mdidx(&idx, PS);
+        idx.nranges = nranges;
+        vfdswmr_mdidx_free(&idx);
     }
 }
 
@@ -834,23 +992,31 @@ static void test_mdidx_roundtrip_extremes(void **state)
     const uint64_t top = UINT64_MAX / 512; /* last page end that fits at 512 */
     const uint64_t big = vfdswmr_pages(UINT32_MAX, 512);
     vfdswmr_mdentry_t e[3] = {
-        {.hdf5_page = 0, .md_page = 1, .length = UINT32_MAX, .checksum = UINT32_MAX},
-        {.hdf5_page = top - big - 1, .md_page = top - big - 1, .length = 512, .checksum = 0},
-        {.hdf5_page = top - big, .md_page = top - big, .length = UINT32_MAX, .checksum = 1},
+        {.hdf5_page = 0, .md_page = 1, .length = UINT32_MAX, .checksum = UINT32_MAX, .range_first = 0, .nranges = 1},
+        {.hdf5_page = top - big - 1, .md_page = top - big - 1, .length = 512, .checksum = 0, .range_first = 1},
+        {.hdf5_page = top - big, .md_page = top - big, .length = UINT32_MAX, .checksum = 1, .range_first = 1,
+         .nranges = 2},
     };
-    vfdswmr_mdidx_t idx = {.session = UINT64_MAX, .tick = UINT64_MAX, .nentries = 3, .entries = e};
+    vfdswmr_mdrange_t r[3] = {{0, UINT32_MAX}, {0, 1}, {UINT32_MAX - 1, 1}};
+    vfdswmr_mdidx_t idx = {.session = UINT64_MAX, .tick = UINT64_MAX, .nentries = 3, .entries = e,
+                           .nranges = 3, .ranges = r};
     roundtrip_mdidx(&idx, 512);
     /* the same at the largest page size */
     e[0] = (vfdswmr_mdentry_t){.hdf5_page = (UINT64_MAX >> 30) - 1, .md_page = (UINT64_MAX >> 30) - 1,
-                               .length = 1u << 30, .checksum = 5};
+                               .length = 1u << 30, .checksum = 5, .nranges = 1};
+    r[0] = (vfdswmr_mdrange_t){(1u << 30) - 1, 1};
     idx.nentries = 1;
+    idx.nranges = 1;
     roundtrip_mdidx(&idx, 1u << 30);
 }
 
-/* An index with the given entries, resealed, decoded at page size ps. */
-static vfdswmr_mderr_t mdidx_entries_err(const vfdswmr_mdentry_t *e, uint32_t n, uint32_t ps)
+/* An index with the given entries and ranges, encoded, decoded at page size
+ * ps. */
+static vfdswmr_mderr_t mdidx_ranges_err(const vfdswmr_mdentry_t *e, uint32_t n, const vfdswmr_mdrange_t *r,
+                                        uint32_t m, uint32_t ps)
 {
-    vfdswmr_mdidx_t idx = {.session = 1, .tick = 2, .nentries = n, .entries = (vfdswmr_mdentry_t *)e};
+    vfdswmr_mdidx_t idx = {.session = 1, .tick = 2, .nentries = n, .entries = (vfdswmr_mdentry_t *)e,
+                           .nranges = m, .ranges = (vfdswmr_mdrange_t *)r};
     size_t len;
     uint8_t *b = enc_mdidx(&idx, &len);
     vfdswmr_mderr_t err = mdidx_err(b, len, ps);
@@ -858,37 +1024,100 @@ static vfdswmr_mderr_t mdidx_entries_err(const vfdswmr_mdentry_t *e, uint32_t n,
     return err;
 }
 
+static vfdswmr_mderr_t mdidx_entries_err(const vfdswmr_mdentry_t *e, uint32_t n, uint32_t ps)
+{
+    return mdidx_ranges_err(e, n, NULL, 0, ps);
+}
+
+/* A raw index of `len` bytes stating n entries and m ranges (all zero). */
+static vfdswmr_mderr_t mdidx_counts_err(uint8_t *b, size_t len, uint32_t n, uint32_t m)
+{
+    memset(b, 0, len);
+    memcpy(b, "VIDX", 4);
+    wr(b + 20, n, 4);
+    wr(b + 24, m, 4);
+    reseal(b, len);
+    return mdidx_err(b, len, PS);
+}
+
 static void test_mdidx_count(void **state)
 {
     (void)state;
-    uint8_t b[200];
-    memset(b, 0, sizeof b);
-    memcpy(b, "VIDX", 4);
-    /* count 0xFFFFFFFF in buffers far too short */
-    wr(b + 20, UINT32_MAX, 4);
-    reseal(b, 28);
-    assert_int_equal(mdidx_err(b, 28, PS), VFDSWMR_MD_ECOUNT);
-    reseal(b, 200);
-    assert_int_equal(mdidx_err(b, 200, PS), VFDSWMR_MD_ECOUNT);
-    /* count just one too large */
-    patch(b, 52 + 23, 20, 2, 4); /* room for 1 entry + 23 bytes */
-    assert_int_equal(mdidx_err(b, 52 + 23, PS), VFDSWMR_MD_ECOUNT);
-    patch(b, 28, 20, 1, 4);
-    assert_int_equal(mdidx_err(b, 28, PS), VFDSWMR_MD_ECOUNT);
-    /* count smaller than the length, or length not a whole entry */
-    patch(b, 52, 20, 0, 4);
-    assert_int_equal(mdidx_err(b, 52, PS), VFDSWMR_MD_ELENGTH);
-    patch(b, 29, 20, 0, 4);
-    assert_int_equal(mdidx_err(b, 29, PS), VFDSWMR_MD_ELENGTH);
-    patch(b, 53, 20, 1, 4);
-    assert_int_equal(mdidx_err(b, 53, PS), VFDSWMR_MD_ELENGTH);
-    /* a count that fits exactly: an empty index */
-    patch(b, 28, 20, 0, 4);
-    assert_int_equal(mdidx_err(b, 28, PS), VFDSWMR_MD_OK);
+    uint8_t b[400];
+    /* counts 0xFFFFFFFF in buffers far too short */
+    assert_int_equal(mdidx_counts_err(b, 32, UINT32_MAX, 0), VFDSWMR_MD_ECOUNT);
+    assert_int_equal(mdidx_counts_err(b, 400, UINT32_MAX, 0), VFDSWMR_MD_ECOUNT);
+    assert_int_equal(mdidx_counts_err(b, 32, 0, UINT32_MAX), VFDSWMR_MD_ECOUNT);
+    assert_int_equal(mdidx_counts_err(b, 400, 0, UINT32_MAX), VFDSWMR_MD_ECOUNT);
+    assert_int_equal(mdidx_counts_err(b, 400, UINT32_MAX, UINT32_MAX), VFDSWMR_MD_ECOUNT);
+    /* entries fit, ranges one too many for the rest */
+    assert_int_equal(mdidx_counts_err(b, 64 + 8 * 3 + 7, 1, 4), VFDSWMR_MD_ECOUNT);
+    assert_int_equal(mdidx_counts_err(b, 64 + 31, 2, 0), VFDSWMR_MD_ECOUNT);
+    assert_int_equal(mdidx_counts_err(b, 32, 1, 0), VFDSWMR_MD_ECOUNT);
+    assert_int_equal(mdidx_counts_err(b, 32, 0, 1), VFDSWMR_MD_ECOUNT);
+    /* the entries would take the room of 4 ranges: 32 bytes for 1 entry */
+    assert_int_equal(mdidx_counts_err(b, 32 + 32, 0, 5), VFDSWMR_MD_ECOUNT);
+    /* counts smaller than the length, or a length that is no whole count */
+    assert_int_equal(mdidx_counts_err(b, 64, 0, 0), VFDSWMR_MD_ELENGTH);
+    assert_int_equal(mdidx_counts_err(b, 64, 0, 3), VFDSWMR_MD_ELENGTH);
+    assert_int_equal(mdidx_counts_err(b, 33, 0, 0), VFDSWMR_MD_ELENGTH);
+    assert_int_equal(mdidx_counts_err(b, 65, 1, 0), VFDSWMR_MD_ELENGTH);
+    assert_int_equal(mdidx_counts_err(b, 41, 0, 1), VFDSWMR_MD_ELENGTH);
+    /* counts that fit exactly: an empty index */
+    assert_int_equal(mdidx_counts_err(b, 32, 0, 0), VFDSWMR_MD_OK);
 }
 
-/* The page size is a parameter: checked after the checksum, before all
- * fields. */
+/* Ranges: a run of counts (range_first) and each entry's ranges inside its
+ * image, nonempty, increasing, disjoint. */
+static void test_mdidx_ranges(void **state)
+{
+    (void)state;
+    vfdswmr_mdentry_t e[3] = {{.hdf5_page = 0, .md_page = 1, .length = 100, .range_first = 0, .nranges = 2},
+                              {.hdf5_page = 1, .md_page = 2, .length = 50, .range_first = 2, .nranges = 0},
+                              {.hdf5_page = 2, .md_page = 3, .length = PS, .range_first = 2, .nranges = 1}};
+    vfdswmr_mdrange_t r[3] = {{0, 10}, {10, 90}, {PS - 1, 1}};
+#define RANGE_CASE(want, ...)                                                      \
+    do {                                                                           \
+        vfdswmr_mdentry_t ee[3];                                                   \
+        vfdswmr_mdrange_t rr[3];                                                   \
+        uint32_t m = 3;                                                            \
+        memcpy(ee, e, sizeof ee);                                                  \
+        memcpy(rr, r, sizeof rr);                                                  \
+        __VA_ARGS__;                                                               \
+        assert_int_equal(mdidx_ranges_err(ee, 3, rr, m, PS), (want));              \
+    } while (0)
+    RANGE_CASE(VFDSWMR_MD_OK, (void)0);
+    /* counts that do not add up */
+    RANGE_CASE(VFDSWMR_MD_ERANGE, ee[1].range_first = 1);
+    RANGE_CASE(VFDSWMR_MD_ERANGE, ee[1].range_first = 3);
+    RANGE_CASE(VFDSWMR_MD_ERANGE, ee[0].range_first = 1);
+    RANGE_CASE(VFDSWMR_MD_ERANGE, ee[2].nranges = 2);          /* past the ranges */
+    RANGE_CASE(VFDSWMR_MD_ERANGE, ee[2].nranges = UINT32_MAX); /* far past */
+    RANGE_CASE(VFDSWMR_MD_ERANGE, ee[2].nranges = 0);          /* one range nobody owns */
+    RANGE_CASE(VFDSWMR_MD_ERANGE, m = 2);                      /* entry 2's range missing */
+    RANGE_CASE(VFDSWMR_MD_OK, ee[0].nranges = 1; ee[1].range_first = 1; ee[2].range_first = 1; rr[1] = rr[2];
+               m = 2);
+    /* a range itself */
+    RANGE_CASE(VFDSWMR_MD_ERANGE, rr[0].length = 0);
+    RANGE_CASE(VFDSWMR_MD_ERANGE, rr[2].length = 0);
+    RANGE_CASE(VFDSWMR_MD_ERANGE, rr[1].length = 91);          /* past the image's 100 bytes */
+    RANGE_CASE(VFDSWMR_MD_ERANGE, rr[2].length = 2);           /* past the image's PS bytes */
+    RANGE_CASE(VFDSWMR_MD_ERANGE, rr[2] = (vfdswmr_mdrange_t){PS, 1});
+    RANGE_CASE(VFDSWMR_MD_ERANGE, rr[2] = (vfdswmr_mdrange_t){UINT32_MAX, 1});       /* offset + length wraps */
+    RANGE_CASE(VFDSWMR_MD_ERANGE, rr[2] = (vfdswmr_mdrange_t){1, UINT32_MAX});
+    RANGE_CASE(VFDSWMR_MD_ERANGE, rr[1].offset = 9; rr[1].length = 5);            /* overlap */
+    RANGE_CASE(VFDSWMR_MD_ERANGE, rr[0] = (vfdswmr_mdrange_t){50, 10});           /* unsorted */
+    RANGE_CASE(VFDSWMR_MD_ERANGE, rr[1] = rr[0]);                                   /* twice the same */
+    RANGE_CASE(VFDSWMR_MD_OK, rr[1] = (vfdswmr_mdrange_t){20, 1});                /* a gap */
+    RANGE_CASE(VFDSWMR_MD_OK, rr[0] = (vfdswmr_mdrange_t){0, 100}; ee[0].nranges = 1; ee[1].range_first = 1;
+               ee[2].range_first = 1; rr[1] = rr[2]; m = 2);                      /* a whole image */
+    /* entry checks come before range checks, in entry order */
+    RANGE_CASE(VFDSWMR_MD_EENTRY, rr[0].length = 0; ee[2].length = 0);
+    RANGE_CASE(VFDSWMR_MD_ERANGE, ee[1].range_first = 1; ee[2].hdf5_page = 0);
+    RANGE_CASE(VFDSWMR_MD_EUNSORTED, ee[2].range_first = 1; ee[2].hdf5_page = 0);
+#undef RANGE_CASE
+}
+
 static void test_mdidx_page_size(void **state)
 {
     (void)state;
@@ -965,7 +1194,7 @@ static void test_udhdr_layout(void **state)
     uint8_t b[VFDSWMR_UDHDR_SIZE];
     vfdswmr_udhdr_encode(&h, b);
     assert_memory_equal(b, "VUDH", 4);
-    assert_int_equal(rd(b + 4, 2), 1);
+    assert_int_equal(rd(b + 4, 2), 2);
     assert_int_equal(rd(b + 6, 2), h.flags);
     assert_int_equal(rd(b + 8, 4), h.page_size);
     assert_int_equal(rd(b + 12, 8), h.session);
@@ -1006,7 +1235,7 @@ static vfdswmr_mderr_t udhdr_err(const vfdswmr_udhdr_t *h)
 static void test_udhdr_version(void **state)
 {
     (void)state;
-    static const uint16_t bad[] = {0, 2, 0x0100, 0xffff};
+    static const uint16_t bad[] = {0, 1, 3, 0x0100, 0x0200, 0xffff};
     vfdswmr_udhdr_t h = sample_udhdr(), out;
     uint8_t b[VFDSWMR_UDHDR_SIZE];
     vfdswmr_udhdr_encode(&h, b);
@@ -1014,7 +1243,7 @@ static void test_udhdr_version(void **state)
         patch(b, sizeof b, 4, bad[i], 2);
         assert_int_equal(udhdr_dec(b, sizeof b, &out), VFDSWMR_MD_EVERSION);
     }
-    patch(b, sizeof b, 4, 1, 2);
+    patch(b, sizeof b, 4, 2, 2);
     assert_int_equal(udhdr_dec(b, sizeof b, &out), VFDSWMR_MD_OK);
 }
 
@@ -1142,7 +1371,7 @@ static void test_udcl_roundtrip(void **state)
         assert_non_null(lengths);
         for (uint32_t i = 0; i < n; i++)
             lengths[i] = i % 4 == 3 ? 5 * 512 + 3 : 512;
-        uint64_t file_len = build_udcl(&cl, n, lengths, 512, (uint32_t)vfdswmr_mdidx_size(n));
+        uint64_t file_len = build_udcl(&cl, n, lengths, 512, (uint32_t)vfdswmr_mdidx_size(n, 2 * n));
         roundtrip_udcl(&cl, 512, file_len);
         roundtrip_udcl(&cl, 512, UINT64_MAX);
         cl.idx_md_offset = 512 * 7; /* index outside the reserved pages */
@@ -1162,14 +1391,15 @@ static void test_udcl_roundtrip_extremes(void **state)
         {.ud_page = top - 3, .md_page = 1, .hdf5_page = 0, .length = 1, .checksum = 0}};
     vfdswmr_udcl_t cl = {.tick = UINT64_MAX, .hdr_ud_page = top - 1, .hdr_len = VFDSWMR_MDHDR_SIZE,
                          .hdr_checksum = UINT32_MAX, .idx_ud_page = top - 2, .idx_md_offset = UINT64_MAX - 511,
-                         .idx_len = 28 + 24 * 2, .idx_checksum = UINT32_MAX, .nentries = 2, .entries = e};
+                         .idx_len = 32 + 32 * 2 + 8, .idx_checksum = UINT32_MAX, .nentries = 2, .entries = e};
     roundtrip_udcl(&cl, 512, UINT64_MAX);
     roundtrip_udcl(&cl, 512, (top - 1) * 512 + VFDSWMR_MDHDR_SIZE); /* file ends with the header image */
     /* an index image of the largest size an index field allows */
     cl.nentries = 0;
     cl.idx_ud_page = 1;
     cl.idx_md_offset = 512;
-    cl.idx_len = (uint32_t)vfdswmr_mdidx_size((UINT32_MAX - 28) / 24);
+    cl.idx_len = (uint32_t)vfdswmr_mdidx_size(0, (UINT32_MAX - 32) / 8);
+    assert_int_equal(cl.idx_len, UINT32_MAX - 7);
     cl.hdr_ud_page = 1 + vfdswmr_pages(cl.idx_len, 512);
     roundtrip_udcl(&cl, 512, cl.hdr_ud_page * 512 + VFDSWMR_MDHDR_SIZE);
 }
@@ -1186,12 +1416,12 @@ static cl_fixture_t cl_fixture(void)
 {
     static const uint32_t lengths[] = {512, 1000, 100};
     cl_fixture_t f;
-    f.file_len = build_udcl(&f.cl, 3, lengths, 512, 28 + 24 * 4);
+    f.file_len = build_udcl(&f.cl, 3, lengths, 512, 32 + 32 * 4 + 8 * 3);
     assert_int_equal(f.cl.entries[0].ud_page, 1);
     assert_int_equal(f.cl.entries[2].ud_page, 4);
     assert_int_equal(f.cl.idx_ud_page, 5);
     assert_int_equal(f.cl.hdr_ud_page, 6);
-    assert_int_equal(f.file_len, 6 * 512 + 56);
+    assert_int_equal(f.file_len, 6 * 512 + 72);
     return f;
 }
 
@@ -1252,28 +1482,34 @@ static void test_udcl_lengths(void **state)
     (void)state;
     CL_CASE(VFDSWMR_MD_OK, (void)0);
     CL_CASE(VFDSWMR_MD_ELENGTH, f.cl.hdr_len = 0);
-    CL_CASE(VFDSWMR_MD_ELENGTH, f.cl.hdr_len = 55);
-    CL_CASE(VFDSWMR_MD_ELENGTH, f.cl.hdr_len = 57);
+    CL_CASE(VFDSWMR_MD_ELENGTH, f.cl.hdr_len = 56); /* a version-1 header */
+    CL_CASE(VFDSWMR_MD_ELENGTH, f.cl.hdr_len = 71);
+    CL_CASE(VFDSWMR_MD_ELENGTH, f.cl.hdr_len = 73);
     CL_CASE(VFDSWMR_MD_ELENGTH, f.cl.hdr_len = UINT32_MAX);
     CL_CASE(VFDSWMR_MD_ELENGTH, f.cl.idx_len = 0);
-    CL_CASE(VFDSWMR_MD_ELENGTH, f.cl.idx_len = 27);
-    CL_CASE(VFDSWMR_MD_ELENGTH, f.cl.idx_len = 29);
-    CL_CASE(VFDSWMR_MD_ELENGTH, f.cl.idx_len = 28 + 24 * 4 + 1);
-    CL_CASE(VFDSWMR_MD_OK, f.cl.idx_len = 28);
+    CL_CASE(VFDSWMR_MD_ELENGTH, f.cl.idx_len = 28); /* a version-1 empty index */
+    CL_CASE(VFDSWMR_MD_ELENGTH, f.cl.idx_len = 31);
+    CL_CASE(VFDSWMR_MD_ELENGTH, f.cl.idx_len = 33);
+    CL_CASE(VFDSWMR_MD_ELENGTH, f.cl.idx_len = 32 + 32 * 4 + 4);
+    CL_CASE(VFDSWMR_MD_OK, f.cl.idx_len = 32);
+    CL_CASE(VFDSWMR_MD_OK, f.cl.idx_len = 40);
 }
 
 static void test_udcl_index_md_offset(void **state)
 {
     (void)state;
     CL_CASE(VFDSWMR_MD_EBOUNDS, f.cl.idx_md_offset = 0);
-    CL_CASE(VFDSWMR_MD_EBOUNDS, f.cl.idx_md_offset = 55);
-    CL_CASE(VFDSWMR_MD_EBOUNDS, f.cl.idx_md_offset = 57);
+    CL_CASE(VFDSWMR_MD_EBOUNDS, f.cl.idx_md_offset = 56);
+    CL_CASE(VFDSWMR_MD_EBOUNDS, f.cl.idx_md_offset = 71);
+    CL_CASE(VFDSWMR_MD_EBOUNDS, f.cl.idx_md_offset = 73);
     CL_CASE(VFDSWMR_MD_EBOUNDS, f.cl.idx_md_offset = 513);
+    CL_CASE(VFDSWMR_MD_OK, f.cl.idx_md_offset = 72);
+    CL_CASE(VFDSWMR_MD_OK, f.cl.idx_md_offset = 72 + 216); /* slot 1 of one 512-byte page */
     CL_CASE(VFDSWMR_MD_OK, f.cl.idx_md_offset = 512);
     CL_CASE(VFDSWMR_MD_OK, f.cl.idx_md_offset = 512 * 1000);
     /* on the last page: offset + length must not wrap */
     CL_CASE(VFDSWMR_MD_OK, f.cl.idx_md_offset = UINT64_MAX - 511);
-    CL_CASE(VFDSWMR_MD_EBOUNDS, f.cl.idx_md_offset = UINT64_MAX - 511; f.cl.idx_len = 28 + 24 * 21);
+    CL_CASE(VFDSWMR_MD_EBOUNDS, f.cl.idx_md_offset = UINT64_MAX - 511; f.cl.idx_len = 32 + 32 * 15 + 8);
 }
 
 static void test_udcl_bad_entry(void **state)
@@ -1316,7 +1552,7 @@ static void test_udcl_long_change_list(void **state)
     size_t len;
     for (int i = 0; i < 20; i++)
         lengths[i] = 512;
-    uint64_t file_len = build_udcl(&cl, 20, lengths, 512, 28);
+    uint64_t file_len = build_udcl(&cl, 20, lengths, 512, 32);
     assert_int_equal(cl.entries[0].ud_page, 2); /* 56 + 700 bytes */
     uint8_t *b = enc_udcl(&cl, &len);
     assert_int_equal(udcl_err(b, len, 512, file_len), VFDSWMR_MD_OK);
@@ -1344,7 +1580,7 @@ static void test_udcl_entry_order(void **state)
     CL_CASE(VFDSWMR_MD_OK, f.cl.entries[2].ud_page = 4);
     /* a gap is fine */
     CL_CASE(VFDSWMR_MD_OK, f.cl.entries[2].ud_page = 5; f.cl.idx_ud_page = 6; f.cl.hdr_ud_page = 7;
-            f.file_len = 7 * 512 + 56);
+            f.file_len = 7 * 512 + 72);
 }
 
 static void test_udcl_index_image(void **state)
@@ -1360,12 +1596,12 @@ static void test_udcl_index_image(void **state)
     /* past the end of the file */
     CL_CASE(VFDSWMR_MD_EBOUNDS, f.cl.idx_ud_page = 7; f.cl.hdr_ud_page = 8);
     /* no entries: the index image must still follow the change list */
-    CL_CASE(VFDSWMR_MD_OK, f.cl.nentries = 0; f.cl.idx_ud_page = 1; f.cl.hdr_ud_page = 2; f.file_len = 2 * 512 + 56);
+    CL_CASE(VFDSWMR_MD_OK, f.cl.nentries = 0; f.cl.idx_ud_page = 1; f.cl.hdr_ud_page = 2; f.file_len = 2 * 512 + 72);
     CL_CASE(VFDSWMR_MD_EBOUNDS, f.cl.nentries = 0; f.cl.idx_ud_page = 0; f.cl.hdr_ud_page = 2);
     /* an index image longer than a page */
-    CL_CASE(VFDSWMR_MD_EOVERLAP, f.cl.idx_len = 28 + 24 * 30; f.file_len = 8 * 512);
-    CL_CASE(VFDSWMR_MD_EBOUNDS, f.cl.idx_len = 28 + 24 * 30); /* it ends past the file */
-    CL_CASE(VFDSWMR_MD_OK, f.cl.idx_len = 28 + 24 * 30; f.cl.hdr_ud_page = 7; f.file_len = 7 * 512 + 56);
+    CL_CASE(VFDSWMR_MD_EOVERLAP, f.cl.idx_len = 32 + 32 * 20; f.file_len = 8 * 512);
+    CL_CASE(VFDSWMR_MD_EBOUNDS, f.cl.idx_len = 32 + 32 * 20); /* it ends past the file */
+    CL_CASE(VFDSWMR_MD_OK, f.cl.idx_len = 32 + 32 * 20; f.cl.hdr_ud_page = 7; f.file_len = 7 * 512 + 72);
 }
 
 static void test_udcl_header_image(void **state)
@@ -1379,7 +1615,7 @@ static void test_udcl_header_image(void **state)
     CL_CASE(VFDSWMR_MD_EBOUNDS, f.cl.hdr_ud_page = 7);
     CL_CASE(VFDSWMR_MD_EBOUNDS, f.file_len -= 1);
     CL_CASE(VFDSWMR_MD_OK, f.file_len += 1000);
-    CL_CASE(VFDSWMR_MD_OK, f.cl.hdr_ud_page = 7; f.file_len = 7 * 512 + 56);
+    CL_CASE(VFDSWMR_MD_OK, f.cl.hdr_ud_page = 7; f.file_len = 7 * 512 + 72);
 }
 
 int main(void)
@@ -1401,7 +1637,9 @@ int main(void)
         cmocka_unit_test(test_mdhdr_roundtrip),
         cmocka_unit_test(test_mdhdr_in_page),
         cmocka_unit_test(test_mdhdr_version),
-        cmocka_unit_test(test_mdhdr_reserved),
+        cmocka_unit_test(test_mdhdr_v1_refused),
+        cmocka_unit_test(test_mdhdr_flags),
+        cmocka_unit_test(test_mdhdr_max_lag),
         cmocka_unit_test(test_mdhdr_page_size),
         cmocka_unit_test(test_mdhdr_index_offset),
         cmocka_unit_test(test_mdhdr_index_length),
@@ -1411,6 +1649,7 @@ int main(void)
         cmocka_unit_test(test_mdidx_roundtrip),
         cmocka_unit_test(test_mdidx_roundtrip_extremes),
         cmocka_unit_test(test_mdidx_count),
+        cmocka_unit_test(test_mdidx_ranges),
         cmocka_unit_test(test_mdidx_page_size),
         cmocka_unit_test(test_mdidx_bad_entry),
         cmocka_unit_test(test_mdidx_order),

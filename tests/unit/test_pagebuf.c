@@ -249,6 +249,69 @@ test_close_all(void **state)
         assert_int_equal(hdf5[p * PS], 7);
 }
 
+/* The metadata ranges a publish carries: bytes last written as metadata. */
+static void
+test_metadata_ranges(void **state)
+{
+    vfdswmr_pagebuf_t *pb = *state;
+    uint8_t meta[PS], raw[8];
+    const vfdswmr_mdchange_t *c;
+    const uint64_t *r;
+    size_t nc, nr;
+
+    memset(meta, 0x77, sizeof meta);
+    memset(raw, 0x99, sizeof raw);
+    assert_int_equal(vfdswmr_pb_write(pb, 4 * PS + 10, 10, meta, fill, NULL), 0);  /* [10, 20) */
+    assert_int_equal(vfdswmr_pb_write(pb, 4 * PS + 64, 200, meta, fill, NULL), 0); /* [64, 264) */
+    vfdswmr_pb_write_raw(pb, 4 * PS + 15, 3, raw);                                 /* [15, 18) is raw now */
+    assert_int_equal(vfdswmr_pb_write(pb, 6 * PS, PS, meta, fill, NULL), 0);       /* a whole page */
+    assert_int_equal(vfdswmr_pb_consistency_point(pb, FILE_PAGES * PS), 0);
+    vfdswmr_pb_write_raw(pb, 4 * PS + 100, 4, raw); /* after the consistency point: the snapshot too */
+    assert_int_equal(vfdswmr_pb_prepare(pb, 1, MAX_LAG, false, &c, &nc, &r, &nr), 0);
+    assert_int_equal(nc, 2);
+    assert_int_equal(c[0].hdf5_page, 4);
+    assert_int_equal(c[0].nranges, 4);
+    const uint32_t want[4][2] = {{10, 5}, {18, 2}, {64, 36}, {104, 160}};
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(c[0].ranges[i].offset, want[i][0]);
+        assert_int_equal(c[0].ranges[i].length, want[i][1]);
+    }
+    assert_int_equal(((const uint8_t *)c[0].image)[100], 0x99);
+    assert_int_equal(c[1].hdf5_page, 6);
+    assert_int_equal(c[1].nranges, 1);
+    assert_int_equal(c[1].ranges[0].offset, 0);
+    assert_int_equal(c[1].ranges[0].length, PS);
+    vfdswmr_pb_published(pb, 1);
+    /* stored and re-read from the file: a fresh image knows no metadata */
+    assert_int_equal(vfdswmr_pb_store_due(pb, 1 + MAX_LAG, MAX_LAG, FILE_PAGES * PS, store, NULL), 2);
+    assert_int_equal(vfdswmr_pb_write(pb, 4 * PS + 500, 2, meta, fill, NULL), 0);
+    assert_int_equal(vfdswmr_pb_consistency_point(pb, FILE_PAGES * PS), 0);
+    assert_int_equal(vfdswmr_pb_prepare(pb, 2 + MAX_LAG, MAX_LAG, false, &c, &nc, &r, &nr), 0);
+    assert_int_equal(nc, 1);
+    assert_int_equal(c[0].nranges, 1);
+    assert_int_equal(c[0].ranges[0].offset, 500);
+    assert_int_equal(c[0].ranges[0].length, 2);
+    vfdswmr_pb_published(pb, 2 + MAX_LAG);
+}
+
+/* After a publish failure every current page goes to the file, indexed first. */
+static void
+test_store_current(void **state)
+{
+    vfdswmr_pagebuf_t *pb = *state;
+    uint8_t b = 0x31;
+
+    assert_int_equal(vfdswmr_pb_write(pb, 8 * PS, 1, &b, fill, NULL), 0);
+    assert_int_equal(vfdswmr_pb_consistency_point(pb, FILE_PAGES * PS), 0);
+    publish(pb, 1, 0, false);
+    b = 0x32; /* changed again, never published */
+    assert_int_equal(vfdswmr_pb_write(pb, 8 * PS, 1, &b, fill, NULL), 0);
+    assert_int_equal(vfdswmr_pb_write(pb, 9 * PS, 1, &b, fill, NULL), 0);
+    assert_int_equal(vfdswmr_pb_store_current(pb, FILE_PAGES * PS, store, NULL), 2);
+    assert_int_equal(hdf5[8 * PS], 0x32);
+    assert_int_equal(hdf5[9 * PS], 0x32);
+}
+
 int
 main(void)
 {
@@ -260,6 +323,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_raw_write_coherent, setup, teardown),
         cmocka_unit_test_setup_teardown(test_freed_space_dropped, setup, teardown),
         cmocka_unit_test_setup_teardown(test_close_all, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_metadata_ranges, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_store_current, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -43,6 +43,9 @@
 
 #include "testdir.h"
 
+/* The simulated writer's error messages (mdwriter.h: the caller owns them). */
+static char mdw_err[512];
+
 typedef struct fx_t {
     char h5[256], md[300];
     uint8_t *v1, *v2; /* the file's bytes, version 1 and 2 */
@@ -172,8 +175,8 @@ publish_diff(fx_t *fx, bool merge)
         p += k - 1;
     }
     assert_true(n > 0 && c[0].hdf5_page == 0);
-    if (vfdswmr_mdw_publish(fx->w, fx->n2, c, n, NULL, 0, 0) < 0)
-        fail_msg("%s", vfdswmr_mdw_error(fx->w));
+    if (vfdswmr_mdw_publish(fx->w, fx->n2, c, n, NULL, 0, 0, mdw_err, sizeof mdw_err) < 0)
+        fail_msg("%s", mdw_err);
     for (size_t i = 0; i < n; i++)
         free((void *)c[i].image);
     free(c);
@@ -183,8 +186,8 @@ static void
 publish_empty_ticks(fx_t *fx, unsigned n)
 {
     for (unsigned i = 0; i < n; i++)
-        if (vfdswmr_mdw_publish(fx->w, fx->n2, NULL, 0, NULL, 0, 0) < 0)
-            fail_msg("%s", vfdswmr_mdw_error(fx->w));
+        if (vfdswmr_mdw_publish(fx->w, fx->n2, NULL, 0, NULL, 0, 0, mdw_err, sizeof mdw_err) < 0)
+            fail_msg("%s", mdw_err);
 }
 
 enum disk { DISK_HYBRID, DISK_V1, DISK_V2 };
@@ -230,7 +233,7 @@ static void
 fx_teardown(fx_t *fx)
 {
     if (fx->w)
-        assert_int_equal(vfdswmr_mdw_close(fx->w, false), 0);
+        assert_int_equal(vfdswmr_mdw_close(fx->w, false, mdw_err, sizeof mdw_err), 0);
     free(fx->v1);
     free(fx->v2);
     unlink(fx->h5);
@@ -654,8 +657,8 @@ syn_setup(fx_t *fx)
             img[k] = image_byte(syn_entries[i].page * PS + k);
         c[i] = (vfdswmr_mdchange_t){.hdf5_page = syn_entries[i].page, .length = syn_entries[i].len, .image = img};
     }
-    if (vfdswmr_mdw_publish(fx->w, SYN_PAGES * PS, c, 4, NULL, 0, 0) < 0)
-        fail_msg("%s", vfdswmr_mdw_error(fx->w));
+    if (vfdswmr_mdw_publish(fx->w, SYN_PAGES * PS, c, 4, NULL, 0, 0, mdw_err, sizeof mdw_err) < 0)
+        fail_msg("%s", mdw_err);
     for (size_t i = 0; i < 4; i++)
         free((void *)c[i].image);
 }
@@ -784,9 +787,9 @@ close_writer(fx_t *fx)
     assert_true(n <= 64);
     for (uint32_t i = 0; i < n; i++)
         all[i] = e[i].hdf5_page;
-    if (vfdswmr_mdw_publish(fx->w, fx->n2, NULL, 0, all, n, VFDSWMR_MDW_FINAL) < 0)
-        fail_msg("%s", vfdswmr_mdw_error(fx->w));
-    assert_int_equal(vfdswmr_mdw_close(fx->w, false), 0);
+    if (vfdswmr_mdw_publish(fx->w, fx->n2, NULL, 0, all, n, VFDSWMR_MDW_FINAL, mdw_err, sizeof mdw_err) < 0)
+        fail_msg("%s", mdw_err);
+    assert_int_equal(vfdswmr_mdw_close(fx->w, false, mdw_err, sizeof mdw_err), 0);
     fx->w = NULL;
     assert_int_equal(access(fx->md, F_OK), -1);
 }

@@ -1,0 +1,332 @@
+/* Crash recovery from a metadata file; see recover.h. */
+#include "recover.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "h5err.h"
+#include "mdreader.h"
+#include "plan.h"
+#include "superblock.h"
+
+void
+vfdswmr_test_kill_point(const char *where)
+{
+    static long count;
+    const char *spec = getenv("VFDSWMR_TEST_KILL_AT");
+    size_t n = strlen(where);
+
+    if (spec == NULL || strncmp(spec, where, n) != 0 || spec[n] != ':')
+        return;
+    if (++count == strtol(spec + n + 1, NULL, 10))
+        raise(SIGKILL);
+}
+
+static int
+fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int
+fail(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* Read every image of the snapshot and verify it, before anything is
+ * written: a damaged metadata file must not leave a half-recovered file. */
+static int
+load_images(int md_fd, const char *md_name, const vfdswmr_mdsnap_t *s, uint8_t ***images, char *err, size_t errlen)
+{
+    vfdswmr_mdr_io_t io = vfdswmr_mdr_fd_io(&md_fd);
+    uint8_t **im = calloc(s->idx.nentries + 1, sizeof *im);
+
+    if (im == NULL)
+        return fail(err, errlen, "out of memory");
+    *images = im;
+    for (uint32_t i = 0; i < s->idx.nentries; i++) {
+        const vfdswmr_mdentry_t *e = &s->idx.entries[i];
+        vfdswmr_mderr_t rc;
+        if (NULL == (im[i] = malloc(e->length)))
+            return fail(err, errlen, "out of memory");
+        if ((rc = vfdswmr_mdr_read_image(&io, s->hdr.page_size, e, im[i])) != VFDSWMR_MD_OK)
+            return fail(err, errlen,
+                        "metadata file %s is damaged: the image of HDF5 page %" PRIu64 " (tick %" PRIu64
+                        "): %s%s%s; nothing was written to the HDF5 file",
+                        md_name, e->hdf5_page, s->hdr.tick, vfdswmr_mderr_str(rc), rc == VFDSWMR_MD_EIO ? ": " : "",
+                        rc == VFDSWMR_MD_EIO ? strerror(errno) : "");
+    }
+    return 0;
+}
+
+static void
+free_images(uint8_t **im, uint32_t n)
+{
+    if (im == NULL)
+        return;
+    for (uint32_t i = 0; i < n; i++)
+        free(im[i]);
+    free(im);
+}
+
+/*
+ * Republish the snapshot max_lag - 1 ticks later, with its index at the
+ * end of the metadata file (never over anything a reader may be reading).
+ * Readers holding this snapshot keep it; readers holding an older one, which
+ * may read from the HDF5 file pages recovery is about to change, fail their
+ * lag check ("fell behind") and refresh instead of mixing states.
+ */
+static int
+republish(int md_fd, const char *md_name, const vfdswmr_mdsnap_t *s, char *err, size_t errlen)
+{
+    vfdswmr_mdhdr_t h = s->hdr;
+    vfdswmr_mdidx_t idx = s->idx;
+    uint8_t hdr_image[VFDSWMR_MDHDR_SIZE], *idx_image;
+    struct stat st;
+    int rc;
+
+    if (fstat(md_fd, &st) < 0)
+        return fail(err, errlen, "cannot stat metadata file %s: %s", md_name, strerror(errno));
+    h.tick = idx.tick = s->hdr.tick + s->hdr.max_lag - 1;
+    h.index_length = vfdswmr_mdidx_size(idx.nentries, idx.nranges);
+    h.index_offset = vfdswmr_pages((uint64_t)st.st_size, h.page_size) * h.page_size;
+    if (NULL == (idx_image = malloc(h.index_length)))
+        return fail(err, errlen, "out of memory");
+    vfdswmr_mdidx_encode(&idx, idx_image);
+    vfdswmr_mdhdr_encode(&h, hdr_image);
+    vfdswmr_mdplan_t plan = {.page_size = h.page_size, .session = h.session, .tick = h.tick,
+                             .index_image = idx_image, .index_len = h.index_length,
+                             .index_offset = h.index_offset, .header_image = hdr_image};
+    rc = vfdswmr_mdplan_apply(md_fd, &plan, true);
+    free(idx_image);
+    if (rc < 0)
+        return fail(err, errlen, "cannot write metadata file %s: %s", md_name, strerror(errno));
+    return 0;
+}
+
+/* Copy the metadata ranges of one image into the HDF5 file: read the page,
+ * overlay, write back (at most up to the snapshot's EOA). */
+static int
+restore_entry(const vfdswmr_recover_io_t *io, const vfdswmr_mdsnap_t *s, const vfdswmr_mdentry_t *e,
+              const uint8_t *image, uint8_t *buf, uint64_t *bytes)
+{
+    uint64_t addr = e->hdf5_page * s->hdr.page_size;
+    size_t len = e->length;
+
+    if (e->nranges == 0 || addr >= s->hdr.eoa)
+        return 0;
+    if (s->hdr.eoa - addr < len)
+        len = (size_t)(s->hdr.eoa - addr);
+    if (io->read(io->ctx, addr, buf, len) < 0)
+        return -1;
+    for (uint32_t k = 0; k < e->nranges; k++) {
+        const vfdswmr_mdrange_t *r = &s->idx.ranges[e->range_first + k];
+        if (r->offset >= len)
+            break;
+        size_t n = r->length < len - r->offset ? r->length : len - r->offset;
+        memcpy(buf + r->offset, image + r->offset, n);
+        *bytes += n;
+    }
+    if (addr == 0) /* the superblock: no longer "open for writing"; EOF at least the EOA */
+        vfdswmr_sb_patch(buf, len, s->hdr.eoa);
+    if (io->write(io->ctx, addr, buf, len) < 0)
+        return -1;
+    vfdswmr_test_kill_point("recover");
+    return 0;
+}
+
+/* Page 0 when the index does not name it: the superblock may still carry
+ * the crashed writer's "open for writing" flags. */
+static int
+patch_superblock(const vfdswmr_recover_io_t *io, uint64_t eoa)
+{
+    uint8_t sb[VFDSWMR_SB_V2_SIZE(8)];
+
+    if (io->read(io->ctx, 0, sb, sizeof sb) < 0)
+        return -1;
+    if (vfdswmr_sb_patch(sb, sizeof sb, eoa) && io->write(io->ctx, 0, sb, sizeof sb) < 0)
+        return -1;
+    return 0;
+}
+
+int
+vfdswmr_recover_run(int md_fd, const char *md_name, const vfdswmr_recover_io_t *io, const char *h5_name,
+                    uint64_t hdf5_id, bool force, vfdswmr_recover_report_t *rep, char *err, size_t errlen)
+{
+    vfdswmr_mdr_io_t mio = vfdswmr_mdr_fd_io(&md_fd);
+    vfdswmr_mdr_opts_t o;
+    vfdswmr_mdsnap_t s;
+    uint8_t **images = NULL, *buf = NULL;
+    char why[256];
+    int rc = -1;
+    bool page0 = false;
+
+    memset(rep, 0, sizeof *rep);
+    vfdswmr_mdr_opts_default(&o);
+    if (vfdswmr_mdr_load(&mio, &o, &s, why, sizeof why) != VFDSWMR_MD_OK)
+        return fail(err, errlen, "cannot load the last snapshot from metadata file %s: %s; nothing was written to %s",
+                    md_name, why, h5_name);
+    rep->session = s.hdr.session;
+    rep->tick = s.hdr.tick;
+    rep->eoa = s.hdr.eoa;
+    if (!force && s.hdr.hdf5_id != 0 && hdf5_id != 0 && s.hdr.hdf5_id != hdf5_id) {
+        fail(err, errlen,
+             "metadata file %s belongs to another HDF5 file (inode %" PRIu64 ", but %s is inode %" PRIu64
+             "): a stale or foreign metadata file; nothing was written (if you copied both files together, "
+             "vfd_swmr_recover --force accepts it)",
+             md_name, s.hdr.hdf5_id, h5_name, hdf5_id);
+        goto done;
+    }
+    if (s.hdr.flags & VFDSWMR_MDHDR_FINAL) { /* closed cleanly: the HDF5 file is complete */
+        rc = 0;
+        goto done;
+    }
+    rep->needed = true;
+    if (load_images(md_fd, md_name, &s, &images, err, errlen) < 0 || republish(md_fd, md_name, &s, err, errlen) < 0)
+        goto done;
+    if (NULL == (buf = malloc(s.hdr.page_size))) {
+        fail(err, errlen, "out of memory");
+        goto done;
+    }
+    if (io->extend(io->ctx, s.hdr.eoa) < 0)
+        goto io_failed;
+    for (uint32_t i = 0; i < s.idx.nentries; i++) {
+        const vfdswmr_mdentry_t *e = &s.idx.entries[i];
+        if (e->length > s.hdr.page_size) {
+            uint8_t *b = realloc(buf, e->length);
+            if (b == NULL) {
+                fail(err, errlen, "out of memory");
+                goto done;
+            }
+            buf = b;
+        }
+        page0 |= e->hdf5_page == 0 && e->nranges > 0;
+        if (restore_entry(io, &s, e, images[i], buf, &rep->bytes) < 0)
+            goto io_failed;
+        rep->pages += e->nranges > 0;
+    }
+    if ((!page0 && patch_superblock(io, s.hdr.eoa) < 0) || io->sync(io->ctx) < 0)
+        goto io_failed;
+    rc = 0;
+    goto done;
+io_failed:
+    fail(err, errlen, "cannot write the HDF5 file %s: %s; the metadata file %s still holds the snapshot: run the "
+         "recovery again once the cause is fixed", h5_name, strerror(errno), md_name);
+done:
+    free(buf);
+    free_images(images, s.idx.nentries);
+    vfdswmr_mdsnap_free(&s);
+    return rc;
+}
+
+/* ---- the HDF5 file through a lower driver ---------------------------------- */
+
+static int
+lower_ensure_eoa(H5FD_t *lower, uint64_t end)
+{
+    haddr_t eoa = VFDSWMR_GUARDED(haddr_t, H5FDget_eoa(lower, H5FD_MEM_DEFAULT), _r == HADDR_UNDEF);
+
+    if (eoa == HADDR_UNDEF) {
+        errno = EIO;
+        return -1;
+    }
+    if (eoa < end && VFDSWMR_GUARDED(herr_t, H5FDset_eoa(lower, H5FD_MEM_DEFAULT, end), _r < 0) < 0) {
+        errno = EIO;
+        return -1;
+    }
+    return 0;
+}
+
+static int
+lower_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+    H5FD_t *lower = ctx;
+    haddr_t eof = VFDSWMR_GUARDED(haddr_t, H5FDget_eof(lower, H5FD_MEM_DEFAULT), _r == HADDR_UNDEF);
+
+    memset(buf, 0, len);
+    if (eof == HADDR_UNDEF || lower_ensure_eoa(lower, addr + len) < 0) {
+        errno = EIO;
+        return -1;
+    }
+    if (addr >= eof)
+        return 0;
+    if (eof - addr < len)
+        len = (size_t)(eof - addr);
+    if (VFDSWMR_GUARDED(herr_t, H5FDread(lower, H5FD_MEM_DEFAULT, H5P_DEFAULT, addr, len, buf), _r < 0) < 0) {
+        errno = EIO;
+        return -1;
+    }
+    return 0;
+}
+
+static int
+lower_write(void *ctx, uint64_t addr, const void *buf, size_t len)
+{
+    H5FD_t *lower = ctx;
+
+    if (lower_ensure_eoa(lower, addr + len) < 0)
+        return -1;
+    errno = 0;
+    if (VFDSWMR_GUARDED(herr_t, H5FDwrite(lower, H5FD_MEM_DEFAULT, H5P_DEFAULT, addr, len, buf), _r < 0) < 0) {
+        if (errno == 0)
+            errno = EIO;
+        return -1;
+    }
+    return 0;
+}
+
+static int
+lower_extend(void *ctx, uint64_t size)
+{
+    H5FD_t *lower = ctx;
+    haddr_t eof = VFDSWMR_GUARDED(haddr_t, H5FDget_eof(lower, H5FD_MEM_DEFAULT), _r == HADDR_UNDEF);
+
+    if (eof == HADDR_UNDEF) {
+        errno = EIO;
+        return -1;
+    }
+    if (eof >= size)
+        return 0;
+    /* the lower driver's truncate sets the file's size to its EOA */
+    if (lower_ensure_eoa(lower, size) < 0 ||
+        VFDSWMR_GUARDED(herr_t, H5FDtruncate(lower, H5P_DEFAULT, false), _r < 0) < 0) {
+        errno = EIO;
+        return -1;
+    }
+    return 0;
+}
+
+static int
+lower_sync(void *ctx)
+{
+    H5FD_t *lower = ctx;
+    unsigned long flags = 0;
+    void *handle = NULL;
+
+    if (VFDSWMR_GUARDED(herr_t, H5FDflush(lower, H5P_DEFAULT, false), _r < 0) < 0) {
+        errno = EIO;
+        return -1;
+    }
+    /* sec2's flush does not reach the disk: fsync where there is a descriptor */
+    if (VFDSWMR_GUARDED(herr_t, H5FDquery(lower, &flags), _r < 0) >= 0 && (flags & H5FD_FEAT_POSIX_COMPAT_HANDLE) &&
+        VFDSWMR_GUARDED(herr_t, H5FDget_vfd_handle(lower, H5P_FILE_ACCESS_DEFAULT, &handle), _r < 0) >= 0 &&
+        handle != NULL && fsync(*(int *)handle) < 0)
+        return -1;
+    return 0;
+}
+
+void
+vfdswmr_recover_io_lower(H5FD_t *lower, vfdswmr_recover_io_t *io)
+{
+    *io = (vfdswmr_recover_io_t){.read = lower_read, .write = lower_write, .extend = lower_extend,
+                                 .sync = lower_sync, .ctx = lower};
+}

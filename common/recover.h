@@ -1,0 +1,67 @@
+/*
+ * Crash recovery: turn the HDF5 file into exactly the last snapshot a
+ * crashed writer published in its metadata file (docs/DESIGN.md, "Crash
+ * recovery"). Used by the writer driver when it opens a file whose
+ * metadata file no live writer holds, and by vfd_swmr_recover.
+ *
+ * Why the result is exact: in a published snapshot every page the index
+ * does not name is in the HDF5 file as the snapshot has it (pages reach the
+ * file only from published images, and leave the index only max_lag ticks
+ * after the file holds their latest image). For the pages the index names,
+ * the snapshot's metadata bytes are the image's metadata ranges; every
+ * other byte of such a page the file already holds correctly (raw data is
+ * written to the file directly and may be newer than the image). So
+ * recovery writes exactly the metadata ranges of every indexed image,
+ * clears the superblock's "open for writing" flags, and makes the file at
+ * least the snapshot's EOA long. It is idempotent: a recovery that is
+ * killed is simply run again.
+ *
+ * Error contract: functions return 0 or -1; on -1 the reason is written
+ * into the caller's buffer `err` (errlen bytes), never kept in an object.
+ */
+#ifndef VFDSWMR_COMMON_RECOVER_H
+#define VFDSWMR_COMMON_RECOVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <hdf5.h>
+#include <H5FDdevelop.h>
+
+/* How recovery reaches the HDF5 file. Each returns 0, or -1 with errno. */
+typedef struct vfdswmr_recover_io_t {
+    int (*read)(void *ctx, uint64_t addr, void *buf, size_t len);        /* zeros past the end */
+    int (*write)(void *ctx, uint64_t addr, const void *buf, size_t len);
+    int (*extend)(void *ctx, uint64_t size);                            /* at least `size` bytes */
+    int (*sync)(void *ctx);                                             /* make writes durable */
+    void *ctx;
+} vfdswmr_recover_io_t;
+
+typedef struct vfdswmr_recover_report_t {
+    bool needed;          /* false: the writer had closed cleanly (FINAL), nothing written */
+    uint64_t session;     /* of the crashed writer */
+    uint64_t tick;        /* the snapshot recovered */
+    uint64_t eoa;
+    uint32_t pages;       /* index entries written back */
+    uint64_t bytes;       /* metadata bytes written back */
+} vfdswmr_recover_report_t;
+
+/*
+ * Recover from the metadata file open read-write on md_fd, whose writer lock
+ * (mdfile/mdlock.h) the caller holds. `hdf5_id` is the HDF5 file's inode
+ * (0: unknown); a metadata file recording another one is refused unless
+ * `force`. Nothing is written to the HDF5 file before every image has been
+ * read and verified. `md_name` and `h5_name` are for messages.
+ */
+int vfdswmr_recover_run(int md_fd, const char *md_name, const vfdswmr_recover_io_t *io, const char *h5_name,
+                        uint64_t hdf5_id, bool force, vfdswmr_recover_report_t *rep, char *err, size_t errlen);
+
+/* An io that reaches the HDF5 file through a lower driver's open file. */
+void vfdswmr_recover_io_lower(H5FD_t *lower, vfdswmr_recover_io_t *io);
+
+/* Test hook: VFDSWMR_TEST_KILL_AT=<where>:<k> in the environment makes the
+ * k-th call of vfdswmr_test_kill_point(where) raise SIGKILL. */
+void vfdswmr_test_kill_point(const char *where);
+
+#endif

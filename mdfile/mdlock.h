@@ -1,0 +1,33 @@
+/*
+ * The writer's liveness lock on its metadata file.
+ *
+ * A live writer holds an open-file-description lock (fcntl F_OFD_SETLK, a
+ * write lock on byte 0) on its metadata file from before the file becomes
+ * visible until the end of its session. The kernel drops the lock when the
+ * last descriptor of that open file goes away, i.e. at the latest when the
+ * process dies, however it dies. So:
+ *   - a metadata file whose lock is held belongs to a running writer (or to
+ *     one recovering the file): a second writer is refused;
+ *   - a metadata file nobody locks, without the FINAL flag in its header, is
+ *     what a crashed writer left: the next writer (or vfd_swmr_recover) takes
+ *     the lock and recovers the HDF5 file from it.
+ * OFD locks are per open file description, not per process, so the test also
+ * sees a lock held by another descriptor in the same process, and closing an
+ * unrelated descriptor of the file never drops it (unlike POSIX locks).
+ * Locks are advisory: readers never take one, they only probe.
+ *
+ * Error contract: functions return -1 with errno set; callers write the
+ * messages.
+ */
+#ifndef VFDSWMR_MDFILE_MDLOCK_H
+#define VFDSWMR_MDFILE_MDLOCK_H
+
+/* Take the writer lock on fd (open for writing). Returns 0 taken, 1 held by
+ * someone else, -1 error (errno; ENOLCK/EINVAL: the file system cannot lock). */
+int vfdswmr_mdlock_take(int fd);
+
+/* Is the writer lock on fd's file held through another open file
+ * description? fd may be read-only. Returns 1 held, 0 free, -1 error. */
+int vfdswmr_mdlock_held(int fd);
+
+#endif

@@ -1,0 +1,145 @@
+/*
+ * Safe creation and opening of files (safefile.h).
+ *
+ * Invariants:
+ *  - Nothing here follows a symbolic link to create, truncate or write a
+ *    file: temporaries are O_CREAT | O_EXCL | O_NOFOLLOW, files opened for
+ *    writing O_NOFOLLOW.
+ *  - Nothing here blocks on a FIFO or opens a device on purpose: paths are
+ *    stat(2)ed first and opened O_NONBLOCK, and only a regular file is
+ *    handed back.
+ */
+#include "safefile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char ALPHABET[64] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+/* n random characters of ALPHABET into out. 0, or -1 with errno. */
+static int
+random_chars(char *out, size_t n)
+{
+    uint8_t bytes[VFDSWMR_TEMP_RANDOM_LEN];
+    size_t got = 0;
+
+    while (got < n) {
+        ssize_t r = getrandom(bytes + got, n - got, 0);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return -1;
+        got += (size_t)r;
+    }
+    for (size_t i = 0; i < n; i++)
+        out[i] = ALPHABET[bytes[i] & 63];
+    return 0;
+}
+
+int
+vfdswmr_create_temp(const char *target, char *tmp, size_t tmplen, mode_t mode)
+{
+    char rnd[VFDSWMR_TEMP_RANDOM_LEN];
+
+    if (strlen(target) + VFDSWMR_TEMP_SUFFIX_LEN >= tmplen) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    for (unsigned attempt = 0; attempt < VFDSWMR_TEMP_ATTEMPTS; attempt++) {
+        int fd;
+
+        if (random_chars(rnd, sizeof rnd) < 0)
+            return -1;
+        snprintf(tmp, tmplen, "%s.%.*s.tmp", target, (int)sizeof rnd, rnd);
+        fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+        if (fd >= 0)
+            return fd;
+        if (errno != EEXIST)
+            return -1;
+    }
+    errno = EEXIST;
+    return -1;
+}
+
+bool
+vfdswmr_is_temp_suffix(const char *s)
+{
+    if (strlen(s) != VFDSWMR_TEMP_SUFFIX_LEN || s[0] != '.' || strcmp(s + 1 + VFDSWMR_TEMP_RANDOM_LEN, ".tmp") != 0)
+        return false;
+    for (size_t i = 1; i <= VFDSWMR_TEMP_RANDOM_LEN; i++)
+        if (s[i] == '\0' || memchr(ALPHABET, s[i], sizeof ALPHABET) == NULL)
+            return false;
+    return true;
+}
+
+int
+vfdswmr_open_regular(const char *path, int flags)
+{
+    int extra = O_NONBLOCK | O_CLOEXEC, fd, fl;
+    struct stat st;
+
+    if ((flags & O_ACCMODE) != O_RDONLY)
+        extra |= O_NOFOLLOW;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        goto not_regular;
+    if ((fd = open(path, flags | extra, 0666)) < 0) {
+        int e = errno;
+        /* Swapped in since stat(): a directory opened for writing (EISDIR),
+         * a FIFO opened write-only without a reader (ENXIO). */
+        if ((e == EISDIR || e == ENXIO) && stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+            goto not_regular;
+        errno = e;
+        return -1;
+    }
+    if (fstat(fd, &st) < 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        goto not_regular;
+    }
+    if ((fl = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    return fd;
+not_regular:
+    errno = EINVAL;
+    return -2;
+}
+
+const char *
+vfdswmr_path_kind(const char *path)
+{
+    struct stat st;
+
+    if (stat(path, &st) < 0)
+        return lstat(path, &st) == 0 && S_ISLNK(st.st_mode) ? "a symbolic link" : "missing";
+    switch (st.st_mode & S_IFMT) {
+    case S_IFREG:
+        return "a regular file";
+    case S_IFDIR:
+        return "a directory";
+    case S_IFIFO:
+        return "a FIFO";
+    case S_IFCHR:
+        return "a character device";
+    case S_IFBLK:
+        return "a block device";
+    case S_IFSOCK:
+        return "a socket";
+    default:
+        return "not a regular file";
+    }
+}

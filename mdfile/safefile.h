@@ -1,0 +1,67 @@
+/*
+ * Creating and opening files in directories other users may write to
+ * (a shared NFS directory, /tmp), without being led astray by what they
+ * planted there: a symbolic link where a file is about to be created or
+ * truncated, a FIFO or device where a file is about to be read.
+ *
+ * Error contract: every function returns -1 with errno set on failure
+ * (vfdswmr_open_regular() also -2, see there) and prints nothing; the
+ * caller formats the message, naming the path.
+ */
+#ifndef VFDSWMR_MDFILE_SAFEFILE_H
+#define VFDSWMR_MDFILE_SAFEFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Random characters in a temporary name (6 bits each: 72 bits). */
+#define VFDSWMR_TEMP_RANDOM_LEN 12
+/* Bytes vfdswmr_create_temp() appends to the target: ".<random>.tmp". */
+#define VFDSWMR_TEMP_SUFFIX_LEN (1 + VFDSWMR_TEMP_RANDOM_LEN + 4)
+/* Names tried before vfdswmr_create_temp() gives up with EEXIST. */
+#define VFDSWMR_TEMP_ATTEMPTS 16
+
+/*
+ * Create a new, empty file next to `target` under a name nobody can have
+ * planted in advance: "<target>.<12 random characters>.tmp", the characters
+ * from getrandom(2) in [A-Za-z0-9_-]. Opened O_RDWR | O_CREAT | O_EXCL |
+ * O_NOFOLLOW | O_CLOEXEC with `mode` (less the umask): whatever exists at
+ * the name -- a file, a symbolic link to anything -- is never opened,
+ * followed or changed; another name is tried, up to VFDSWMR_TEMP_ATTEMPTS
+ * names. The name goes to tmp (tmplen bytes, ENAMETOOLONG when it does not
+ * fit). Returns the descriptor, or -1 with errno.
+ */
+int vfdswmr_create_temp(const char *target, char *tmp, size_t tmplen, mode_t mode);
+
+/* Whether s is exactly a suffix vfdswmr_create_temp() appends to its target. */
+bool vfdswmr_is_temp_suffix(const char *s);
+
+/*
+ * Open an existing regular file with open(2) flags `flags` (O_RDONLY,
+ * O_WRONLY or O_RDWR, possibly with others), adding O_NONBLOCK and
+ * O_CLOEXEC, and O_NOFOLLOW when it opens for writing (a symbolic link to
+ * be written through fails with ELOOP; one to be read is followed). With
+ * O_CREAT a missing file is created with mode 0666 less the umask, as
+ * fopen(3) does.
+ *
+ * Anything but a regular file -- a FIFO, a device, a directory, a socket,
+ * or a symbolic link (read) to one -- is refused with -2 (errno EINVAL)
+ * without blocking: it is looked at with stat(2) before it is opened (a
+ * device is not even opened), and the opened file is checked again with
+ * fstat(2) (it may have been swapped in between; O_NONBLOCK keeps that
+ * open from waiting for a FIFO's other end).
+ *
+ * Returns the descriptor, O_NONBLOCK cleared again; -2 not a regular file;
+ * -1 with errno when open(2) or fstat(2) fails (ENOENT: it does not exist).
+ */
+int vfdswmr_open_regular(const char *path, int flags);
+
+/*
+ * What path is, for a message: "a regular file", "a directory", "a FIFO",
+ * "a character device", "a block device", "a socket", "a symbolic link"
+ * (dangling), or "missing". Follows symbolic links. Never fails.
+ */
+const char *vfdswmr_path_kind(const char *path);
+
+#endif

@@ -1,0 +1,295 @@
+/*
+ * Crash recovery (common/recover.c) against a metadata file written by the
+ * real mdfile writer and a model HDF5 file on disk: exactly the metadata
+ * ranges of the last snapshot go back into the HDF5 file, raw bytes written
+ * after the publish survive, nothing is written when the metadata file is
+ * damaged or belongs to another file, a killed recovery is finished by the
+ * next one, and readers still holding the snapshot are not disturbed.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "testdir.h"
+
+#include "mdreader.h"
+#include "mdwriter.h"
+#include "recover.h"
+
+#define PS 512u
+#define NPAGES 16u
+#define MAX_LAG 3u
+
+static char md_path[256], h5_path[256];
+
+/* ---- the model HDF5 file, reached through a POSIX io ---- */
+
+static int
+f_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+    ssize_t n = pread(*(int *)ctx, buf, len, (off_t)addr);
+    if (n < 0)
+        return -1;
+    memset((uint8_t *)buf + n, 0, len - (size_t)n);
+    return 0;
+}
+
+static int
+f_write(void *ctx, uint64_t addr, const void *buf, size_t len)
+{
+    return pwrite(*(int *)ctx, buf, len, (off_t)addr) == (ssize_t)len ? 0 : -1;
+}
+
+static uint64_t extended_to;
+
+static int
+f_extend(void *ctx, uint64_t size)
+{
+    struct stat st;
+    extended_to = size;
+    if (fstat(*(int *)ctx, &st) < 0)
+        return -1;
+    return (uint64_t)st.st_size >= size ? 0 : ftruncate(*(int *)ctx, (off_t)size);
+}
+
+static int
+f_sync(void *ctx)
+{
+    return fsync(*(int *)ctx);
+}
+
+static uint8_t model[NPAGES * PS];
+
+static void
+make_model(void)
+{
+    for (size_t i = 0; i < sizeof model; i++)
+        model[i] = (uint8_t)(i / PS + 100);
+    spill(h5_path, model, sizeof model);
+}
+
+/* A writer session: tick 1 changes page 2 (metadata at [0,100) and
+ * [300,350)), tick 2 changes page 5 (all metadata); flags for tick 2. */
+static uint64_t
+write_session(uint64_t hdf5_id, unsigned final_flags)
+{
+    static uint8_t img2[PS], img5[PS];
+    static const vfdswmr_mdrange_t r2[] = {{0, 100}, {300, 50}}, r5[] = {{0, PS}};
+    vfdswmr_mdw_opts_t o = {.page_size = PS, .reserved_pages = 2, .max_lag = MAX_LAG, .md_path = md_path,
+                            .tick_len = 1, .hdf5_id = hdf5_id};
+    vfdswmr_mdw_t *w;
+    char err[256];
+    uint64_t session;
+
+    unlink(md_path);
+    memset(img2, 0xAA, PS);
+    memset(img5, 0xBB, PS);
+    vfdswmr_mdchange_t c2 = {.hdf5_page = 2, .length = PS, .image = img2, .ranges = r2, .nranges = 2};
+    vfdswmr_mdchange_t c5 = {.hdf5_page = 5, .length = PS, .image = img5, .ranges = r5, .nranges = 1};
+    assert_int_equal(vfdswmr_mdw_open(&o, &w, err, sizeof err), 0);
+    assert_int_equal(vfdswmr_mdw_publish(w, NPAGES * PS, &c2, 1, NULL, 0, 0, err, sizeof err), 0);
+    assert_int_equal(vfdswmr_mdw_publish(w, NPAGES * PS + 3 * PS, &c5, 1, NULL, 0, final_flags, err, sizeof err),
+                     0);
+    session = vfdswmr_mdw_session(w);
+    /* "crash": keep the metadata file */
+    assert_int_equal(vfdswmr_mdw_close(w, true, err, sizeof err), 0);
+    return session;
+}
+
+static int
+run(bool force, uint64_t hdf5_id, vfdswmr_recover_report_t *rep, char *err, size_t errlen)
+{
+    int md = open(md_path, O_RDWR), h5 = open(h5_path, O_RDWR), rc;
+    vfdswmr_recover_io_t io = {f_read, f_write, f_extend, f_sync, &h5};
+
+    assert_true(md >= 0 && h5 >= 0);
+    rc = vfdswmr_recover_run(md, md_path, &io, h5_path, hdf5_id, force, rep, err, errlen);
+    close(md);
+    close(h5);
+    return rc;
+}
+
+/* What the HDF5 file must hold after recovering write_session(). */
+static void
+expect_recovered(void)
+{
+    size_t len;
+    uint8_t *f = slurp(h5_path, &len), want[sizeof model];
+
+    memcpy(want, model, sizeof want);
+    memset(want + 2 * PS, 0xAA, 100);
+    memset(want + 2 * PS + 300, 0xAA, 50);
+    memset(want + 5 * PS, 0xBB, PS);
+    assert_int_equal(len, NPAGES * PS + 3 * PS); /* extended to the snapshot's EOA */
+    assert_memory_equal(f, want, sizeof want);
+    for (size_t i = sizeof want; i < len; i++)
+        assert_int_equal(f[i], 0);
+    free(f);
+}
+
+static uint64_t
+md_tick(void)
+{
+    int fd = open(md_path, O_RDONLY);
+    vfdswmr_mdr_io_t io = vfdswmr_mdr_fd_io(&fd);
+    vfdswmr_mdr_opts_t o;
+    vfdswmr_mdsnap_t s;
+    char why[256];
+
+    vfdswmr_mdr_opts_default(&o);
+    assert_int_equal(vfdswmr_mdr_load(&io, &o, &s, why, sizeof why), VFDSWMR_MD_OK);
+    assert_int_equal(s.idx.nentries, 2); /* the same snapshot */
+    vfdswmr_mdsnap_free(&s);
+    close(fd);
+    return s.hdr.tick;
+}
+
+static void
+test_exact_ranges_and_raw_kept(void **state)
+{
+    vfdswmr_recover_report_t rep;
+    char err[512];
+    uint64_t session;
+
+    (void)state;
+    make_model();
+    session = write_session(0, 0);
+    /* raw data written into page 2 after the publish, outside its metadata */
+    model[2 * PS + 150] = 0x55;
+    spill(h5_path, model, sizeof model);
+    assert_int_equal(run(false, 0, &rep, err, sizeof err), 0);
+    assert_true(rep.needed);
+    assert_int_equal(rep.session, session);
+    assert_int_equal(rep.tick, 2);
+    assert_int_equal(rep.pages, 2);
+    assert_int_equal(rep.bytes, 150 + PS);
+    assert_int_equal(extended_to, NPAGES * PS + 3 * PS);
+    expect_recovered();
+    /* readers older than the snapshot must notice: republished max_lag - 1 later */
+    assert_int_equal(md_tick(), 2 + MAX_LAG - 1);
+    /* idempotent: a second run gives the same file */
+    assert_int_equal(run(false, 0, &rep, err, sizeof err), 0);
+    expect_recovered();
+}
+
+static void
+test_foreign_refused(void **state)
+{
+    vfdswmr_recover_report_t rep;
+    char err[512];
+    size_t len;
+    uint8_t *f;
+
+    (void)state;
+    make_model();
+    write_session(1234, 0);
+    assert_int_equal(run(false, 999, &rep, err, sizeof err), -1);
+    assert_non_null(strstr(err, "belongs to another HDF5 file (inode 1234, but"));
+    assert_non_null(strstr(err, "is inode 999"));
+    f = slurp(h5_path, &len);
+    assert_int_equal(len, sizeof model);
+    assert_memory_equal(f, model, sizeof model); /* nothing written */
+    free(f);
+    assert_int_equal(run(true, 999, &rep, err, sizeof err), 0); /* --force */
+    expect_recovered();
+}
+
+static void
+test_damaged_image_writes_nothing(void **state)
+{
+    vfdswmr_recover_report_t rep;
+    char err[512];
+    size_t len;
+    uint8_t *md, *f;
+
+    (void)state;
+    make_model();
+    write_session(0, 0);
+    /* damage page 5's image (the last one written: the highest md page) */
+    md = slurp(md_path, &len);
+    for (size_t i = 2 * PS; i < len; i++)
+        if (md[i] == 0xBB) {
+            md[i] = 0xBC;
+            break;
+        }
+    spill(md_path, md, len);
+    free(md);
+    assert_int_equal(run(false, 0, &rep, err, sizeof err), -1);
+    assert_non_null(strstr(err, "is damaged: the image of HDF5 page 5"));
+    assert_non_null(strstr(err, "nothing was written to the HDF5 file"));
+    f = slurp(h5_path, &len);
+    assert_int_equal(len, sizeof model);
+    assert_memory_equal(f, model, sizeof model);
+    free(f);
+}
+
+static void
+test_final_needs_nothing(void **state)
+{
+    vfdswmr_recover_report_t rep;
+    char err[512];
+    size_t len;
+    uint8_t *f;
+
+    (void)state;
+    make_model();
+    write_session(0, VFDSWMR_MDW_FINAL);
+    assert_int_equal(run(false, 0, &rep, err, sizeof err), 0);
+    assert_false(rep.needed);
+    f = slurp(h5_path, &len);
+    assert_memory_equal(f, model, sizeof model);
+    free(f);
+}
+
+static void
+test_killed_recovery_finished_by_next(void **state)
+{
+    vfdswmr_recover_report_t rep;
+    char err[512];
+    size_t len;
+    uint8_t *f;
+    int status;
+    pid_t pid;
+
+    (void)state;
+    make_model();
+    write_session(0, 0);
+    if ((pid = fork()) == 0) {
+        setenv("VFDSWMR_TEST_KILL_AT", "recover:1", 1);
+        run(false, 0, &rep, err, sizeof err);
+        _exit(0); /* not reached: killed after the first page */
+    }
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+    f = slurp(h5_path, &len);
+    assert_int_equal(f[2 * PS], 0xAA);     /* page 2 written ... */
+    assert_int_equal(f[5 * PS], 105);      /* ... page 5 not yet */
+    free(f);
+    assert_int_equal(run(false, 0, &rep, err, sizeof err), 0);
+    expect_recovered();
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_exact_ranges_and_raw_kept),
+        cmocka_unit_test(test_foreign_refused),
+        cmocka_unit_test(test_damaged_image_writes_nothing),
+        cmocka_unit_test(test_final_needs_nothing),
+        cmocka_unit_test(test_killed_recovery_finished_by_next),
+    };
+    if (testdir_setup(NULL) < 0)
+        return 1;
+    snprintf(md_path, sizeof md_path, "%s/f.h5.md", dir);
+    snprintf(h5_path, sizeof h5_path, "%s/f.h5", dir);
+    int rc = cmocka_run_group_tests(tests, NULL, testdir_teardown);
+    return rc;
+}

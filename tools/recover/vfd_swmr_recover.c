@@ -1,0 +1,171 @@
+/*
+ * vfd_swmr_recover: bring an HDF5 file whose vfd_swmr_writer died back to
+ * the last snapshot the writer published (common/recover.h), so that plain
+ * HDF5 reads it at once. The next writer that opens the file does the same
+ * by itself; this command is for users who only want to read.
+ *
+ * Exit status: 0 recovered, or nothing to recover; 1 failure (nothing lost:
+ * the metadata file stays); 2 usage; 3 a live writer holds the file.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "h5err.h"
+#include "mdlock.h"
+#include "paths.h"
+#include "recover.h"
+#include "safefile.h"
+#include "stack.h"
+#include "updater.h"
+
+#define PROG "vfd_swmr_recover"
+
+static const char usage[] =
+    "usage: " PROG " [--config STRING] [--force] [--quiet] FILE\n"
+    "Recover the HDF5 file FILE after its vfd_swmr_writer died: write the last published snapshot\n"
+    "from its metadata file into FILE, so that any HDF5 program reads it.\n"
+    "  -c, --config STRING  the writer's driver configuration (where the metadata file is: md_file_path,\n"
+    "                       md_file_name; the lower driver: under=); default $HDF5_DRIVER_CONFIG when\n"
+    "                       HDF5_DRIVER names a vfd-swmr driver, else the defaults\n"
+    "  -f, --force          accept a metadata file recorded for another inode (both files copied)\n"
+    "  -q, --quiet          print nothing on success\n"
+    "  -h, --help           this text\n"
+    "Exit status: 0 recovered or nothing to recover, 1 failure, 2 usage, 3 a writer is running.\n";
+
+static int
+die(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int
+die(int status, const char *fmt, ...)
+{
+    va_list ap;
+
+    fprintf(stderr, PROG ": ");
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    if (H5Eget_num(H5E_DEFAULT) > 0)
+        H5Eprint2(H5E_DEFAULT, stderr);
+    return status;
+}
+
+static const char *
+default_config(void)
+{
+    const char *drv = getenv("HDF5_DRIVER");
+
+    if (drv && (!strcmp(drv, "vfd_swmr_writer") || !strcmp(drv, "vfd_swmr_reader")))
+        return getenv("HDF5_DRIVER_CONFIG");
+    return NULL;
+}
+
+/* Open and lock the metadata file: 0 (fd set), or an exit status. */
+static int
+lock_md(const char *md_path, const char *file, int *fd, bool quiet)
+{
+    for (int attempt = 0; attempt < 8; attempt++) {
+        struct stat st, now;
+        int lk;
+
+        *fd = vfdswmr_open_regular(md_path, O_RDWR);
+        if (*fd == -2)
+            return die(1, "metadata file %s is not a regular file", md_path);
+        if (*fd < 0 && errno == ENOENT) {
+            if (!quiet)
+                printf(PROG ": %s: nothing to recover: no metadata file %s (no writer died)\n", file, md_path);
+            return 0;
+        }
+        if (*fd < 0 || fstat(*fd, &st) < 0)
+            return die(1, "cannot open metadata file %s: %s", md_path, strerror(errno));
+        if ((lk = vfdswmr_mdlock_take(*fd)) != 0) {
+            int e = errno;
+            close(*fd);
+            return lk > 0 ? die(3, "%s: a writer is running (it holds metadata file %s); nothing done", file, md_path)
+                          : die(1, "cannot lock metadata file %s: %s", md_path, strerror(e));
+        }
+        if (stat(md_path, &now) == 0 && now.st_dev == st.st_dev && now.st_ino == st.st_ino)
+            return 0;
+        close(*fd); /* replaced between open and lock: look again */
+    }
+    return die(1, "metadata file %s keeps being replaced", md_path);
+}
+
+int
+main(int argc, char **argv)
+{
+    static const struct option opts[] = {{"config", required_argument, NULL, 'c'},
+                                          {"force", no_argument, NULL, 'f'},
+                                          {"quiet", no_argument, NULL, 'q'},
+                                          {"help", no_argument, NULL, 'h'},
+                                          {NULL, 0, NULL, 0}};
+    const char *config = default_config(), *file;
+    bool force = false, quiet = false;
+    vfdswmr_config_t cfg;
+    char md_path[VFDSWMR_MAX_PATH + 64], err[1024];
+    int c, md_fd = -1, rc;
+    hid_t fapl;
+    H5FD_t *lower;
+    struct stat st;
+    vfdswmr_recover_io_t io;
+    vfdswmr_recover_report_t rep;
+
+    while ((c = getopt_long(argc, argv, "c:fqh", opts, NULL)) != -1)
+        switch (c) {
+        case 'c': config = optarg; break;
+        case 'f': force = true; break;
+        case 'q': quiet = true; break;
+        case 'h': fputs(usage, stdout); return 0;
+        default: fputs(usage, stderr); return 2;
+        }
+    if (optind != argc - 1) {
+        fputs(usage, stderr);
+        return 2;
+    }
+    file = argv[optind];
+    if (vfdswmr_config_parse(config, &cfg, err, sizeof err) < 0)
+        return die(2, "bad configuration: %s", err);
+    if (vfdswmr_md_path(&cfg, file, md_path, sizeof md_path) < 0)
+        return die(2, "metadata file path too long for %s", file);
+    if ((rc = lock_md(md_path, file, &md_fd, quiet)) != 0 || md_fd < 0)
+        return rc;
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    if ((fapl = vfdswmr_lower_fapl(&cfg, PROG)) < 0)
+        return die(1, "cannot select the lower driver \"%s\"", cfg.under_name);
+    lower = H5FDopen(file, H5F_ACC_RDWR, fapl, VFDSWMR_MAXADDR);
+    H5Pclose(fapl);
+    if (lower == NULL)
+        return die(1, "cannot open %s for writing; nothing done (the metadata file %s stays)", file, md_path);
+    vfdswmr_recover_io_lower(lower, &io);
+    rc = vfdswmr_recover_run(md_fd, md_path, &io, file, stat(file, &st) == 0 ? (uint64_t)st.st_ino : 0, force, &rep,
+                             err, sizeof err);
+    if (H5FDclose(lower) < 0 && rc == 0) {
+        snprintf(err, sizeof err, "cannot close %s", file);
+        rc = -1;
+    }
+    if (rc < 0)
+        return die(1, "%s", err);
+    if (!rep.needed) {
+        if (!quiet)
+            printf(PROG ": %s: nothing to recover: its writer closed it cleanly (metadata file %s kept as it is)\n",
+                   file, md_path);
+        return 0;
+    }
+    /* The HDF5 file holds the snapshot now (and is synced): the metadata file has done its work. */
+    if (unlink(md_path) < 0 || vfdswmr_fsync_dir_of(md_path) < 0)
+        return die(1, "%s recovered, but the metadata file %s cannot be removed: %s", file, md_path, strerror(errno));
+    close(md_fd);
+    if (!quiet)
+        printf(PROG ": %s: recovered tick %" PRIu64 " of writer session %016" PRIx64 ": %" PRIu32
+               " pages (%" PRIu64 " bytes of metadata) written back, end of file %" PRIu64 "\n",
+               file, rep.tick, rep.session, rep.pages, rep.bytes, rep.eoa);
+    return 0;
+}

@@ -1,0 +1,202 @@
+/*
+ * Claiming the metadata file before the HDF5 file is touched: is a writer
+ * alive (mdfile/mdlock.h), did one crash (recover from what it left), does
+ * the metadata file belong to this HDF5 file at all -- and the registry of
+ * this process's own writers, so that a program that deletes a file still
+ * open in HDF5 (weak close) and creates a new one at the same path works as
+ * on sec2.
+ *
+ * Invariant: when vfdswmr_claim_md() refuses, no file has been created,
+ * opened for writing, truncated or changed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "h5err.h"
+#include "mdlock.h"
+#include "mdreader.h"
+#include "safefile.h"
+#include "writer.h"
+
+/* ---- this process's live writers ------------------------------------------ */
+
+struct reg_entry {
+    dev_t md_dev, h5_dev;
+    ino_t md_ino, h5_ino;
+    const vfdswmr_writer_t *w;
+};
+
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct reg_entry *reg;
+static size_t reg_n, reg_cap;
+
+void
+vfdswmr_registry_add(const vfdswmr_writer_t *w, const char *h5_name)
+{
+    struct reg_entry e = {.w = w};
+    struct stat st;
+
+    if (vfdswmr_mdw_file_id(w->mdw, &e.md_dev, &e.md_ino) < 0 || stat(h5_name, &st) < 0)
+        return; /* no metadata file, or no file on disk: nothing another open could collide with */
+    e.h5_dev = st.st_dev;
+    e.h5_ino = st.st_ino;
+    pthread_mutex_lock(&reg_lock);
+    if (reg_n == reg_cap) {
+        size_t cap = reg_cap ? 2 * reg_cap : 8;
+        struct reg_entry *p = realloc(reg, cap * sizeof *p);
+        if (p == NULL) {
+            pthread_mutex_unlock(&reg_lock);
+            return; /* then a re-created file is refused: an error, never a wrong file */
+        }
+        reg = p;
+        reg_cap = cap;
+    }
+    reg[reg_n++] = e;
+    pthread_mutex_unlock(&reg_lock);
+}
+
+void
+vfdswmr_registry_remove(const vfdswmr_writer_t *w)
+{
+    pthread_mutex_lock(&reg_lock);
+    for (size_t i = 0; i < reg_n; i++)
+        if (reg[i].w == w) {
+            reg[i] = reg[--reg_n];
+            break;
+        }
+    if (reg_n == 0) {
+        free(reg);
+        reg = NULL;
+        reg_cap = 0;
+    }
+    pthread_mutex_unlock(&reg_lock);
+}
+
+/* 1: the metadata file (dev, ino) is held by a writer of this process whose
+ * HDF5 file is no longer the file at h5_name (deleted or replaced); 0: it is
+ * that file (opened twice); -1: not one of ours. */
+static int
+registry_lookup(dev_t dev, ino_t ino, const char *h5_name)
+{
+    struct stat st;
+    int rc = -1;
+    bool gone = stat(h5_name, &st) < 0;
+
+    pthread_mutex_lock(&reg_lock);
+    for (size_t i = 0; i < reg_n; i++)
+        if (reg[i].md_dev == dev && reg[i].md_ino == ino) {
+            rc = gone || st.st_dev != reg[i].h5_dev || st.st_ino != reg[i].h5_ino;
+            break;
+        }
+    pthread_mutex_unlock(&reg_lock);
+    return rc;
+}
+
+/* ---- the claim ---------------------------------------------------------------- */
+
+static int
+refuse(const char *fmt, const char *md_path, const char *h5_name)
+{
+    VFDSWMR_ERR(H5E_CANTOPENFILE, fmt, VFDSWMR_WRITER_NAME, md_path, h5_name);
+    return -1;
+}
+
+/* A crashed writer's metadata file, locked by us: does it belong to this
+ * HDF5 file? (Read with the load protocol; its header names the file.) */
+static int
+check_owner(int fd, const char *md_path, const char *h5_name)
+{
+    vfdswmr_mdr_io_t io = vfdswmr_mdr_fd_io(&fd);
+    vfdswmr_mdr_opts_t o;
+    vfdswmr_mdsnap_t s;
+    struct stat st;
+    char why[256];
+    uint64_t ino = stat(h5_name, &st) == 0 ? (uint64_t)st.st_ino : 0;
+
+    vfdswmr_mdr_opts_default(&o);
+    if (vfdswmr_mdr_load(&io, &o, &s, why, sizeof why) != VFDSWMR_MD_OK) {
+        VFDSWMR_ERR(H5E_CANTOPENFILE,
+                    "%s: metadata file %s, left by a writer that is no longer running, cannot be read (%s): it "
+                    "cannot be used to recover \"%s\"; nothing was changed",
+                    VFDSWMR_WRITER_NAME, md_path, why, h5_name);
+        return -1;
+    }
+    vfdswmr_mdsnap_free(&s);
+    if (s.hdr.hdf5_id != 0 && s.hdr.hdf5_id != ino) {
+        VFDSWMR_ERR(H5E_CANTOPENFILE,
+                    "%s: metadata file %s belongs to another HDF5 file (inode %" PRIu64 ", but \"%s\" is %s%" PRIu64
+                    "): a stale or foreign metadata file (two files with the same name sharing md_file_path?); "
+                    "nothing was changed: remove it if it is stale, or use another md_file_path",
+                    VFDSWMR_WRITER_NAME, md_path, s.hdr.hdf5_id, h5_name, ino ? "inode " : "missing, ", ino);
+        return -1;
+    }
+    return 0;
+}
+
+int
+vfdswmr_claim_md(vfdswmr_writer_t *w, const char *h5_name, int *old_fd, bool *replace)
+{
+    *old_fd = -1;
+    *replace = false;
+    for (int attempt = 0; attempt < 8; attempt++) {
+        struct stat st, now;
+        int fd = vfdswmr_open_regular(w->md_path, O_RDWR), lk;
+
+        if (fd == -2)
+            return refuse("%s: metadata file %s is not a regular file; nothing was changed (\"%s\")", w->md_path,
+                          h5_name);
+        if (fd < 0 && errno == ENOENT)
+            return 0; /* no writer, alive or dead */
+        if (fd < 0 || fstat(fd, &st) < 0) {
+            VFDSWMR_ERR(H5E_CANTOPENFILE, "%s: cannot open metadata file %s: %s; nothing was changed",
+                        VFDSWMR_WRITER_NAME, w->md_path, strerror(errno));
+            if (fd >= 0)
+                close(fd);
+            return -1;
+        }
+        if ((lk = vfdswmr_mdlock_take(fd)) < 0) {
+            VFDSWMR_ERR(H5E_CANTOPENFILE,
+                        "%s: cannot lock metadata file %s: %s (the file system must support fcntl locks); "
+                        "nothing was changed",
+                        VFDSWMR_WRITER_NAME, w->md_path, strerror(errno));
+            close(fd);
+            return -1;
+        }
+        if (lk == 1) {
+            int ours = registry_lookup(st.st_dev, st.st_ino, h5_name);
+            close(fd);
+            if (ours == 1) { /* our own writer of a file that is gone: make way */
+                *replace = true;
+                return 0;
+            }
+            if (ours == 0)
+                return refuse("%s: metadata file %s: \"%s\" is already open for writing in this process through "
+                              "vfd_swmr_writer; nothing was changed",
+                              w->md_path, h5_name);
+            return refuse("%s: metadata file %s is locked: another writer has \"%s\" open (or is recovering "
+                          "it); nothing was changed",
+                          w->md_path, h5_name);
+        }
+        /* Ours now. Still the file at that name? (It may have been replaced
+         * between open and lock.) */
+        if (stat(w->md_path, &now) < 0 || now.st_dev != st.st_dev || now.st_ino != st.st_ino) {
+            close(fd);
+            continue;
+        }
+        if (check_owner(fd, w->md_path, h5_name) < 0) {
+            close(fd);
+            return -1;
+        }
+        *old_fd = fd;
+        *replace = true;
+        return 0;
+    }
+    return refuse("%s: metadata file %s keeps being replaced by other processes; nothing was changed (\"%s\")",
+                  w->md_path, h5_name);
+}
