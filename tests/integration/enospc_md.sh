@@ -60,7 +60,7 @@ ok "the publish after 200 new groups failed: \"cannot publish\" with \"No space 
 proc_ask r refresh
 refresh=$ANSWER
 proc_ask r status
-[[ $ANSWER == "status tick="*" writer_state=$VFDSWMR_WRITER_FAILED" ]] \
+[[ $ANSWER == "status tick="*" writer_state=$VFDSWMR_WRITER_FAILED tick_len=0 max_lag=3" ]] \
     || fail "the reader's status after the failed publish is \"$ANSWER\", expected writer_state=$VFDSWMR_WRITER_FAILED (VFDSWMR_WRITER_FAILED); refresh answered \"$refresh\""
 ok "the reader's status says VFDSWMR_WRITER_FAILED (refresh: $refresh)"
 
@@ -82,6 +82,7 @@ proc_end r
 
 out=$(${VFDSWMR_VALGRIND:-} "$VFDSWMR_PROGS/rowreader" "$f" check "$rows" "$groups" 2>&1) \
     || fail "after H5Fclose, plain HDF5: $out"
-[[ $out == "verified $rows rows, 0 more (0 written, 0 unwritten), $groups groups" ]] || fail "after H5Fclose: $out"
-ok "plain HDF5 reads all $rows flushed rows and $groups groups"
+# Rows of a failed H5Fflush may be there too; each holds its value or 0.
+[[ $out == "verified $rows rows, "*" more ("*" written, "*" unwritten), $groups groups" ]] || fail "after H5Fclose: $out"
+ok "plain HDF5 reads all $rows flushed rows and $groups groups ($out)"
 finish

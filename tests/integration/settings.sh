@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One source of truth for shared settings: the writer records tick_len and
 # max_lag in the metadata file. A reader that sets neither adopts the
-# writer's (its log says so, and with the writer's max_lag=11 it reads a
+# writer's (its status says so, and with the writer's max_lag=11 it reads a
 # snapshot 9 ticks old, which its own default of 7 would call fallen
 # behind); a reader that sets either to a different value is refused at open
 # with a message naming both values; the same values are accepted.
@@ -16,14 +16,15 @@ proc_read w
 [ "$ANSWER" = "ready 0" ] || fail "writer not ready: $ANSWER"
 proc_expect w "append 1000" "flushed 1000"
 proc_expect w tick ticked
-proc_start r env HDF5_DRIVER=vfd_swmr_reader HDF5_DRIVER_CONFIG="log_file_path=$WORK/r.log" ${VFDSWMR_VALGRIND:-} \
+proc_start r env HDF5_DRIVER=vfd_swmr_reader HDF5_DRIVER_CONFIG= ${VFDSWMR_VALGRIND:-} \
     "$VFDSWMR_PROGS/rowreader" "$f" watch
 proc_read r
 [ "$ANSWER" = "ready 1000" ] || fail "reader not ready: $ANSWER $(proc_err r)"
 proc_expect r "verify 1000" "rows 1000"
-grep -q "tick_len=0" "$WORK/r.log" && grep -q "max_lag=11" "$WORK/r.log" \
-    || fail "the reader's log does not show the adopted tick_len=0 and max_lag=11: $(cat "$WORK/r.log")"
-ok "a reader without tick_len/max_lag adopts the writer's: its log says tick_len=0, max_lag=11"
+proc_ask r status
+[[ $ANSWER == "status tick="*" writer_state=1 tick_len=0 max_lag=11" ]] \
+    || fail "the reader's status does not show a running writer's tick_len=0 max_lag=11: $ANSWER"
+ok "a reader without tick_len/max_lag adopts the writer's: its status says tick_len=0, max_lag=11"
 
 for ((i = 1; i <= 9; i++)); do
     proc_expect w tick ticked

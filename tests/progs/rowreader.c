@@ -17,8 +17,9 @@
  *         read        reopen /rows without refreshing and check every row of
  *                     the snapshot in use                   "rows N" | "failed"
  *         refresh     vfdswmr_refresh                       "refreshed" | "refresh failed"
- *         status      vfdswmr_get_status    "status tick=T writer_state=S"
- *                     (S: the number, or "unavailable" when vfdswmr.h has none)
+ *         status      vfdswmr_get_status    "status tick=T writer_state=S
+ *                     tick_len=L max_lag=M" (the numbers; or "status tick=T
+ *                     writer_state=unavailable" when vfdswmr.h has no writer state)
  *         quit        close the file                        "closed" | "close failed"
  *
  * --config selects vfd_swmr_reader with that configuration through
@@ -198,7 +199,8 @@ status(hid_t file)
         return;
     }
 #ifdef VFDSWMR_WRITER_FAILED
-    printf("status tick=%llu writer_state=%d\n", s.tick, s.writer_state);
+    printf("status tick=%llu writer_state=%d tick_len=%u max_lag=%u\n", s.tick, s.writer_state, s.tick_len,
+           s.max_lag);
 #else
     printf("status tick=%llu writer_state=unavailable\n", s.tick);
 #endif
