@@ -187,9 +187,10 @@ try_attach(rdr_md_t *md, unsigned attempts, char *why, size_t whylen)
         vfdswmr_rdr_md_release(md);
         return -2; /* the reason is on the stack */
     }
+    bool permanent = md->snap.permanent; /* the same bytes failed the same way twice */
     vfdswmr_mdsnap_free(&md->snap);
     memset(&md->snap, 0, sizeof md->snap);
-    return attempts && vfdswmr_mderr_retryable(err) ? 0 : -1;
+    return attempts && vfdswmr_mderr_retryable(err) && !permanent ? 0 : -1;
 }
 
 static int

@@ -428,7 +428,7 @@ test_lag_check(void **state)
     assert_int_equal(read_dataset(file, "a", NA, 3), 0);
     publish_empty_ticks(&fx, 1); /* tick 4 = 1 + max_lag */
     assert_open_fails(file, "a",
-                      "vfd_swmr_reader: reader fell behind: its snapshot (tick 1) is max_lag or more ticks older "
+                      "vfd_swmr_reader: reader fell behind: its snapshot (tick 1) is max_lag=3 or more ticks older "
                       "than the writer's (tick 4): refresh more often");
 
     assert_true(vfdswmr_refresh(file) >= 0);
@@ -437,7 +437,7 @@ test_lag_check(void **state)
 
     /* H5Drefresh reaches the driver's flush: it adopts tick 7 itself. */
     publish_empty_ticks(&fx, MAX_LAG);
-    snprintf(want, sizeof want, "its snapshot (tick 4) is max_lag or more ticks older than the writer's (tick 7)");
+    snprintf(want, sizeof want, "its snapshot (tick 4) is max_lag=3 or more ticks older than the writer's (tick 7)");
     assert_open_fails(file, "a", want);
     assert_true(H5Drefresh(b) >= 0);
     assert_int_equal(status_of(file).tick, 7);
@@ -472,7 +472,7 @@ test_no_writer(void **state)
     assert_true(H5Oexists_by_name(file, "a", H5P_DEFAULT) > 0);
     assert_int_equal(read_dataset(file, "a", NA, 3), 0);
     publish_empty_ticks(&fx, 1);
-    assert_open_fails(file, "a", "reader fell behind: its snapshot (tick 0) is max_lag or more ticks older "
+    assert_open_fails(file, "a", "reader fell behind: its snapshot (tick 0) is max_lag=3 or more ticks older "
                                  "than the writer's (tick 3)");
     assert_true(vfdswmr_refresh(file) >= 0);
     st = status_of(file);
@@ -839,7 +839,7 @@ test_writer_restarts(void **state)
     fx.w = start_writer(&fx);
     assert_int_equal(read_dataset(file, "a", NA, 3), 0);
     publish_empty_ticks(&fx, MAX_LAG);
-    assert_open_fails(file, "a", "reader fell behind: its snapshot (tick 0) is max_lag or more ticks older "
+    assert_open_fails(file, "a", "reader fell behind: its snapshot (tick 0) is max_lag=3 or more ticks older "
                                  "than the writer's (tick 3)");
     assert_true(vfdswmr_refresh(file) >= 0);
     st = status_of(file);
