@@ -130,6 +130,19 @@ vfdswmr_rdr_read_header(int fd, vfdswmr_mdhdr_t *h)
     return err;
 }
 
+/* A setting the reader's configuration gives explicitly, unlike the writer's. */
+static bool
+contradicts(const rdr_md_t *md, const char *key, uint32_t mine, uint32_t writers)
+{
+    if (!vfdswmr_config_given(md->cfg, key) || mine == writers)
+        return false;
+    VFDSWMR_ERR(H5E_BADVALUE,
+                "%s: %s=%u in the reader's configuration contradicts the writer's %s=%u recorded in \"%s\": leave "
+                "%s out (readers adopt the writer's) or give the same value",
+                RDR_NAME, key, mine, key, writers, md->path, key);
+    return true;
+}
+
 int
 vfdswmr_rdr_check_header(rdr_md_t *md, const vfdswmr_mdhdr_t *h)
 {
@@ -142,20 +155,8 @@ vfdswmr_rdr_check_header(rdr_md_t *md, const vfdswmr_mdhdr_t *h)
                     RDR_NAME, md->path, (unsigned long long)h->hdf5_id, (unsigned long long)md->h5_ino);
         return -1;
     }
-    if (vfdswmr_config_given(cfg, "max_lag") && cfg->max_lag != h->max_lag) {
-        VFDSWMR_ERR(H5E_BADVALUE,
-                    "%s: max_lag=%u in the reader's configuration contradicts the writer's max_lag=%u recorded in "
-                    "\"%s\": leave max_lag out (readers adopt the writer's) or give the same value",
-                    RDR_NAME, cfg->max_lag, h->max_lag, md->path);
+    if (contradicts(md, "max_lag", cfg->max_lag, h->max_lag) || contradicts(md, "tick_len", cfg->tick_len, h->tick_len))
         return -1;
-    }
-    if (vfdswmr_config_given(cfg, "tick_len") && cfg->tick_len != h->tick_len) {
-        VFDSWMR_ERR(H5E_BADVALUE,
-                    "%s: tick_len=%u in the reader's configuration contradicts the writer's tick_len=%u recorded in "
-                    "\"%s\": leave tick_len out (readers adopt the writer's) or give the same value",
-                    RDR_NAME, cfg->tick_len, h->tick_len, md->path);
-        return -1;
-    }
     md->max_lag = h->max_lag;
     return 0;
 }
@@ -187,9 +188,10 @@ try_attach(rdr_md_t *md, unsigned attempts, char *why, size_t whylen)
         vfdswmr_rdr_md_release(md);
         return -2; /* the reason is on the stack */
     }
+    bool permanent = md->snap.permanent; /* the same bytes failed the same way twice */
     vfdswmr_mdsnap_free(&md->snap);
     memset(&md->snap, 0, sizeof md->snap);
-    return attempts && vfdswmr_mderr_retryable(err) ? 0 : -1;
+    return attempts && vfdswmr_mderr_retryable(err) && !permanent ? 0 : -1;
 }
 
 static int

@@ -200,7 +200,8 @@ failed_error(rdr_t *r, const vfdswmr_mdhdr_t *h)
     vfdswmr_rdr_log(r, "writer failed at tick=%llu", (unsigned long long)h->tick);
     VFDSWMR_ERR(H5E_READERROR,
                 "%s: the writer stopped publishing at tick %llu (it could not write the metadata file \"%s\", e.g. "
-                "disk full): this view cannot advance; reopen the file once the writer has closed it",
+                "disk full): this view cannot advance; reopen the file once the writer has closed it (if it died "
+                "instead, once vfd_swmr_recover has run)",
                 RDR_NAME, (unsigned long long)h->tick, r->md.path);
     return -1;
 }

@@ -428,7 +428,7 @@ test_lag_check(void **state)
     assert_int_equal(read_dataset(file, "a", NA, 3), 0);
     publish_empty_ticks(&fx, 1); /* tick 4 = 1 + max_lag */
     assert_open_fails(file, "a",
-                      "vfd_swmr_reader: reader fell behind: its snapshot (tick 1) is max_lag or more ticks older "
+                      "vfd_swmr_reader: reader fell behind: its snapshot (tick 1) is max_lag=3 or more ticks older "
                       "than the writer's (tick 4): refresh more often");
 
     assert_true(vfdswmr_refresh(file) >= 0);
@@ -437,7 +437,7 @@ test_lag_check(void **state)
 
     /* H5Drefresh reaches the driver's flush: it adopts tick 7 itself. */
     publish_empty_ticks(&fx, MAX_LAG);
-    snprintf(want, sizeof want, "its snapshot (tick 4) is max_lag or more ticks older than the writer's (tick 7)");
+    snprintf(want, sizeof want, "its snapshot (tick 4) is max_lag=3 or more ticks older than the writer's (tick 7)");
     assert_open_fails(file, "a", want);
     assert_true(H5Drefresh(b) >= 0);
     assert_int_equal(status_of(file).tick, 7);
@@ -472,7 +472,7 @@ test_no_writer(void **state)
     assert_true(H5Oexists_by_name(file, "a", H5P_DEFAULT) > 0);
     assert_int_equal(read_dataset(file, "a", NA, 3), 0);
     publish_empty_ticks(&fx, 1);
-    assert_open_fails(file, "a", "reader fell behind: its snapshot (tick 0) is max_lag or more ticks older "
+    assert_open_fails(file, "a", "reader fell behind: its snapshot (tick 0) is max_lag=3 or more ticks older "
                                  "than the writer's (tick 3)");
     assert_true(vfdswmr_refresh(file) >= 0);
     st = status_of(file);
@@ -839,7 +839,7 @@ test_writer_restarts(void **state)
     fx.w = start_writer(&fx);
     assert_int_equal(read_dataset(file, "a", NA, 3), 0);
     publish_empty_ticks(&fx, MAX_LAG);
-    assert_open_fails(file, "a", "reader fell behind: its snapshot (tick 0) is max_lag or more ticks older "
+    assert_open_fails(file, "a", "reader fell behind: its snapshot (tick 0) is max_lag=3 or more ticks older "
                                  "than the writer's (tick 3)");
     assert_true(vfdswmr_refresh(file) >= 0);
     st = status_of(file);
@@ -900,6 +900,75 @@ test_log(void **state)
     fx_teardown(&fx);
 }
 
+/* The writer's state as a reader sees it, and the settings it adopts. */
+static void
+test_writer_state_and_settings(void **state)
+{
+    fx_t fx;
+    hid_t file;
+    vfdswmr_status_t st;
+    char err[VFDSWMR_MDW_ERRLEN], want[300];
+
+    (void)state;
+    fx_setup(&fx, "state.h5", DISK_HYBRID);
+    /* explicit settings that contradict the writer's are refused */
+    H5E_BEGIN_TRY { file = open_reader(&fx, H5F_ACC_RDONLY, "max_lag=5"); }
+    H5E_END_TRY
+    assert_true(file < 0);
+    snprintf(want, sizeof want,
+             "max_lag=5 in the reader's configuration contradicts the writer's max_lag=%u recorded in", MAX_LAG);
+    assert_error(want);
+    H5E_BEGIN_TRY { file = open_reader(&fx, H5F_ACC_RDONLY, "tick_len=9"); }
+    H5E_END_TRY
+    assert_true(file < 0);
+    assert_error("tick_len=9 in the reader's configuration contradicts the writer's tick_len=0 recorded in");
+    /* none given: the writer's are adopted */
+    file = open_reader(&fx, H5F_ACC_RDONLY, "");
+    assert_true(file >= 0);
+    st = status_of(file);
+    assert_int_equal(st.max_lag, MAX_LAG);
+    assert_int_equal(st.writer_state, VFDSWMR_WRITER_RUNNING);
+    assert_int_equal(read_dataset(file, "b", NB, 7), 0);
+    /* the writer dies (its lock goes with it): the snapshot stays readable */
+    assert_int_equal(vfdswmr_mdw_close(fx.w, true, err, sizeof err), 0);
+    fx.w = NULL;
+    assert_int_equal(status_of(file).writer_state, VFDSWMR_WRITER_DIED);
+    assert_int_equal(read_dataset(file, "b", NB, 7), 0);
+    assert_true(H5Fclose(file) >= 0);
+    file = open_reader(&fx, H5F_ACC_RDONLY, "");
+    assert_true(file >= 0);
+    assert_int_equal(status_of(file).writer_state, VFDSWMR_WRITER_DIED);
+    assert_int_equal(read_dataset(file, "b", NB, 7), 0);
+    assert_true(H5Fclose(file) >= 0);
+    /* a writer that stops publishing: the reader is told, not left frozen */
+    unlink(fx.md);
+    fx.w = start_writer(&fx);
+    publish_diff(&fx, false);
+    file = open_reader(&fx, H5F_ACC_RDONLY, "");
+    assert_true(file >= 0);
+    assert_int_equal(vfdswmr_mdw_mark_failed(fx.w, err, sizeof err), 0);
+    assert_int_equal(status_of(file).writer_state, VFDSWMR_WRITER_FAILED);
+    assert_open_fails(file, "a", "the writer stopped publishing at tick 1");
+    assert_true(H5Fclose(file) >= 0);
+    assert_int_equal(vfdswmr_mdw_close(fx.w, false, err, sizeof err), 0);
+    fx.w = NULL;
+    /* a writer that closes cleanly: FINAL */
+    unlink(fx.md);
+    fx.w = start_writer(&fx);
+    assert_int_equal(vfdswmr_mdw_publish(fx.w, fx.n2, NULL, 0, NULL, 0, VFDSWMR_MDW_FINAL, err, sizeof err), 0);
+    file = open_reader(&fx, H5F_ACC_RDONLY, "");
+    assert_true(file >= 0);
+    assert_int_equal(status_of(file).writer_state, VFDSWMR_WRITER_CLOSED);
+    assert_true(H5Fclose(file) >= 0);
+    assert_int_equal(vfdswmr_mdw_close(fx.w, false, err, sizeof err), 0);
+    fx.w = NULL;
+    /* no metadata file at all */
+    file = open_reader(&fx, H5F_ACC_RDONLY, "");
+    assert_true(file >= 0);
+    assert_int_equal(status_of(file).writer_state, VFDSWMR_WRITER_NONE);
+    assert_true(H5Fclose(file) >= 0);
+    fx_teardown(&fx);
+}
 
 int
 main(void)
@@ -919,6 +988,7 @@ main(void)
         cmocka_unit_test(test_writer_restarts),
         cmocka_unit_test(test_writer_ops_refused),
         cmocka_unit_test(test_log),
+        cmocka_unit_test(test_writer_state_and_settings),
     };
     return cmocka_run_group_tests(tests, testdir_setup, testdir_teardown);
 }

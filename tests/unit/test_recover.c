@@ -134,6 +134,18 @@ expect_recovered(void)
     free(f);
 }
 
+/* The HDF5 file must still be exactly the model: nothing was written. */
+static void
+expect_untouched(void)
+{
+    size_t len;
+    uint8_t *f = slurp(h5_path, &len);
+
+    assert_int_equal(len, sizeof model);
+    assert_memory_equal(f, model, sizeof model);
+    free(f);
+}
+
 static uint64_t
 md_tick(void)
 {
@@ -184,8 +196,6 @@ test_foreign_refused(void **state)
 {
     vfdswmr_recover_report_t rep;
     char err[512];
-    size_t len;
-    uint8_t *f;
 
     (void)state;
     make_model();
@@ -193,10 +203,7 @@ test_foreign_refused(void **state)
     assert_int_equal(run(false, 999, &rep, err, sizeof err), -1);
     assert_non_null(strstr(err, "belongs to another HDF5 file (inode 1234, but"));
     assert_non_null(strstr(err, "is inode 999"));
-    f = slurp(h5_path, &len);
-    assert_int_equal(len, sizeof model);
-    assert_memory_equal(f, model, sizeof model); /* nothing written */
-    free(f);
+    expect_untouched();
     assert_int_equal(run(true, 999, &rep, err, sizeof err), 0); /* --force */
     expect_recovered();
 }
@@ -207,7 +214,7 @@ test_damaged_image_writes_nothing(void **state)
     vfdswmr_recover_report_t rep;
     char err[512];
     size_t len;
-    uint8_t *md, *f;
+    uint8_t *md;
 
     (void)state;
     make_model();
@@ -224,10 +231,7 @@ test_damaged_image_writes_nothing(void **state)
     assert_int_equal(run(false, 0, &rep, err, sizeof err), -1);
     assert_non_null(strstr(err, "is damaged: the image of HDF5 page 5"));
     assert_non_null(strstr(err, "nothing was written to the HDF5 file"));
-    f = slurp(h5_path, &len);
-    assert_int_equal(len, sizeof model);
-    assert_memory_equal(f, model, sizeof model);
-    free(f);
+    expect_untouched();
 }
 
 static void
@@ -235,17 +239,13 @@ test_final_needs_nothing(void **state)
 {
     vfdswmr_recover_report_t rep;
     char err[512];
-    size_t len;
-    uint8_t *f;
 
     (void)state;
     make_model();
     write_session(0, VFDSWMR_MDW_FINAL);
     assert_int_equal(run(false, 0, &rep, err, sizeof err), 0);
     assert_false(rep.needed);
-    f = slurp(h5_path, &len);
-    assert_memory_equal(f, model, sizeof model);
-    free(f);
+    expect_untouched();
 }
 
 static void
