@@ -178,14 +178,18 @@ read_header(aux_t *a, uint64_t seq, udfile_t *f, char *why, size_t whylen)
         snprintf(why, whylen, "%s", strerror(errno));
         return errno == ENOENT ? HDR_MISSING : HDR_TORN;
     }
-    if (fstat(f->fd, &st) < 0 ||
-        vfdswmr_pread_all(f->fd, buf, len = (uint64_t)st.st_size < sizeof buf ? (size_t)st.st_size : sizeof buf,
-                          0) < 0) {
-        snprintf(why, whylen, "%s", strerror(errno)); /* ENODATA: it shrank while being read */
+    if (fstat(f->fd, &st) < 0) {
+        snprintf(why, whylen, "%s", strerror(errno));
         ud_close(f);
         return HDR_TORN;
     }
     f->size = (uint64_t)st.st_size;
+    len = f->size < sizeof buf ? (size_t)f->size : sizeof buf;
+    if (vfdswmr_pread_all(f->fd, buf, len, 0) < 0) {
+        snprintf(why, whylen, "%s", strerror(errno)); /* ENODATA: it shrank while being read */
+        ud_close(f);
+        return HDR_TORN;
+    }
     err = vfdswmr_udhdr_decode(buf, len, &f->h);
     if (err == VFDSWMR_MD_OK && f->h.sequence != seq) {
         snprintf(why, whylen, "its header says it is sequence %llu", (unsigned long long)f->h.sequence);
@@ -530,10 +534,14 @@ apply(aux_t *a, const udfile_t *f)
         char why[AUX_ERRLEN] = "";
         int rc = a->fd >= 0 ? a->fd : vfdswmr_open_regular(a->o.md_file, O_RDWR);
 
-        if (rc < 0)
+        if (rc < 0) {
             open_refusal(why, sizeof why, "the local metadata file", a->o.md_file, rc);
-        else if ((a->fd = rc, vfdswmr_mdplan_apply(a->fd, &u.plan, true) < 0))
-            snprintf(why, sizeof why, "cannot write the local metadata file %s: %s", a->o.md_file, strerror(errno));
+        } else {
+            a->fd = rc;
+            if (vfdswmr_mdplan_apply(a->fd, &u.plan, true) < 0)
+                snprintf(why, sizeof why, "cannot write the local metadata file %s: %s", a->o.md_file,
+                         strerror(errno));
+        }
         if (why[0] != '\0') {
             vfdswmr_updater_free(&u);
             free(buf);
