@@ -4,10 +4,10 @@
  *
  * State: the local file is absent (NONE), created but without a header
  * (EMPTY), or VALID with the session and tick of its header. Each updater
- * is judged by its 56-byte header first (decide()), and read whole only
- * when it is to be applied, so files already applied before a restart are
- * never read past their header -- and with the resume probe of aux_open()
- * usually not at all.
+ * is judged by its header first (decide()), and read whole only when it is
+ * to be applied, so files already applied before a restart are never read
+ * past their header -- and with the resume probe of aux_open() usually not
+ * at all.
  *
  * Invariants (see also aux.h):
  *  - expect only grows, by one, after its updater was applied or found
@@ -22,7 +22,19 @@
  *  - A torn or incomplete updater (vfdswmr_mderr_retryable) is "not there
  *    yet"; one that fails a check its checksum vouches for is damage: fatal,
  *    the local file stays as it was.
+ *  - Memory follows what a valid updater needs, never what a file claims:
+ *    the header is read first, the change list only when the file is long
+ *    enough for the least updater that header allows, the rest only when
+ *    the file is exactly as long as the updater its change list describes
+ *    (vfdswmr_updater_size()): shorter is incomplete, longer is damage
+ *    (trailing bytes).
+ *  - Hostile names: updater files and the local file are opened with
+ *    vfdswmr_open_regular() (a FIFO or device never blocks the daemon, and
+ *    is fatal where an updater or the local file is expected); files the
+ *    daemon creates are created without following links: the local file
+ *    under a vfdswmr_create_temp() name, renamed into place.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -34,6 +46,7 @@
 
 #include "aux.h"
 #include "plan.h"
+#include "safefile.h"
 #include "updater.h"
 
 typedef enum local_t { LOCAL_NONE, LOCAL_EMPTY, LOCAL_VALID } local_t;
@@ -43,7 +56,7 @@ struct aux_t {
     aux_report_t rep;
     aux_stats_t st;
     aux_udir_t *udir;
-    char *md_tmp;          /* <md_file>.aux.tmp: sequence 0 builds the new file here */
+    char md_tmp[AUX_MAX_PATH + VFDSWMR_TEMP_SUFFIX_LEN + 1]; /* sequence 0 builds the new file here */
     int fd;                /* the local file, or -1 */
     local_t local;
     uint64_t session;      /* of the local file's session; 0: not known */
@@ -59,8 +72,6 @@ struct aux_t {
     char name[AUX_MAX_PATH + 64];
     char err[AUX_ERRLEN];
 };
-
-typedef enum read_t { READ_OK, READ_MISSING, READ_ERROR } read_t;
 
 static double
 clock_now(const aux_t *a)
@@ -106,64 +117,90 @@ local_desc(const aux_t *a, char *buf, size_t len)
 }
 
 /*
- * Read the first `max` bytes of path (all of it with SIZE_MAX) into a
- * malloc'd *buf. READ_MISSING when it does not exist; READ_ERROR with errno
- * (ENODATA: it shrank while being read).
+ * Why vfdswmr_open_regular() of `path` (`what`, e.g. "the log file")
+ * returned rc < 0, as a message into err. Call it with errno as the open
+ * left it.
  */
-static read_t
-read_file(const char *path, size_t max, uint8_t **buf, size_t *len)
+static void
+open_refusal(char *err, size_t errlen, const char *what, const char *path, int rc)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC), saved;
+    int e = errno;
     struct stat st;
 
-    *buf = NULL;
-    *len = 0;
-    if (fd < 0)
-        return errno == ENOENT ? READ_MISSING : READ_ERROR;
-    if (fstat(fd, &st) < 0)
-        goto fail;
-    if ((uint64_t)st.st_size > SIZE_MAX - 1) {
-        errno = EFBIG;
-        goto fail;
-    }
-    *len = (uint64_t)st.st_size < max ? (size_t)st.st_size : max;
-    if (NULL == (*buf = malloc(*len + 1)) || vfdswmr_pread_all(fd, *buf, *len, 0) < 0)
-        goto fail;
-    close(fd);
-    return READ_OK;
-fail:
-    saved = errno;
-    close(fd);
-    free(*buf);
-    *buf = NULL;
-    errno = saved;
-    return READ_ERROR;
+    if (rc == -2)
+        snprintf(err, errlen, "%s %s is not a regular file (%s)", what, path, vfdswmr_path_kind(path));
+    else if (e == ELOOP && lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
+        snprintf(err, errlen, "%s %s is a symbolic link; " AUX_PROG " does not follow links to the files it writes",
+                 what, path);
+    else
+        snprintf(err, errlen, "cannot open %s %s: %s", what, path, strerror(e));
 }
 
-typedef enum hdr_t { HDR_OK, HDR_MISSING, HDR_TORN, HDR_DAMAGED } hdr_t;
+/* An updater file, open, with its header. */
+typedef struct udfile_t {
+    int fd;            /* -1: not open */
+    uint64_t size;     /* when it was opened */
+    vfdswmr_udhdr_t h; /* valid with HDR_OK */
+} udfile_t;
 
-/* The header of updater `seq`; on HDR_TORN/HDR_DAMAGED, why says what is wrong. */
-static hdr_t
-read_header(aux_t *a, uint64_t seq, vfdswmr_udhdr_t *h, char *why, size_t whylen)
+static void
+ud_close(udfile_t *f)
 {
-    uint8_t *buf;
-    size_t len;
-    vfdswmr_mderr_t err;
-    read_t r = read_file(ud_name(a, seq), VFDSWMR_UDHDR_SIZE, &buf, &len);
+    if (f->fd >= 0)
+        close(f->fd);
+    f->fd = -1;
+}
 
-    if (r != READ_OK) {
-        snprintf(why, whylen, "%s", strerror(errno));
-        return r == READ_MISSING ? HDR_MISSING : HDR_TORN;
+typedef enum hdr_t { HDR_OK, HDR_MISSING, HDR_TORN, HDR_DAMAGED, HDR_NOT_REGULAR } hdr_t;
+
+/*
+ * Open updater `seq` and decode its header. HDR_OK leaves f->fd open (close
+ * it with ud_close()); otherwise it is closed and why says what is wrong
+ * (for HDR_NOT_REGULAR what the name is instead, e.g. "a FIFO").
+ */
+static hdr_t
+read_header(aux_t *a, uint64_t seq, udfile_t *f, char *why, size_t whylen)
+{
+    const char *name = ud_name(a, seq);
+    uint8_t buf[VFDSWMR_UDHDR_SIZE];
+    vfdswmr_mderr_t err;
+    struct stat st;
+    size_t len;
+
+    memset(f, 0, sizeof *f);
+    f->fd = vfdswmr_open_regular(name, O_RDONLY);
+    if (f->fd == -2) {
+        f->fd = -1;
+        snprintf(why, whylen, "%s", vfdswmr_path_kind(name));
+        return HDR_NOT_REGULAR;
     }
-    err = vfdswmr_udhdr_decode(buf, len, h);
-    free(buf);
-    if (err == VFDSWMR_MD_OK && h->sequence != seq) {
-        snprintf(why, whylen, "its header says it is sequence %llu", (unsigned long long)h->sequence);
+    if (f->fd < 0) {
+        snprintf(why, whylen, "%s", strerror(errno));
+        return errno == ENOENT ? HDR_MISSING : HDR_TORN;
+    }
+    if (fstat(f->fd, &st) < 0) {
+        snprintf(why, whylen, "%s", strerror(errno));
+        ud_close(f);
+        return HDR_TORN;
+    }
+    f->size = (uint64_t)st.st_size;
+    len = f->size < sizeof buf ? (size_t)f->size : sizeof buf;
+    if (vfdswmr_pread_all(f->fd, buf, len, 0) < 0) {
+        snprintf(why, whylen, "%s", strerror(errno)); /* ENODATA: it shrank while being read */
+        ud_close(f);
+        return HDR_TORN;
+    }
+    err = vfdswmr_udhdr_decode(buf, len, &f->h);
+    if (err == VFDSWMR_MD_OK && f->h.sequence != seq) {
+        snprintf(why, whylen, "its header says it is sequence %llu", (unsigned long long)f->h.sequence);
+        ud_close(f);
         return HDR_DAMAGED;
     }
-    if (err != VFDSWMR_MD_OK)
-        snprintf(why, whylen, "%s", vfdswmr_mderr_str(err));
-    return err == VFDSWMR_MD_OK ? HDR_OK : vfdswmr_mderr_retryable(err) ? HDR_TORN : HDR_DAMAGED;
+    if (err == VFDSWMR_MD_OK)
+        return HDR_OK;
+    snprintf(why, whylen, "%s", vfdswmr_mderr_str(err));
+    ud_close(f);
+    return vfdswmr_mderr_retryable(err) ? HDR_TORN : HDR_DAMAGED;
 }
 
 /* ---- the wait for `expect` ------------------------------------------------ */
@@ -312,11 +349,12 @@ finish(aux_t *a)
 static aux_status_t
 foreign(aux_t *a, const vfdswmr_udhdr_t *h)
 {
-    vfdswmr_udhdr_t h0;
+    udfile_t f0;
     char why[128];
+    bool created = read_header(a, 0, &f0, why, sizeof why) == HDR_OK;
 
-    if (read_header(a, 0, &h0, why, sizeof why) == HDR_OK && (h0.flags & VFDSWMR_UD_CREATE_ONLY) &&
-        h0.session == h->session) {
+    ud_close(&f0);
+    if (created && (f0.h.flags & VFDSWMR_UD_CREATE_ONLY) && f0.h.session == h->session) {
         aux_report(&a->rep, "session",
                    "updater %llu and updater 0 belong to session %llx, not %llx: a new writer; starting over at "
                    "sequence 0",
@@ -341,14 +379,15 @@ foreign(aux_t *a, const vfdswmr_udhdr_t *h)
 static int
 create_local(aux_t *a, uint32_t page_size)
 {
-    int fd = open(a->md_tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int fd = vfdswmr_create_temp(a->o.md_file, a->md_tmp, sizeof a->md_tmp, 0644);
 
-    if (fd < 0 || ftruncate(fd, (off_t)((uint64_t)a->o.md_pages_reserved * page_size)) < 0 || fsync(fd) < 0 ||
+    if (fd < 0)
+        return -1;
+    if (ftruncate(fd, (off_t)((uint64_t)a->o.md_pages_reserved * page_size)) < 0 || fsync(fd) < 0 ||
         rename(a->md_tmp, a->o.md_file) < 0 || vfdswmr_fsync_dir_of(a->o.md_file) < 0) {
         int saved = errno;
-        if (fd >= 0)
-            close(fd);
-        unlink(a->md_tmp);
+        close(fd);
+        unlink(a->md_tmp); /* ENOENT once renamed: harmless */
         errno = saved;
         return -1;
     }
@@ -369,8 +408,91 @@ plan_bytes(const vfdswmr_mdplan_t *p)
     return n;
 }
 
+static aux_status_t
+damaged(aux_t *a, const char *why)
+{
+    char d[64];
+
+    return fatal(a, "updater file %s is damaged: %s; the local metadata file %s stays %s", a->name, why,
+                 a->o.md_file, local_desc(a, d, sizeof d));
+}
+
 /*
- * Apply updater `expect`, whose header h said it is due.
+ * The whole of updater f, verified, into *buf / *u -- or the status to
+ * return instead (AUX_PROGRESS never): not yet complete (torn), damaged
+ * (fatal). Reads and allocates no more than the updater the file is.
+ */
+static bool
+load_updater(aux_t *a, const udfile_t *f, uint8_t **buf, vfdswmr_updater_t *u, aux_status_t *st)
+{
+    const vfdswmr_udhdr_t *h = &f->h;
+    uint64_t need = vfdswmr_updater_size(h, NULL);
+    vfdswmr_mderr_t err;
+    char why[256];
+
+    *buf = NULL;
+    if (f->size < need) { /* also: the change list is in the file */
+        snprintf(why, sizeof why, "incomplete: %llu bytes, its header implies at least %llu",
+                 (unsigned long long)f->size, (unsigned long long)need);
+        *st = torn(a, why);
+        return false;
+    }
+    if (!(h->flags & VFDSWMR_UD_CREATE_ONLY)) {
+        vfdswmr_udcl_t cl;
+        uint8_t *clb = malloc((size_t)h->cl_length);
+
+        if (clb == NULL || vfdswmr_pread_all(f->fd, clb, (size_t)h->cl_length, h->cl_offset) < 0) {
+            free(clb);
+            *st = torn(a, strerror(errno));
+            return false;
+        }
+        /* The file's size is judged below, from the size the list implies. */
+        err = vfdswmr_udcl_decode(clb, (size_t)h->cl_length, h->page_size, UINT64_MAX, &cl);
+        free(clb);
+        if (err != VFDSWMR_MD_OK) {
+            *st = vfdswmr_mderr_retryable(err) ? torn(a, vfdswmr_mderr_str(err)) : damaged(a, vfdswmr_mderr_str(err));
+            return false;
+        }
+        need = vfdswmr_updater_size(h, &cl);
+        free(cl.entries);
+    }
+    if (f->size < need) {
+        snprintf(why, sizeof why, "incomplete: %llu of its %llu bytes", (unsigned long long)f->size,
+                 (unsigned long long)need);
+        *st = torn(a, why);
+        return false;
+    }
+    if (f->size > need) {
+        snprintf(why, sizeof why, "trailing bytes after the updater's last image (the file has %llu bytes, the "
+                 "updater ends at byte %llu)", (unsigned long long)f->size, (unsigned long long)need);
+        *st = damaged(a, why);
+        return false;
+    }
+    if (NULL == (*buf = malloc((size_t)need)) || vfdswmr_pread_all(f->fd, *buf, (size_t)need, 0) < 0) {
+        *st = torn(a, strerror(errno)); /* ENODATA: it shrank: replaced in place, or an I/O hiccup */
+        free(*buf);
+        *buf = NULL;
+        return false;
+    }
+    if ((err = vfdswmr_updater_decode(*buf, (size_t)need, u)) != VFDSWMR_MD_OK) {
+        *st = vfdswmr_mderr_retryable(err) ? torn(a, vfdswmr_mderr_str(err)) : damaged(a, vfdswmr_mderr_str(err));
+        free(*buf);
+        *buf = NULL;
+        return false;
+    }
+    if (u->hdr.session != h->session || u->hdr.tick != h->tick || u->hdr.flags != h->flags ||
+        u->hdr.sequence != h->sequence) {
+        vfdswmr_updater_free(u);
+        free(*buf);
+        *buf = NULL;
+        *st = torn(a, "replaced while being read");
+        return false;
+    }
+    return true;
+}
+
+/*
+ * Apply updater `expect`, open as f, whose header said it is due.
  *
  * Crash safety: vfdswmr_mdplan_apply() writes the images, then the index,
  * fdatasync, then the header, fdatasync. Killed before the header is
@@ -384,31 +506,17 @@ plan_bytes(const vfdswmr_mdplan_t *p)
  * interrupted write exactly as if it had not been interrupted.
  */
 static aux_status_t
-apply(aux_t *a, const vfdswmr_udhdr_t *h)
+apply(aux_t *a, const udfile_t *f)
 {
+    const vfdswmr_udhdr_t *h = &f->h;
     double t0 = vfdswmr_now(), dt;
     uint8_t *buf;
-    size_t len;
     vfdswmr_updater_t u;
-    vfdswmr_mderr_t err;
+    aux_status_t st;
     uint64_t bytes = 0;
-    char d[64];
 
-    if (read_file(ud_name(a, a->expect), SIZE_MAX, &buf, &len) != READ_OK)
-        return torn(a, strerror(errno)); /* it was there a moment ago: replaced, or an I/O hiccup */
-    if ((err = vfdswmr_updater_decode(buf, len, &u)) != VFDSWMR_MD_OK) {
-        free(buf);
-        if (vfdswmr_mderr_retryable(err))
-            return torn(a, vfdswmr_mderr_str(err));
-        return fatal(a, "updater file %s is damaged: %s; the local metadata file %s stays %s", a->name,
-                     vfdswmr_mderr_str(err), a->o.md_file, local_desc(a, d, sizeof d));
-    }
-    if (u.hdr.session != h->session || u.hdr.tick != h->tick || u.hdr.flags != h->flags ||
-        u.hdr.sequence != h->sequence) {
-        vfdswmr_updater_free(&u);
-        free(buf);
-        return torn(a, "replaced while being read");
-    }
+    if (!load_updater(a, f, &buf, &u, &st))
+        return st;
     if (!(h->flags & VFDSWMR_UD_CREATE_ONLY))
         bytes = plan_bytes(&u.plan);
     aux_report(&a->rep, "applying", "seq=%llu tick=%llu images=%zu bytes=%llu%s%s", (unsigned long long)a->expect,
@@ -422,12 +530,21 @@ apply(aux_t *a, const vfdswmr_udhdr_t *h)
     }
     a->session = h->session;
     if (!(h->flags & VFDSWMR_UD_CREATE_ONLY)) {
-        if (a->fd < 0)
-            a->fd = open(a->o.md_file, O_RDWR | O_CLOEXEC);
-        if (a->fd < 0 || vfdswmr_mdplan_apply(a->fd, &u.plan, true) < 0) {
+        char why[AUX_ERRLEN] = "";
+        int rc = a->fd >= 0 ? a->fd : vfdswmr_open_regular(a->o.md_file, O_RDWR);
+
+        if (rc < 0) {
+            open_refusal(why, sizeof why, "the local metadata file", a->o.md_file, rc);
+        } else {
+            a->fd = rc;
+            if (vfdswmr_mdplan_apply(a->fd, &u.plan, true) < 0)
+                snprintf(why, sizeof why, "cannot write the local metadata file %s: %s", a->o.md_file,
+                         strerror(errno));
+        }
+        if (why[0] != '\0') {
             vfdswmr_updater_free(&u);
             free(buf);
-            return fatal(a, "cannot write the local metadata file %s: %s", a->o.md_file, strerror(errno));
+            return fatal(a, "%s", why);
         }
         a->local = LOCAL_VALID;
         a->tick = h->tick;
@@ -451,7 +568,8 @@ apply(aux_t *a, const vfdswmr_udhdr_t *h)
 aux_status_t
 aux_poll(aux_t *a)
 {
-    vfdswmr_udhdr_t h;
+    udfile_t f;
+    aux_status_t st = AUX_FATAL;
     char why[256], d[64];
 
     if (a->failed)
@@ -467,34 +585,41 @@ aux_poll(aux_t *a)
         aux_report(&a->rep, "resume", "looking for the updater after tick %llu from sequence %llu",
                    (unsigned long long)a->tick, (unsigned long long)s.min);
     }
-    switch (read_header(a, a->expect, &h, why, sizeof why)) {
+    switch (read_header(a, a->expect, &f, why, sizeof why)) {
     case HDR_MISSING:
         return missing(a);
     case HDR_TORN:
         return torn(a, why);
     case HDR_DAMAGED:
-        return fatal(a, "updater file %s is damaged: %s; the local metadata file %s stays %s", a->name, why,
-                     a->o.md_file, local_desc(a, d, sizeof d));
+        return damaged(a, why);
+    case HDR_NOT_REGULAR: /* never the writer's: nothing to wait for, nothing to read */
+        return fatal(a, "updater file %s is not a regular file (%s); the local metadata file %s stays %s", a->name,
+                     why, a->o.md_file, local_desc(a, d, sizeof d));
     case HDR_OK:
         break;
     }
-    switch (decide(a, &h)) {
+    switch (decide(a, &f.h)) {
     case ACT_APPLY:
-        return apply(a, &h);
+        st = apply(a, &f);
+        break;
     case ACT_SKIP:
         a->st.skipped++;
         aux_report(&a->rep, "skip", "seq=%llu tick=%llu: already applied", (unsigned long long)a->expect,
-                   (unsigned long long)h.tick);
+                   (unsigned long long)f.h.tick);
         advance(a, a->expect + 1);
-        return AUX_PROGRESS;
+        st = AUX_PROGRESS;
+        break;
     case ACT_FINISH:
-        return finish(a);
+        st = finish(a);
+        break;
     case ACT_FOREIGN:
-        return foreign(a, &h);
+        st = foreign(a, &f.h);
+        break;
     case ACT_FATAL:
         break;
     }
-    return AUX_FATAL;
+    ud_close(&f);
+    return st;
 }
 
 /* ---- open, resume, run ---------------------------------------------------- */
@@ -503,9 +628,13 @@ aux_poll(aux_t *a)
 static bool
 probe(aux_t *a, uint64_t seq, uint64_t tick, vfdswmr_udhdr_t *h)
 {
+    udfile_t f;
     char why[128];
+    bool ok = read_header(a, seq, &f, why, sizeof why) == HDR_OK && f.h.session == a->session && f.h.tick == tick;
 
-    return read_header(a, seq, h, why, sizeof why) == HDR_OK && h->session == a->session && h->tick == tick;
+    ud_close(&f);
+    *h = f.h;
+    return ok;
 }
 
 /*
@@ -534,13 +663,15 @@ examine_local(aux_t *a, char *err, size_t errlen)
 {
     uint8_t buf[VFDSWMR_MDHDR_SIZE];
     vfdswmr_mdhdr_t mh;
-    vfdswmr_udhdr_t h0;
+    udfile_t f0;
     char why[128];
     ssize_t n;
+    int rc = vfdswmr_open_regular(a->o.md_file, O_RDWR);
 
-    if ((a->fd = open(a->o.md_file, O_RDWR | O_CLOEXEC)) < 0) {
-        if (errno != ENOENT) {
-            snprintf(err, errlen, "cannot open the local metadata file %s: %s", a->o.md_file, strerror(errno));
+    if (rc < 0) {
+        a->fd = -1;
+        if (rc == -2 || errno != ENOENT) {
+            open_refusal(err, errlen, "the local metadata file", a->o.md_file, rc);
             return -1;
         }
         a->local = LOCAL_NONE;
@@ -549,6 +680,7 @@ examine_local(aux_t *a, char *err, size_t errlen)
         aux_report(&a->rep, "resume", "no local metadata file: starting at sequence 0");
         return 0;
     }
+    a->fd = rc;
     while ((n = pread(a->fd, buf, sizeof buf, 0)) < 0 && errno == EINTR)
         ;
     if (n < 0) {
@@ -573,12 +705,40 @@ examine_local(aux_t *a, char *err, size_t errlen)
      * written: sequence 1 is next, of the session sequence 0 names (if it is
      * still there), so that a stale sequence 1 of an earlier writer waits. */
     a->local = LOCAL_EMPTY;
-    if (read_header(a, 0, &h0, why, sizeof why) == HDR_OK && (h0.flags & VFDSWMR_UD_CREATE_ONLY))
-        a->session = h0.session;
+    if (read_header(a, 0, &f0, why, sizeof why) == HDR_OK && (f0.h.flags & VFDSWMR_UD_CREATE_ONLY))
+        a->session = f0.h.session;
+    ud_close(&f0);
     advance(a, 1);
     a->expect_known = true;
     aux_report(&a->rep, "resume", "local file without a header yet: continuing at sequence 1");
     return 0;
+}
+
+/*
+ * Remove the temporary files an earlier run killed in create_local() left:
+ * regular files named <md_file>.<random>.tmp (vfdswmr_create_temp()).
+ * Only names are removed (unlink): never a link's target.
+ */
+static void
+remove_stale_temps(aux_t *a)
+{
+    const char *slash = strrchr(a->o.md_file, '/'), *base = slash ? slash + 1 : a->o.md_file;
+    size_t blen = strlen(base);
+    char *dir = aux_dir_of(a->o.md_file);
+    DIR *dp = dir ? opendir(dir) : NULL;
+    struct dirent *e;
+
+    while (dp && (e = readdir(dp)) != NULL) {
+        struct stat st;
+        if (strncmp(e->d_name, base, blen) != 0 || !vfdswmr_is_temp_suffix(e->d_name + blen) ||
+            snprintf(a->md_tmp, sizeof a->md_tmp, "%s/%s", dir, e->d_name) >= (int)sizeof a->md_tmp)
+            continue;
+        if (lstat(a->md_tmp, &st) == 0 && S_ISREG(st.st_mode) && unlink(a->md_tmp) == 0)
+            aux_report(&a->rep, "start", "removed %s, a temporary file left by an interrupted run", a->md_tmp);
+    }
+    if (dp)
+        closedir(dp);
+    free(dir);
 }
 
 int
@@ -586,25 +746,24 @@ aux_open(const aux_opts_t *o, aux_t **out, char *err, size_t errlen)
 {
     aux_t *a = calloc(1, sizeof *a);
     struct stat st;
+    int rc;
 
     *out = NULL;
-    if (a == NULL || NULL == (a->md_tmp = malloc(strlen(o->md_file) + sizeof ".aux.tmp"))) {
-        free(a);
+    if (a == NULL) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
     a->o = *o;
     a->fd = -1;
     a->trouble_since = -1;
-    sprintf(a->md_tmp, "%s.aux.tmp", o->md_file);
     if (stat(o->ud_base, &st) == 0 && S_ISDIR(st.st_mode)) {
         snprintf(err, errlen,
                  "<ud_base> %s is a directory; give the base path of the updater files, e.g. %s/FILE.h5.md.ud",
                  o->ud_base, o->ud_base);
         goto fail;
     }
-    if (aux_report_open(&a->rep, o->log_file, o->verbose) < 0) {
-        snprintf(err, errlen, "cannot open the log file %s: %s", o->log_file, strerror(errno));
+    if ((rc = aux_report_open(&a->rep, o->log_file, o->verbose)) < 0) {
+        open_refusal(err, errlen, "the log file", o->log_file, rc);
         goto fail;
     }
     if (NULL == (a->udir = aux_udir_new(o->ud_base))) {
@@ -617,6 +776,7 @@ aux_open(const aux_opts_t *o, aux_t **out, char *err, size_t errlen)
     if (strcmp(o->under, VFDSWMR_DEFAULT_UNDER) != 0)
         aux_report(&a->rep, "start", "--vfd_config under=%s is not used: the local metadata file is written "
                    "with POSIX I/O", o->under);
+    remove_stale_temps(a);
     if (examine_local(a, err, errlen) < 0)
         goto fail;
     *out = a;
@@ -636,7 +796,6 @@ aux_close(aux_t *a)
         close(a->fd);
     aux_udir_free(a->udir);
     aux_report_close(&a->rep);
-    free(a->md_tmp);
     free(a);
 }
 

@@ -34,7 +34,8 @@
 
 #define AUX_PROG "vfd_swmr_aux"
 #define AUX_ERRLEN 1024
-/* Longest md_file or ud_base accepted (an updater name adds ".<20 digits>.tmp"). */
+/* Longest md_file or ud_base accepted (an updater name adds ".<20 digits>", a
+ * temporary file VFDSWMR_TEMP_SUFFIX_LEN bytes). */
 #define AUX_MAX_PATH 4000
 
 #define AUX_MIN_POLLS 1u
@@ -80,7 +81,7 @@ void aux_version(FILE *fp);
 typedef enum aux_name_kind_t {
     AUX_NAME_OTHER,    /* not <base>.<anything>: someone else's file, not looked at */
     AUX_NAME_UPDATER,  /* <base>.<n>, n canonical decimal (no leading zeros) < 2^64 */
-    AUX_NAME_TMP,      /* <base>.<n>.tmp: an updater being written */
+    AUX_NAME_TMP,      /* <base>.<n><temporary suffix> (safefile.h) or <base>.<n>.tmp: being written */
     AUX_NAME_GARBAGE,  /* <base>.<something else> */
 } aux_name_kind_t;
 
@@ -127,7 +128,9 @@ typedef struct aux_report_t {
     vfdswmr_log_t out;       /* --verbose: stdout, or fp NULL */
 } aux_report_t;
 
-/* Open the log file (truncating it) and/or stdout. Returns 0, or -1 with errno. */
+/* Open the log file (creating or truncating it; never through a symbolic
+ * link) and/or stdout. Returns 0, -1 with errno (ELOOP: a symbolic link), or
+ * -2: the log file is not a regular file (vfdswmr_open_regular()). */
 int aux_report_open(aux_report_t *r, const char *log_file, bool verbose);
 void aux_report_close(aux_report_t *r);
 /* One event line, "<seconds> <tag> <text>", to every open sink. */

@@ -286,7 +286,8 @@ aux_usage(FILE *fp)
           "             writer's updater_file_path (default: <its metadata file>.ud)\n"
           "\n"
           "Options, as --name value or --name=value:\n"
-          "  --log_file PATH      log events with timestamps to PATH (truncated first)\n"
+          "  --log_file PATH      log events with timestamps to PATH (truncated first;\n"
+          "                       a regular file, never a symbolic link)\n"
           "  --polls_per_tick N   look for the next updater N times per tick, 1 to 1000\n"
           "                       (default 10)\n"
           "  --stats              print counters on exit\n"
@@ -304,7 +305,9 @@ aux_usage(FILE *fp)
           "  --version            print the version and exit\n"
           "\n"
           "Exit status: 0 after the writer's final updater or on SIGINT/SIGTERM, 1 on a\n"
-          "damaged updater file or an I/O error on the local file, 2 on a usage error.\n",
+          "damaged updater file (or one that is not a regular file), a local file or log\n"
+          "file that is a symbolic link or not a regular file, or an I/O error on the\n"
+          "local file, 2 on a usage error.\n",
           fp);
 }
 

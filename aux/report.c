@@ -7,16 +7,46 @@
  *  - Each event is formatted once and written whole to every sink
  *    (log.h writes one line per call, under the stream's lock).
  *  - stdout is never closed here; only the log file is.
+ *  - The log file is a regular file reached without following a link:
+ *    it is created, or truncated, only after vfdswmr_open_regular() said
+ *    so (a planted link cannot make the daemon truncate its target).
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
+#include <unistd.h>
 
 #include "aux.h"
+#include "safefile.h"
+
+/* The log file, created or truncated: 0, -1 with errno, -2 not a regular file. */
+static int
+open_log(vfdswmr_log_t *log, const char *path)
+{
+    int fd, e;
+
+    vfdswmr_log_open(log, NULL); /* the start time; no file */
+    if (path == NULL)
+        return 0;
+    if ((fd = vfdswmr_open_regular(path, O_WRONLY | O_CREAT)) < 0)
+        return fd;
+    if (ftruncate(fd, 0) < 0 || NULL == (log->fp = fdopen(fd, "w"))) {
+        e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    setvbuf(log->fp, NULL, _IOLBF, 0);
+    return 0;
+}
 
 int
 aux_report_open(aux_report_t *r, const char *log_file, bool verbose)
 {
-    if (vfdswmr_log_open(&r->file, log_file) < 0)
-        return -1;
+    int rc = open_log(&r->file, log_file);
+
+    if (rc < 0)
+        return rc;
     r->out = (vfdswmr_log_t){.fp = verbose ? stdout : NULL, .start = r->file.start};
     if (verbose)
         setvbuf(stdout, NULL, _IOLBF, 0);

@@ -5,7 +5,8 @@
  * Invariants:
  *  - A name is an updater file exactly when vfdswmr_updater_name() could
  *    have produced it: "<base>.<n>" with n in canonical decimal (no sign,
- *    no leading zero) below 2^64. "<that>.tmp" is an updater being written.
+ *    no leading zero) below 2^64. "<that>.<random>.tmp" (vfdswmr_create_temp)
+ *    or "<that>.tmp" (older writers) is an updater being written.
  *  - Names that do not start with "<base>." belong to someone else and are
  *    not even classified as garbage (the HDF5 file often shares the
  *    directory); every other name is garbage, reported once per udir.
@@ -17,6 +18,7 @@
 #include <string.h>
 
 #include "aux.h"
+#include "safefile.h"
 
 struct aux_udir_t {
     char *dir;        /* "." when ud_base has no directory part */
@@ -47,7 +49,7 @@ aux_name_kind_t
 aux_classify_name(const char *base, const char *name, uint64_t *seq)
 {
     size_t blen = strlen(base), len;
-    const char *rest;
+    const char *rest, *dot;
 
     if (strncmp(name, base, blen) != 0 || name[blen] != '.')
         return AUX_NAME_OTHER;
@@ -55,7 +57,8 @@ aux_classify_name(const char *base, const char *name, uint64_t *seq)
     len = strlen(rest);
     if (parse_seq(rest, len, seq))
         return AUX_NAME_UPDATER;
-    if (len > 4 && strcmp(rest + len - 4, ".tmp") == 0 && parse_seq(rest, len - 4, seq))
+    dot = strchr(rest, '.');
+    if (dot && parse_seq(rest, (size_t)(dot - rest), seq) && (strcmp(dot, ".tmp") == 0 || vfdswmr_is_temp_suffix(dot)))
         return AUX_NAME_TMP;
     return AUX_NAME_GARBAGE;
 }

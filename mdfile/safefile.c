@@ -20,24 +20,25 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static const char ALPHABET[64] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+static const char ALPHABET[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+_Static_assert(sizeof ALPHABET - 1 == 64, "6 bits per character");
 
-/* n random characters of ALPHABET into out. 0, or -1 with errno. */
+/* VFDSWMR_TEMP_RANDOM_LEN random characters of ALPHABET into out. 0, or -1 with errno. */
 static int
-random_chars(char *out, size_t n)
+random_chars(char out[VFDSWMR_TEMP_RANDOM_LEN])
 {
     uint8_t bytes[VFDSWMR_TEMP_RANDOM_LEN];
     size_t got = 0;
 
-    while (got < n) {
-        ssize_t r = getrandom(bytes + got, n - got, 0);
+    while (got < sizeof bytes) {
+        ssize_t r = getrandom(bytes + got, sizeof bytes - got, 0);
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0)
             return -1;
         got += (size_t)r;
     }
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < sizeof bytes; i++)
         out[i] = ALPHABET[bytes[i] & 63];
     return 0;
 }
@@ -54,7 +55,7 @@ vfdswmr_create_temp(const char *target, char *tmp, size_t tmplen, mode_t mode)
     for (unsigned attempt = 0; attempt < VFDSWMR_TEMP_ATTEMPTS; attempt++) {
         int fd;
 
-        if (random_chars(rnd, sizeof rnd) < 0)
+        if (random_chars(rnd) < 0)
             return -1;
         snprintf(tmp, tmplen, "%s.%.*s.tmp", target, (int)sizeof rnd, rnd);
         fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
@@ -73,7 +74,7 @@ vfdswmr_is_temp_suffix(const char *s)
     if (strlen(s) != VFDSWMR_TEMP_SUFFIX_LEN || s[0] != '.' || strcmp(s + 1 + VFDSWMR_TEMP_RANDOM_LEN, ".tmp") != 0)
         return false;
     for (size_t i = 1; i <= VFDSWMR_TEMP_RANDOM_LEN; i++)
-        if (s[i] == '\0' || memchr(ALPHABET, s[i], sizeof ALPHABET) == NULL)
+        if (memchr(ALPHABET, s[i], sizeof ALPHABET - 1) == NULL)
             return false;
     return true;
 }

@@ -155,6 +155,21 @@ vfdswmr_updater_decode(const uint8_t *buf, size_t len, vfdswmr_updater_t *u)
     return err;
 }
 
+uint64_t
+vfdswmr_updater_size(const vfdswmr_udhdr_t *h, const vfdswmr_udcl_t *cl)
+{
+    uint64_t n, cl_end = h->cl_offset + h->cl_length, entry = vfdswmr_udcl_size(1) - vfdswmr_udcl_size(0);
+
+    if (h->flags & VFDSWMR_UD_CREATE_ONLY)
+        return VFDSWMR_UDHDR_SIZE;
+    if (cl != NULL) /* the decoder placed the header image after every other (format.h) */
+        return cl->hdr_ud_page * h->page_size + cl->hdr_len;
+    /* Decoded headers bound cl_length by vfdswmr_udcl_size(UINT32_MAX) and the
+     * page size by 2^30: no overflow below. */
+    n = h->cl_length >= vfdswmr_udcl_size(0) ? (h->cl_length - vfdswmr_udcl_size(0)) / entry : 0;
+    return (vfdswmr_pages(cl_end, h->page_size) + n + 1) * h->page_size + VFDSWMR_MDHDR_SIZE;
+}
+
 void
 vfdswmr_updater_free(vfdswmr_updater_t *u)
 {

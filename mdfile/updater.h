@@ -38,6 +38,21 @@ int vfdswmr_updater_encode(const vfdswmr_mdplan_t *plan, uint16_t flags, uint64_
 vfdswmr_mderr_t vfdswmr_updater_decode(const uint8_t *buf, size_t len, vfdswmr_updater_t *u);
 void vfdswmr_updater_free(vfdswmr_updater_t *u);
 
+/*
+ * The size of an updater file, from its decoded header h and, when not
+ * NULL, its decoded change list cl (vfdswmr_udcl_decode(), any file_len):
+ *  - with cl: the exact size of the valid updater they describe, the end
+ *    of its last image (the embedded metadata file header). A file of
+ *    another size is not that updater: shorter, it is still being written;
+ *    longer, it has trailing bytes.
+ *  - without: the least size any valid updater with this header has (its
+ *    change list's entries each take a page, then index and header
+ *    follow), so that a file too short for what its header claims is
+ *    known incomplete before the change list is read or allocated.
+ * VFDSWMR_UDHDR_SIZE with VFDSWMR_UD_CREATE_ONLY.
+ */
+uint64_t vfdswmr_updater_size(const vfdswmr_udhdr_t *h, const vfdswmr_udcl_t *cl);
+
 /* "<base>.<sequence>" into out; -1 when it does not fit. */
 int vfdswmr_updater_name(char *out, size_t outlen, const char *base, uint64_t sequence);
 

@@ -8,6 +8,9 @@
  *    md->snap was loaded from it (or md->fd < 0 and md->snap is all zero).
  *  - Nothing here writes, creates or locks a file, so an open that fails
  *    or a probing open by the library leaves nothing behind.
+ *  - Only a regular file is ever taken for the metadata file
+ *    (vfdswmr_open_regular()): a FIFO, device or directory at its path fails
+ *    the open at once, saying so, and never blocks it.
  */
 #include "reader.h"
 
@@ -20,6 +23,7 @@
 
 #include "h5err.h"
 #include "paths.h"
+#include "safefile.h"
 
 /* Attempts at reading a header that is being rewritten (a torn read). */
 #define HDR_ATTEMPTS 5
@@ -72,13 +76,24 @@ vfdswmr_rdr_load_opts(const rdr_md_t *md, vfdswmr_mdr_opts_t *o)
     }
 }
 
-int
-vfdswmr_rdr_md_open(const char *path, int *fd, dev_t *dev, ino_t *ino)
+static void
+not_regular(const char *path)
+{
+    VFDSWMR_ERR(H5E_CANTOPENFILE, "%s: the metadata file %s is not a regular file (%s)", RDR_NAME, path,
+                vfdswmr_path_kind(path));
+}
+
+/* vfdswmr_rdr_md_open(), but -2 (nothing pushed) when path is not a regular file. */
+static int
+open_md(const char *path, int *fd, dev_t *dev, ino_t *ino)
 {
     struct stat st;
 
-    if ((*fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-        return errno == ENOENT ? 0 : -1;
+    if ((*fd = vfdswmr_open_regular(path, O_RDONLY)) < 0) {
+        int rc = *fd == -2 ? -2 : errno == ENOENT ? 0 : -1;
+        *fd = -1;
+        return rc;
+    }
     if (fstat(*fd, &st) < 0) {
         int e = errno;
         close(*fd);
@@ -89,6 +104,18 @@ vfdswmr_rdr_md_open(const char *path, int *fd, dev_t *dev, ino_t *ino)
     *dev = st.st_dev;
     *ino = st.st_ino;
     return 1;
+}
+
+int
+vfdswmr_rdr_md_open(const char *path, int *fd, dev_t *dev, ino_t *ino)
+{
+    int rc = open_md(path, fd, dev, ino);
+
+    if (rc != -2)
+        return rc;
+    not_regular(path); /* the reason; the caller adds what it was doing */
+    errno = EINVAL;
+    return -1;
 }
 
 int
@@ -163,8 +190,8 @@ vfdswmr_rdr_check_header(rdr_md_t *md, const vfdswmr_mdhdr_t *h)
 
 /* One look: open the file if it exists, and try to load it with `attempts`
  * attempts (0: the usual retries). Returns 1 loaded; 0 absent, or (with
- * attempts) not loadable yet; -1 failure, with why; -2 refused, with the
- * reason on the stack. */
+ * attempts) not loadable yet; -1 failure, with why; -2 not a regular file;
+ * -3 refused, with the reason on the stack. */
 static int
 try_attach(rdr_md_t *md, unsigned attempts, char *why, size_t whylen)
 {
@@ -173,7 +200,7 @@ try_attach(rdr_md_t *md, unsigned attempts, char *why, size_t whylen)
     vfdswmr_mderr_t err;
     int rc;
 
-    if (md->fd < 0 && (rc = vfdswmr_rdr_md_open(md->path, &md->fd, &md->dev, &md->ino)) <= 0) {
+    if (md->fd < 0 && (rc = open_md(md->path, &md->fd, &md->dev, &md->ino)) <= 0) {
         if (rc < 0)
             snprintf(why, whylen, "%s", strerror(errno));
         return rc;
@@ -186,7 +213,7 @@ try_attach(rdr_md_t *md, unsigned attempts, char *why, size_t whylen)
         if (vfdswmr_rdr_check_header(md, &md->snap.hdr) == 0)
             return 1;
         vfdswmr_rdr_md_release(md);
-        return -2; /* the reason is on the stack */
+        return -3; /* the reason is on the stack */
     }
     bool permanent = md->snap.permanent; /* the same bytes failed the same way twice */
     vfdswmr_mdsnap_free(&md->snap);
@@ -195,9 +222,12 @@ try_attach(rdr_md_t *md, unsigned attempts, char *why, size_t whylen)
 }
 
 static int
-attach_failed(rdr_md_t *md, const char *why)
+attach_failed(rdr_md_t *md, int rc, const char *why)
 {
-    VFDSWMR_ERR(H5E_CANTOPENFILE, "%s: cannot load the metadata file \"%s\": %s", RDR_NAME, md->path, why);
+    if (rc == -2) /* at once, also when waiting: it will not turn into a metadata file */
+        not_regular(md->path);
+    else if (rc != -3) /* -3: refused, the reason is on the stack already */
+        VFDSWMR_ERR(H5E_CANTOPENFILE, "%s: cannot load the metadata file \"%s\": %s", RDR_NAME, md->path, why);
     vfdswmr_rdr_md_release(md);
     return -1;
 }
@@ -228,11 +258,11 @@ vfdswmr_rdr_md_attach(rdr_md_t *md, bool wait, unsigned timeout_ds)
 
     if (!wait) { /* present: load it with the usual retries; absent: no writer */
         rc = try_attach(md, 0, why, sizeof why);
-        return rc == -2 ? -1 : rc < 0 ? attach_failed(md, why) : rc;
+        return rc < 0 ? attach_failed(md, rc, why) : rc;
     }
     for (;;) { /* one attempt per look: the deadline bounds the wait */
         if ((rc = try_attach(md, 1, why, sizeof why)) != 0)
-            return rc == -2 ? -1 : rc < 0 ? attach_failed(md, why) : rc;
+            return rc < 0 ? attach_failed(md, rc, why) : rc;
         if (now_us() >= deadline)
             return wait_failed(md, timeout_ds, why);
         sleep_us(RDR_POLL_US);

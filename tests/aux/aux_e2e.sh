@@ -13,8 +13,11 @@
 #   reorder  updater files reach the directory late and out of order
 #            (reorder.sh): the daemon applies them in sequence all the same
 #   kill     the daemon is killed with SIGKILL three times at random points
-#            and restarted: no updater is ever applied twice ("applied seq=N"
-#            is logged once per N over all runs), none is left out
+#            and restarted: no updater is ever applied twice, none is left
+#            out. "applied seq=N" is logged after the apply, so a kill can
+#            fall between an apply and its log line: after each kill the local
+#            file's header (its tick) says exactly which updater was applied
+#            last, and that one counts as applied (once) whether logged or not
 #
 #   cli      --help, --version, exit statuses 2 and 1 with their messages,
 #            SIGTERM (exit 0, statistics printed)
@@ -83,21 +86,56 @@ finish_case() { # the writer (unless W is empty: waited for already), both reade
     grep -q "all $total datasets verified" "$C/r1" || fail "$C: reader 1 did not verify everything"
     grep -q "all $total datasets verified" "$C/r2" || fail "$C: reader 2 did not verify everything"
     [ ! -e "$C/local/f.h5.md" ] || fail "$C: the local metadata file is still there after FINAL"
-    [ ! -e "$C/local/f.h5.md.aux.tmp" ] || fail "$C: a temporary file was left behind"
+    ! compgen -G "$C/local/f.h5.md.*" >/dev/null || fail "$C: files left behind: $(ls "$C/local")"
     "$VFDSWMR_PROGS/evict" read "$C/nfs/f.h5" $groups $per_group $batch >/dev/null ||
         fail "$C: the closed file does not verify with plain HDF5"
 }
 # stat_of RUN NAME: a counter of the daemon's --stats output
 stat_of() { sed -n "s/^  $2: *\([0-9]*\).*/\1/p" "$C/aux.$1.out"; }
 applied_seqs() { sed -n 's/.* applied seq=\([0-9]*\) .*/\1/p' "$@"; }
-# check_history LOG...: over all these logs, every sequence from 0 to the
-# last was applied exactly once, and the last was the writer's FINAL.
+# header_tick FILE: the tick in the header of the metadata file FILE (offset
+# 20, docs/FORMAT.md), or "none" when it has no header yet (created by
+# updater 0, nothing applied since). A header is one pwrite of its own, so a
+# killed daemon leaves the old one or the new one.
+header_tick() {
+    [ "$(head -c 4 "$1")" = VHDR ] || { echo none; return; }
+    od -An -t u8 -j 20 -N 8 "$1" | tr -d ' '
+}
+# account_kill RUN: run RUN was just killed. The local file's header names the
+# last updater applied: the one the run's log shows as "applying" that tick
+# (0 when there is no header yet). It must be the run's last "applied" one, or
+# the one after it whose "applied" line the kill prevented -- noted in
+# $C/unlogged so that check_history counts it once. Anything else fails.
+account_kill() {
+    local log="$C/aux.$1.log" tick s last applying
+    tick=$(header_tick "$C/local/f.h5.md")
+    if [ "$tick" = none ]; then
+        s=0
+    else
+        s=$(grep -v ' create_only' "$log" | sed -n "s/.* applying seq=\([0-9]*\) tick=$tick images=.*/\1/p" | tail -n 1)
+        [ -n "$s" ] || fail "$C: run $1: the local file is at tick $tick, which the run never applied"
+    fi
+    last=$(applied_seqs "$log" | tail -n 1)
+    applying=$(sed -n 's/.* applying seq=\([0-9]*\) .*/\1/p' "$log" | tail -n 1)
+    if [ "$s" = "$last" ]; then
+        echo "run $1: killed after updater $s was applied and logged"
+    elif [ "$s" = $((last + 1)) ] && [ "$applying" = "$s" ]; then
+        echo "$s" >>"$C/unlogged"
+        echo "run $1: killed after updater $s was applied, before its \"applied\" line"
+    else
+        fail "$C: run $1: the local file shows updater $s (tick $tick), the log's last applied is $last"
+    fi
+}
+# check_history LOG...: over all these logs and the applies the kills kept
+# from being logged ($C/unlogged), every sequence from 0 to the last was
+# applied exactly once, and the last was the writer's FINAL.
 check_history() {
     local dup n last
-    dup=$(applied_seqs "$@" | sort -n | uniq -d | head -n 5 | tr '\n' ' ')
+    touch "$C/unlogged"
+    dup=$({ applied_seqs "$@"; cat "$C/unlogged"; } | sort -n | uniq -d | head -n 5 | tr '\n' ' ')
     [ -z "$dup" ] || fail "$C: updaters applied twice: $dup"
-    n=$(applied_seqs "$@" | wc -l)
-    last=$(applied_seqs "$@" | sort -n | tail -n 1)
+    n=$({ applied_seqs "$@"; cat "$C/unlogged"; } | wc -l)
+    last=$({ applied_seqs "$@"; cat "$C/unlogged"; } | sort -n | tail -n 1)
     if [ "$n" -le 10 ] || [ "$n" -ne $((last + 1)) ]; then
         fail "$C: $n updaters applied, but the last was $last"
     fi
@@ -189,6 +227,7 @@ for run in 1 2 3; do
     kill -0 "$W" 2>/dev/null || fail "$C: the writer ended before kill $run: make it longer"
     kill -9 "$A"
     wait "$A" 2>/dev/null
+    account_kill $run
     start_aux $((run + 1))
 done
 finish_case 4

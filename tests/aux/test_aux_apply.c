@@ -13,6 +13,13 @@
  * applied but the file not removed) never apply an updater twice and never
  * read applied ones; a new writer session; stale files of an older session;
  * damaged updaters and local I/O errors are fatal with exact messages.
+ * Hostile files: FIFOs, directories and devices where an updater or the
+ * local file is expected (fatal, never blocking), trailing bytes (fatal),
+ * claims larger than the file (not allocated: ru_maxrss), symbolic links
+ * planted at every path the daemon creates (never followed).
+ *
+ * Every test runs under alarm(): an open that blocked on a FIFO would end
+ * the program instead of hanging it (a guard, not a synchronisation).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -26,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -34,8 +42,14 @@
 #include "mdreader.h"
 #include "mdwriter.h"
 #include "plan.h"
+#include "safefile.h"
 #include "testdir.h"
 #include "updater.h"
+
+#define GUARD_S 600
+/* What a refused claim may add to the peak resident size. */
+#define MEM_BOUND_KIB (64L * 1024)
+#define TWO_GIB (2ull << 30)
 
 #define PS 512u
 #define SESSION_A 0xa11ce00000000001ull
@@ -65,6 +79,7 @@ setup(void **state)
     snprintf(ud_nfs, sizeof ud_nfs, "%s/f.h5.ud", nfs);
     snprintf(ud_stage, sizeof ud_stage, "%s/f.h5.ud", stage);
     fake_now = 1000.0;
+    alarm(GUARD_S);
     char path[300];
     snprintf(path, sizeof path, "%s/local", dir);
     return mkdir(nfs, 0755) || mkdir(stage, 0755) || mkdir(path, 0755) ? -1 : 0;
@@ -76,6 +91,7 @@ teardown(void **state)
     char cmd[300];
 
     (void)state;
+    alarm(0);
     snprintf(cmd, sizeof cmd, "rm -rf '%s'/*", dir);
     return system(cmd) == 0 ? 0 : -1;
 }
@@ -640,6 +656,13 @@ test_names(void **state)
         {"f.h5.ud.03.tmp", AUX_NAME_GARBAGE, 0},
         {"f.h5.ud..tmp", AUX_NAME_GARBAGE, 0},
         {"f.h5.ud.3.tmpx", AUX_NAME_GARBAGE, 0},
+        {"f.h5.ud.3.Ab-_5fGhIjKl.tmp", AUX_NAME_TMP, 3},
+        {"f.h5.ud.18446744073709551615.AAAAAAAAAAAA.tmp", AUX_NAME_TMP, UINT64_MAX},
+        {"f.h5.ud.03.AbCdEfGhIjKl.tmp", AUX_NAME_GARBAGE, 0},
+        {"f.h5.ud.3.AbCdEfGhIjK.tmp", AUX_NAME_GARBAGE, 0},
+        {"f.h5.ud.3.AbCdEfGhIjKlm.tmp", AUX_NAME_GARBAGE, 0},
+        {"f.h5.ud.3.AbCdEf.hIjKl.tmp", AUX_NAME_GARBAGE, 0},
+        {"f.h5.ud.AbCdEfGhIjKl.tmp", AUX_NAME_GARBAGE, 0},
         {"f.h5.ud", AUX_NAME_OTHER, 0},
         {"f.h5.udx.3", AUX_NAME_OTHER, 0},
         {"f.h5", AUX_NAME_OTHER, 0},
@@ -941,6 +964,31 @@ test_stale_leftovers(void **state)
     gen_close(&gb);
 }
 
+/* An aux that applied updaters 0 .. 3 (from ud_stage), waiting for 4 at tick 2. */
+static aux_t *
+at_four(void)
+{
+    aux_t *a;
+
+    move_range(0, 3);
+    a = start();
+    assert_int_equal(drain(a), AUX_WAITING);
+    assert_int_equal(aux_expected(a), 4);
+    return a;
+}
+
+/* a fails now with exactly `want`, stays failed, and the local file stays at tick 2. */
+static void
+fails_with(aux_t *a, const char *want)
+{
+    assert_int_equal(drain(a), AUX_FATAL);
+    assert_int_equal(aux_poll(a), AUX_FATAL); /* stays failed */
+    assert_string_equal(aux_error(a), want);
+    assert_int_equal(local_tick(), 2); /* untouched */
+    aux_close(a);
+    assert_int_equal(log_count(logpath, " error updater file "), 1);
+}
+
 /* The expected failure of an aux on updaters 0 .. 3 applied, then `bad` at 4. */
 static void
 expect_fatal(const uint8_t *bad, size_t len, const char *want_fmt, ...)
@@ -952,16 +1000,9 @@ expect_fatal(const uint8_t *bad, size_t len, const char *want_fmt, ...)
     va_start(ap, want_fmt); /* first: the arguments may be ud()'s rotating buffers */
     vsnprintf(want, sizeof want, want_fmt, ap);
     va_end(ap);
-    move_range(0, 3);
-    a = start();
-    assert_int_equal(drain(a), AUX_WAITING);
+    a = at_four();
     spill(ud(ud_nfs, 4), bad, len);
-    assert_int_equal(drain(a), AUX_FATAL);
-    assert_int_equal(aux_poll(a), AUX_FATAL); /* stays failed */
-    assert_string_equal(aux_error(a), want);
-    assert_int_equal(local_tick(), 2); /* untouched */
-    aux_close(a);
-    assert_int_equal(log_count(logpath, " error updater file "), 1);
+    fails_with(a, want);
 }
 
 static void
@@ -1077,7 +1118,7 @@ test_local_errors(void **state)
     /* the local file is a directory */
     snprintf(path, sizeof path, "%s/local", dir);
     assert_int_equal(aux_open(&o, &a, err, sizeof err), -1);
-    snprintf(want, sizeof want, "cannot open the local metadata file %s: Is a directory", path);
+    snprintf(want, sizeof want, "the local metadata file %s is not a regular file (a directory)", path);
     assert_string_equal(err, want);
     /* ud_base is a directory */
     o = opts();
@@ -1093,6 +1134,427 @@ test_local_errors(void **state)
     assert_int_equal(aux_open(&o, &a, err, sizeof err), -1);
     snprintf(want, sizeof want, "cannot open the log file %s: No such file or directory", path);
     assert_string_equal(err, want);
+    gen_close(&g);
+}
+
+/* ---- hostile files ---------------------------------------------------------- */
+
+/* The exact size vfdswmr_updater_size() gives is every updater's real size. */
+static void
+test_updater_size(void **state)
+{
+    gen_t g;
+
+    (void)state;
+    gen_open(&g, ud_nfs, NULL, SESSION_A);
+    gen_ticks(&g, 40); /* 0 .. 41, single and multi-page images, a relocated index */
+    gen_tick(&g, VFDSWMR_MDW_FINAL);
+    for (uint64_t s = 0; s <= 42; s++) {
+        size_t len;
+        uint8_t *b = slurp(ud(ud_nfs, s), &len);
+        vfdswmr_udhdr_t h;
+        vfdswmr_udcl_t cl;
+
+        assert_int_equal(vfdswmr_udhdr_decode(b, len, &h), VFDSWMR_MD_OK);
+        assert_true(vfdswmr_updater_size(&h, NULL) <= len);
+        if (s == 0) {
+            assert_true(h.flags & VFDSWMR_UD_CREATE_ONLY);
+            assert_int_equal(vfdswmr_updater_size(&h, NULL), VFDSWMR_UDHDR_SIZE);
+            assert_int_equal(len, VFDSWMR_UDHDR_SIZE);
+        } else {
+            assert_int_equal(vfdswmr_udcl_decode(b + h.cl_offset, (size_t)h.cl_length, h.page_size, len, &cl),
+                             VFDSWMR_MD_OK);
+            assert_int_equal(vfdswmr_updater_size(&h, &cl), len);
+            /* the least size: every entry a page, then index and header */
+            assert_int_equal(vfdswmr_updater_size(&h, NULL),
+                             (vfdswmr_pages(h.cl_offset + h.cl_length, PS) + cl.nentries + 1) * PS +
+                                 VFDSWMR_MDHDR_SIZE);
+            free(cl.entries);
+        }
+        free(b);
+    }
+    gen_close(&g);
+}
+
+static void
+plant_fifo(const char *p)
+{
+    assert_int_equal(mkfifo(p, 0644), 0);
+}
+
+static void
+plant_dir(const char *p)
+{
+    assert_int_equal(mkdir(p, 0755), 0);
+}
+
+static void
+plant_dev_link(const char *p)
+{
+    assert_int_equal(symlink("/dev/null", p), 0);
+}
+
+/* Something that is not a regular file where updater 4 is expected: fatal at once. */
+static void
+not_regular_updater(void (*plant)(const char *), const char *kind)
+{
+    char want[AUX_ERRLEN];
+    gen_t g;
+    aux_t *a;
+
+    gen_open(&g, ud_stage, NULL, SESSION_A);
+    gen_ticks(&g, 6);
+    a = at_four();
+    plant(ud(ud_nfs, 4));
+    snprintf(want, sizeof want,
+             "updater file %s is not a regular file (%s); the local metadata file %s stays at tick 2", ud(ud_nfs, 4),
+             kind, local);
+    fails_with(a, want);
+    gen_close(&g);
+}
+
+static void
+test_updater_fifo(void **state)
+{
+    (void)state;
+    not_regular_updater(plant_fifo, "a FIFO");
+}
+
+static void
+test_updater_dir(void **state)
+{
+    (void)state;
+    not_regular_updater(plant_dir, "a directory");
+}
+
+static void
+test_updater_device(void **state)
+{
+    (void)state;
+    not_regular_updater(plant_dev_link, "a character device");
+}
+
+/* Only the expected updater matters: a FIFO at a later sequence is never opened
+ * for its header by the resume probe; the daemon stops at it when it is due. */
+static void
+test_updater_fifo_later(void **state)
+{
+    char want[AUX_ERRLEN];
+    gen_t g;
+    aux_t *a;
+
+    (void)state;
+    gen_open(&g, ud_nfs, NULL, SESSION_A);
+    gen_ticks(&g, 8); /* 0 .. 9 */
+    a = start();
+    steps(a, 6); /* 0 .. 5: tick 4 */
+    aux_close(a);
+    assert_int_equal(unlink(ud(ud_nfs, 6)), 0); /* the probe looks at 6 (tick 5) first */
+    plant_fifo(ud(ud_nfs, 6));
+    a = start();
+    assert_int_equal(aux_expected(a), 6); /* found from 5 (tick 4) */
+    snprintf(want, sizeof want,
+             "updater file %s is not a regular file (a FIFO); the local metadata file %s stays at tick 4",
+             ud(ud_nfs, 6), local);
+    assert_int_equal(drain(a), AUX_FATAL);
+    assert_string_equal(aux_error(a), want);
+    assert_int_equal(local_tick(), 4);
+    aux_close(a);
+    gen_close(&g);
+}
+
+/* A valid updater followed by anything: damage, not applied. */
+static void
+test_trailing_bytes(void **state)
+{
+    uint8_t *b;
+    size_t len;
+    gen_t g;
+
+    (void)state;
+    gen_open(&g, ud_stage, NULL, SESSION_A);
+    gen_ticks(&g, 6);
+    b = slurp(ud(ud_stage, 4), &len);
+    b[len] = 0; /* slurp leaves a spare byte */
+    expect_fatal(b, len + 1,
+                 "updater file %s is damaged: trailing bytes after the updater's last image (the file has %zu bytes, "
+                 "the updater ends at byte %zu); the local metadata file %s stays at tick 2",
+                 ud(ud_nfs, 4), len + 1, len, local);
+    free(b);
+    gen_close(&g);
+}
+
+/* CREATE_ONLY is a header alone: anything after it is damage; no local file is made. */
+static void
+test_trailing_create_only(void **state)
+{
+    char want[AUX_ERRLEN];
+    uint8_t *b;
+    size_t len;
+    gen_t g;
+    aux_t *a;
+
+    (void)state;
+    gen_open(&g, ud_nfs, NULL, SESSION_A);
+    b = slurp(ud(ud_nfs, 0), &len);
+    assert_int_equal(len, VFDSWMR_UDHDR_SIZE);
+    b[len] = 'x';
+    spill(ud(ud_nfs, 0), b, len + 1);
+    a = start();
+    assert_int_equal(drain(a), AUX_FATAL);
+    snprintf(want, sizeof want,
+             "updater file %s is damaged: trailing bytes after the updater's last image (the file has %zu bytes, the "
+             "updater ends at byte %zu); the local metadata file %s stays not created",
+             ud(ud_nfs, 0), len + 1, len, local);
+    assert_string_equal(aux_error(a), want);
+    assert_int_equal(access(local, F_OK), -1);
+    aux_close(a);
+    free(b);
+    gen_close(&g);
+}
+
+static long
+maxrss_kib(void)
+{
+    struct rusage ru;
+
+    assert_int_equal(getrusage(RUSAGE_SELF, &ru), 0);
+    return ru.ru_maxrss;
+}
+
+/* A valid updater with a 2 GiB (sparse) tail: refused without reading the tail. */
+static void
+test_huge_tail(void **state)
+{
+    char want[AUX_ERRLEN];
+    uint8_t *b;
+    size_t len;
+    long rss0;
+    gen_t g;
+    aux_t *a;
+
+    (void)state;
+    gen_open(&g, ud_stage, NULL, SESSION_A);
+    gen_ticks(&g, 6);
+    b = slurp(ud(ud_stage, 4), &len);
+    a = at_four();
+    rss0 = maxrss_kib();
+    spill(ud(ud_nfs, 4), b, len);
+    assert_int_equal(truncate(ud(ud_nfs, 4), (off_t)TWO_GIB), 0);
+    snprintf(want, sizeof want,
+             "updater file %s is damaged: trailing bytes after the updater's last image (the file has %llu bytes, "
+             "the updater ends at byte %zu); the local metadata file %s stays at tick 2",
+             ud(ud_nfs, 4), (unsigned long long)TWO_GIB, len, local);
+    fails_with(a, want);
+    assert_true(maxrss_kib() - rss0 < MEM_BOUND_KIB);
+    free(b);
+    gen_close(&g);
+}
+
+/*
+ * A header whose checksum vouches for a change list of 2^26 entries (2 GiB)
+ * in a file that cannot hold what such a change list describes, even with a
+ * sparse 2 GiB tail: not yet complete -- nothing read or allocated, retried
+ * (logged once) until the real updater replaces it, then applied.
+ */
+static void
+test_huge_claim(void **state)
+{
+    vfdswmr_udhdr_t h;
+    uint8_t *b;
+    size_t len;
+    long rss0;
+    gen_t g;
+    aux_t *a;
+
+    (void)state;
+    gen_open(&g, ud_stage, ref, SESSION_A);
+    gen_ticks(&g, 6);
+    b = slurp(ud(ud_stage, 4), &len);
+    assert_int_equal(vfdswmr_udhdr_decode(b, len, &h), VFDSWMR_MD_OK);
+    h.cl_length = vfdswmr_udcl_size(1u << 26);
+    assert_true(h.cl_length > TWO_GIB);
+    vfdswmr_udhdr_encode(&h, b);
+    a = at_four();
+    rss0 = maxrss_kib();
+    for (int variant = 0; variant < 2; variant++) {
+        spill(ud(ud_nfs, 4), b, len);
+        if (variant == 1) /* the change list "fits" in the file */
+            assert_int_equal(truncate(ud(ud_nfs, 4), (off_t)(h.cl_length + PS)), 0);
+        for (int i = 0; i < 10; i++)
+            assert_int_equal(drain(a), AUX_WAITING);
+        assert_int_equal(aux_expected(a), 4);
+        assert_int_equal(aux_stats(a)->retries, 10 * (unsigned)(variant + 1));
+    }
+    assert_true(maxrss_kib() - rss0 < MEM_BOUND_KIB);
+    assert_int_equal(local_tick(), 2);
+    move_range(4, 7); /* the real one */
+    assert_int_equal(drain(a), AUX_WAITING);
+    assert_int_equal(aux_expected(a), 8);
+    compare(ref);
+    aux_close(a);
+    {
+        char want[1024];
+        snprintf(want, sizeof want,
+                 " retry %s: incomplete: %zu bytes, its header implies at least %llu; trying again\n", ud(ud_nfs, 4),
+                 len, (unsigned long long)vfdswmr_updater_size(&h, NULL));
+        assert_int_equal(log_count(logpath, want), 1);
+        assert_int_equal(log_count(logpath, " retry "), 1);
+    }
+    free(b);
+    gen_close(&g);
+}
+
+/* The file at p holds exactly len bytes of want. */
+static void
+assert_holds(const char *p, const void *want, size_t wlen)
+{
+    size_t len;
+    uint8_t *b = slurp(p, &len);
+
+    assert_int_equal(len, wlen);
+    assert_memory_equal(b, want, len);
+    free(b);
+}
+
+static void
+assert_link_to(const char *p, const char *target)
+{
+    char got[512];
+    ssize_t n = readlink(p, got, sizeof got - 1);
+
+    assert_true(n > 0);
+    got[n] = '\0';
+    assert_string_equal(got, target);
+}
+
+/* A link, a FIFO or a directory at the local metadata file or the log file:
+ * aux_open() refuses with the path, without blocking; nothing is followed. */
+static void
+test_local_and_log_refused(void **state)
+{
+    char victim[300], absent[300], err[AUX_ERRLEN], want[AUX_ERRLEN];
+    static const char precious[] = "precious";
+    aux_opts_t o = opts();
+    gen_t g;
+    aux_t *a;
+
+    (void)state;
+    gen_open(&g, ud_nfs, NULL, SESSION_A);
+    gen_ticks(&g, 3);
+    snprintf(victim, sizeof victim, "%s/victim", dir);
+    snprintf(absent, sizeof absent, "%s/absent", dir);
+    spill(victim, precious, sizeof precious);
+    for (int target = 0; target < 2; target++) { /* 0: the local file, 1: the log file */
+        const char *p = target == 0 ? local : logpath, *what = target == 0 ? "the local metadata file" : "the log file";
+        for (int kind = 0; kind < 4; kind++) {
+            unlink(logpath);
+            switch (kind) {
+            case 0:
+                assert_int_equal(symlink(victim, p), 0);
+                break;
+            case 1:
+                assert_int_equal(symlink(absent, p), 0);
+                break;
+            case 2:
+                plant_fifo(p);
+                break;
+            case 3:
+                plant_dir(p);
+                break;
+            }
+            if (kind < 2)
+                snprintf(want, sizeof want,
+                         "%s %s is a symbolic link; vfd_swmr_aux does not follow links to the files it writes", what, p);
+            else
+                snprintf(want, sizeof want, "%s %s is not a regular file (%s)", what, p,
+                         kind == 2 ? "a FIFO" : "a directory");
+            assert_int_equal(aux_open(&o, &a, err, sizeof err), -1);
+            assert_string_equal(err, want);
+            assert_null(a);
+            assert_holds(victim, precious, sizeof precious);
+            assert_int_equal(access(absent, F_OK), -1);
+            assert_int_equal(kind == 3 ? rmdir(p) : unlink(p), 0);
+        }
+    }
+    gen_close(&g);
+}
+
+/*
+ * Links planted at every name the daemon creates or replaces -- the local
+ * file (after the daemon looked: sequence 0 renames over it), the old
+ * predictable temporary names -- and a dangling one: the daemon applies
+ * everything and no link is followed.
+ */
+static void
+test_planted_links(void **state)
+{
+    char victim[300], absent[300], tmp1[300], tmp2[300], tmp3[300];
+    static const char precious[] = "precious";
+    struct stat st;
+    gen_t g;
+    aux_t *a;
+
+    (void)state;
+    gen_open(&g, ud_nfs, ref, SESSION_A);
+    gen_ticks(&g, 5); /* 0 .. 6 */
+    snprintf(victim, sizeof victim, "%s/victim", dir);
+    snprintf(absent, sizeof absent, "%s/absent", dir);
+    snprintf(tmp1, sizeof tmp1, "%s.aux.tmp", local);
+    snprintf(tmp2, sizeof tmp2, "%s.tmp", local);
+    snprintf(tmp3, sizeof tmp3, "%s.%ld.tmp", local, (long)getpid());
+    spill(victim, precious, sizeof precious);
+    assert_int_equal(symlink(victim, tmp1), 0);
+    assert_int_equal(symlink(absent, tmp2), 0);
+    assert_int_equal(symlink(victim, tmp3), 0);
+    a = start(); /* no local file: sequence 0 next */
+    assert_int_equal(aux_expected(a), 0);
+    assert_int_equal(symlink(victim, local), 0);
+    assert_int_equal(drain(a), AUX_WAITING);
+    assert_int_equal(aux_expected(a), 7);
+    assert_int_equal(lstat(local, &st), 0);
+    assert_true(S_ISREG(st.st_mode));
+    compare(ref);
+    aux_close(a);
+    assert_holds(victim, precious, sizeof precious);
+    assert_int_equal(access(absent, F_OK), -1);
+    assert_link_to(tmp1, victim);
+    assert_link_to(tmp2, absent);
+    assert_link_to(tmp3, victim);
+    gen_close(&g);
+}
+
+/* Temporary files of an interrupted run are removed at start; links are left alone. */
+static void
+test_stale_temps(void **state)
+{
+    char stale[300], link[300], other[300], victim[300], want[1024];
+    static const char precious[] = "precious";
+    gen_t g;
+    aux_t *a;
+
+    (void)state;
+    gen_open(&g, ud_nfs, ref, SESSION_A);
+    gen_ticks(&g, 2);
+    snprintf(stale, sizeof stale, "%s.Ab-_5fGhIjKl.tmp", local);
+    snprintf(link, sizeof link, "%s.BBBBBBBBBBBB.tmp", local);
+    snprintf(other, sizeof other, "%s.x.tmp", local);
+    snprintf(victim, sizeof victim, "%s/victim", dir);
+    spill(victim, precious, sizeof precious);
+    spill(stale, "stale", 5);
+    spill(other, "other", 5);
+    assert_int_equal(symlink(victim, link), 0);
+    a = start();
+    assert_int_equal(access(stale, F_OK), -1);
+    assert_link_to(link, victim);
+    assert_holds(other, "other", 5);
+    assert_int_equal(drain(a), AUX_WAITING);
+    compare(ref);
+    aux_close(a);
+    assert_holds(victim, precious, sizeof precious);
+    snprintf(want, sizeof want, " start removed %s, a temporary file left by an interrupted run\n", stale);
+    assert_int_equal(log_count(logpath, want), 1);
+    assert_int_equal(log_count(logpath, " start removed "), 1);
     gen_close(&g);
 }
 
@@ -1146,7 +1608,11 @@ main(void)
         T(test_restart_scan),     T(test_restart_after_final), T(test_new_writer),
         T(test_stale_leftovers),  T(test_damaged_sequence),   T(test_damaged_version),
         T(test_damaged_change_list), T(test_tick_jump),       T(test_local_errors),
-        T(test_run),
+        T(test_run),              T(test_updater_size),       T(test_updater_fifo),
+        T(test_updater_dir),      T(test_updater_device),     T(test_updater_fifo_later),
+        T(test_trailing_bytes),   T(test_trailing_create_only), T(test_huge_tail),
+        T(test_huge_claim),       T(test_local_and_log_refused), T(test_planted_links),
+        T(test_stale_temps),
     };
     return cmocka_run_group_tests(tests, testdir_setup, testdir_teardown);
 }
