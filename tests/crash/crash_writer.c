@@ -21,7 +21,9 @@
  * of crash_model.h or "any") counted from the moment the file --gate exists (at once
  * without --gate); PHASE "mid" between the operation's HDF5 calls (e.g. after H5Dset_extent,
  * before H5Dwrite), "preflush" after the operation, before its flush. It logs
- * "kill K KIND PHASE" first.
+ * "kill K KIND PHASE" first. With --close-after and --gate, it waits for the gate before
+ * H5Fclose (so that the harness can let readers see the file first, then kill the writer
+ * inside H5Fclose).
  *
  * Exit 0 after H5Fclose; 1 with a message on stderr on any HDF5 failure.
  */
@@ -344,6 +346,15 @@ main(int argc, char **argv)
             fflush_file(fid, op.n);
         if (opt.pace_us)
             sleep_us(opt.pace_us);
+    }
+    if (opt.gate && opt.close_after >= 0) { /* the harness opens the gate when readers have seen enough */
+        int64_t deadline = now_ns() + (int64_t)600 * 1000000000;
+
+        while (!gate_open()) {
+            if (now_ns() > deadline)
+                swmr_fail("the gate %s never opened", opt.gate);
+            sleep_us(2000);
+        }
     }
     cl_line(progress, "begin %d close", s->state);
     if (H5Fclose(fid) < 0)
