@@ -271,11 +271,11 @@ trial() {
         WHAT="killed in $kind #$nth after the gate ($phase)" ;;
     external) WHAT="killed from outside" ;;
     close-hook)
-        wargs+=(--close-after $((60 + RANDOM % 200)))
+        wargs+=(--close-after $((60 + RANDOM % 900)))
         wenv=(VFDSWMR_TEST_KILL_AT="close:$((1 + RANDOM % 24))")
         WHAT="killed inside H5Fclose (${wenv[0]#VFDSWMR_TEST_KILL_AT=})" ;;
     close-external)
-        wargs+=(--close-after $((60 + RANDOM % 200)))
+        wargs+=(--close-after $((60 + RANDOM % 900)))
         WHAT="killed inside H5Fclose (from outside)" ;;
     esac
     printf 'trial %d seed %d: %s mix, %s, %d reader(s), %s' "$t" "$TSEED" "$MIX" \
@@ -303,6 +303,11 @@ trial() {
     # gate with all its operations done, so its readers may see just one state)
     wait_for "walks logged by every reader" readers_logged "$([ "${MODE#close}" = "$MODE" ] && echo 2 || echo 1)" ||
         return 1
+    # and the writer has run for a while (so that some pages are due for the HDF5 file: it
+    # mixes ticks then), for 0 to 1500 progress lines (about 0 to 750 operations)
+    if [ "${MODE#close}" = "$MODE" ]; then
+        wait_for "writer progress" progress_at_least "$(($(wc -l <"$D/progress") + RANDOM % 1500))" || return 1
+    fi
     : >"$D/gate"
     FAR=$(($(wc -l <"$D/progress") + 6000))
     case $MODE in
