@@ -268,11 +268,12 @@ trial() {
         pick kind $(kinds_for "$MIX" "${WSWMR:-0}")
         nth=$((1 + RANDOM % 4)) phase=${MODE#op-}
         wargs+=(--kill-op "$kind:$nth:$phase")
-        WHAT="killed in $kind #$nth after the gate ($phase)" ;;
+        WHAT="to be killed in $kind #$nth after the gate ($phase)" ;;
     external) WHAT="killed from outside" ;;
     close-hook)
         wargs+=(--close-after $((60 + RANDOM % 900)))
-        wenv=(VFDSWMR_TEST_KILL_AT="close:$((1 + RANDOM % 24))")
+        # the number of page writes inside H5Fclose grows with the file: often a few
+        wenv=(VFDSWMR_TEST_KILL_AT="close:$((1 + (RANDOM % 2 ? RANDOM % 4 : RANDOM % 16)))")
         WHAT="killed inside H5Fclose (${wenv[0]#VFDSWMR_TEST_KILL_AT=})" ;;
     close-external)
         wargs+=(--close-after $((60 + RANDOM % 900)))
@@ -338,8 +339,10 @@ trial() {
     *) tfail "the writer exited $wrc: $(tail -c 1500 "$D/writer.log")"; return 1 ;;
     esac
     local killed
-    killed=$(sed -n 's/^kill \([0-9]*\) .*/\1/p' "$D/progress")
-    [ -z "$killed" ] || WHAT="$WHAT at operation $killed"
+    killed=$(sed -n 's/^kill \([0-9]*\) \([a-z]*\) \([a-z]*\)\(.*\)/killed in operation \1, \2 (\3)\4/p' "$D/progress")
+    killed=${killed/ instead-of / (no }
+    [ "$killed" = "${killed% (no *}" ] || killed="$killed possible for 200 operations)"
+    [ -z "$killed" ] || WHAT=$killed
 
     # the readers finish their walk and stop
     for i in "${!RPIDS[@]}"; do kill -TERM "${RPIDS[$i]}" 2>/dev/null; done

@@ -38,13 +38,23 @@ cm_mix_find(const char *name)
     return NULL;
 }
 
+static const char *const op_names[OP_NKINDS] = {"append",  "gcreate", "gdelete", "dcreate",
+                                                "ddelete", "acreate", "awrite",  "adelete"};
+
 const char *
 cm_op_name(cm_opkind_t k)
 {
-    static const char *const names[OP_NKINDS] = {"append", "gcreate", "gdelete", "dcreate",
-                                                 "ddelete", "acreate", "awrite", "adelete"};
+    return k < OP_NKINDS ? op_names[k] : "?";
+}
 
-    return k < OP_NKINDS ? names[k] : "?";
+cm_opkind_t
+cm_op_kind(const char *name)
+{
+    int k;
+
+    for (k = 0; k < OP_NKINDS && strcmp(op_names[k], name); k++)
+        ;
+    return (cm_opkind_t)k;
 }
 
 static uint64_t
@@ -139,37 +149,40 @@ child_path(char *out, const char *parent, const char *name)
     snprintf(out, CM_PATHLEN, "%s%s%s", parent, strcmp(parent, "/") ? "/" : "", name);
 }
 
-void
-cm_next(const cm_state_t *s, cm_op_t *op)
-{
-    rng_t r = {mix64(s->seed ^ mix64((uint64_t)(s->state + 1) * 0x2545f4914f6cdd1dull))};
-    int   ngroups = 0, ndsets = 0, nappendable = 0, nparents = 0, nholders = 0, w[OP_NKINDS], total = 0, k;
+typedef struct {
+    int ngroups, ndsets, nappendable, nparents, nholders;
+} counts_t;
 
-    memset(op, 0, sizeof *op);
-    op->n = s->state + 1;
+/* The weight of each kind for the next operation: the mix's, or 0 where it cannot apply. */
+static int
+weights(const cm_state_t *s, counts_t *c, int w[OP_NKINDS])
+{
+    int total = 0;
+
+    memset(c, 0, sizeof *c);
     for (int i = 0; i < s->nobj; i++) {
         const cm_obj_t *o = &s->obj[i];
 
         if (o->group) {
-            ngroups += i > 0;
-            nparents += o->depth < CM_MAXDEPTH;
+            c->ngroups += i > 0;
+            c->nparents += o->depth < CM_MAXDEPTH;
         }
         else {
-            ndsets++;
-            nappendable += o->rows < max_rows(o);
+            c->ndsets++;
+            c->nappendable += o->rows < max_rows(o);
         }
-        nholders += o->group || !s->swmr_write;
+        c->nholders += o->group || !s->swmr_write;
     }
-    for (k = 0; k < OP_NKINDS; k++) {
+    for (int k = 0; k < OP_NKINDS; k++) {
         bool ok = false;
 
         switch ((cm_opkind_t)k) {
-            case OP_APPEND: ok = nappendable > 0; break;
-            case OP_GCREATE: ok = s->nobj < CM_MAXOBJ && ngroups < 12 && nparents > 0; break;
+            case OP_APPEND: ok = c->nappendable > 0; break;
+            case OP_GCREATE: ok = s->nobj < CM_MAXOBJ && c->ngroups < 12 && c->nparents > 0; break;
             /* deletions only in a populated file, so that it stays populated */
-            case OP_GDELETE: ok = ngroups > 3 && s->nobj > 12 && !s->swmr_write; break;
-            case OP_DCREATE: ok = s->nobj < CM_MAXOBJ && ndsets < 14; break;
-            case OP_DDELETE: ok = ndsets > 3 && !s->swmr_write; break;
+            case OP_GDELETE: ok = c->ngroups > 3 && s->nobj > 12 && !s->swmr_write; break;
+            case OP_DCREATE: ok = s->nobj < CM_MAXOBJ && c->ndsets < 14; break;
+            case OP_DDELETE: ok = c->ndsets > 3 && !s->swmr_write; break;
             case OP_ACREATE: ok = s->nattr < CM_MAXATTR; break;
             case OP_AWRITE: ok = s->nattr > 0; break;
             case OP_ADELETE: ok = s->nattr > 8; break;
@@ -178,6 +191,30 @@ cm_next(const cm_state_t *s, cm_op_t *op)
         w[k] = ok ? s->mix->w[k] : 0;
         total += w[k];
     }
+    return total;
+}
+
+bool
+cm_possible(const cm_state_t *s, cm_opkind_t kind)
+{
+    counts_t c;
+    int      w[OP_NKINDS];
+
+    weights(s, &c, w);
+    return kind < OP_NKINDS && w[kind] > 0;
+}
+
+void
+cm_next(const cm_state_t *s, cm_op_t *op)
+{
+    rng_t    r = {mix64(s->seed ^ mix64((uint64_t)(s->state + 1) * 0x2545f4914f6cdd1dull))};
+    counts_t c;
+    int      w[OP_NKINDS], total = weights(s, &c, w), k;
+    int      ngroups = c.ngroups, ndsets = c.ndsets, nappendable = c.nappendable, nparents = c.nparents,
+             nholders = c.nholders;
+
+    memset(op, 0, sizeof *op);
+    op->n = s->state + 1;
     if (!total) /* nothing the mix wants applies (e.g. no dataset yet): create one */
         op->kind = ndsets < 14 && s->nobj < CM_MAXOBJ ? OP_DCREATE : s->nattr ? OP_AWRITE : OP_ACREATE;
     else {

@@ -123,6 +123,8 @@ void cm_next(const cm_state_t *s, cm_op_t *op);    /* plan operation s->state + 
 void cm_apply(cm_state_t *s, const cm_op_t *op);   /* and apply it to the model */
 void cm_advance(cm_state_t *s);                    /* cm_next + cm_apply */
 int  cm_find_obj(const cm_state_t *s, int id);     /* index in obj[], or -1 */
+bool cm_possible(const cm_state_t *s, cm_opkind_t kind); /* may the next operation be of this kind? */
+cm_opkind_t cm_op_kind(const char *name);          /* OP_NKINDS when unknown */
 
 /* values and checksums */
 int64_t  cm_dvalue(uint64_t seed, int dset_id, hsize_t r, hsize_t c);

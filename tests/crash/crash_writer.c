@@ -21,7 +21,9 @@
  * of crash_model.h or "any") counted from the moment the file --gate exists (at once
  * without --gate); PHASE "mid" between the operation's HDF5 calls (e.g. after H5Dset_extent,
  * before H5Dwrite), "preflush" after the operation, before its flush. It logs
- * "kill K KIND PHASE" first. With --close-after and --gate, it waits for the gate before
+ * "kill K KIND PHASE" first. When the model could not choose KIND for 200 operations in a row
+ * since the gate opened, it dies in the next operation of any kind instead ("kill K KIND PHASE
+ * instead-of WANTED"). With --close-after and --gate, it waits for the gate before
  * H5Fclose (so that the harness can let readers see the file first, then kill the writer
  * inside H5Fclose).
  *
@@ -50,8 +52,10 @@ static struct {
 } opt = {.pace_us = 2000, .close_after = -1, .max_ops = 100000};
 
 static FILE *progress;
-static long  kill_count; /* matching operations since the gate opened */
-static bool  kill_armed; /* the current operation is the one to die in */
+static long  kill_count;      /* matching operations since the gate opened */
+static bool  kill_armed;      /* the current operation is the one to die in */
+static long  kill_impossible; /* operations in a row since the gate opened in which KIND could not come */
+static char  kill_instead[64] = ""; /* KIND could not come for 200 operations: die in any */
 
 static void
 usage(void)
@@ -111,7 +115,8 @@ parse(int argc, char **argv)
                 opt.kill_kind  = kill_buf;
                 opt.kill_nth   = num("kill-op NTH", a, 1, 1000000);
                 opt.kill_phase = b;
-                if (strcmp(b, "mid") && strcmp(b, "preflush"))
+                if ((strcmp(b, "mid") && strcmp(b, "preflush")) ||
+                    (strcmp(kill_buf, "any") && cm_op_kind(kill_buf) == OP_NKINDS))
                     usage();
                 break;
             default: usage();
@@ -131,16 +136,24 @@ gate_open(void)
     return !opt.gate || stat(opt.gate, &st) == 0;
 }
 
-/* Called before each operation: is this the one to die in? */
+/* Called before each operation (planned from state s): is this the one to die in? When the
+ * model has not been able to choose KIND for 200 operations in a row (a group cannot be created
+ * once there are 12 and none may be deleted, for instance), the next operation of any kind. */
 static void
-arm(const cm_op_t *op)
+arm(const cm_state_t *s, const cm_op_t *op)
 {
     kill_armed = false;
     if (!opt.kill_kind || !gate_open())
         return;
-    if (strcmp(opt.kill_kind, "any") && strcmp(opt.kill_kind, cm_op_name(op->kind)))
-        return;
-    kill_armed = ++kill_count == opt.kill_nth;
+    if (!kill_instead[0] && strcmp(opt.kill_kind, "any")) {
+        kill_impossible = cm_possible(s, cm_op_kind(opt.kill_kind)) ? 0 : kill_impossible + 1;
+        if (kill_impossible >= 200)
+            snprintf(kill_instead, sizeof kill_instead, " instead-of %s", opt.kill_kind);
+    }
+    if (kill_instead[0])
+        kill_armed = true;
+    else if (!strcmp(opt.kill_kind, "any") || !strcmp(opt.kill_kind, cm_op_name(op->kind)))
+        kill_armed = ++kill_count == opt.kill_nth;
 }
 
 static void
@@ -148,7 +161,7 @@ die_here(const cm_op_t *op, const char *phase)
 {
     if (!kill_armed || strcmp(phase, opt.kill_phase))
         return;
-    cl_line(progress, "kill %d %s %s", op->n, cm_op_name(op->kind), phase);
+    cl_line(progress, "kill %d %s %s%s", op->n, cm_op_name(op->kind), phase, kill_instead);
     kill(getpid(), SIGKILL);
     pause();
 }
@@ -330,7 +343,7 @@ main(int argc, char **argv)
         hid_t   did;
 
         cm_next(s, &op);
-        arm(&op);
+        arm(s, &op);
         did = perform(fid, s, &op);
         cm_apply(s, &op);
         die_here(&op, "preflush");
