@@ -230,7 +230,8 @@ refuse_copy() {
 
 # --- one trial ---------------------------------------------------------------------------
 
-MODES=(op-mid op-preflush external close-hook close-external)
+# (7 entries: prime to the cycles of the mix, the SWMR-write flag and the recovery plan)
+MODES=(op-mid op-preflush external op-mid close-hook op-preflush close-external)
 MIXES=(mixed objects append)
 
 # structural_kinds MIX SWMR / other_kinds MIX: operation kinds the writer can be killed in.
