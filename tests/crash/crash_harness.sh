@@ -83,6 +83,13 @@ as_writer() { env -u VFDSWMR_TEST_KILL_AT HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVE
 as_reader() { env -u VFDSWMR_TEST_KILL_AT HDF5_DRIVER=vfd_swmr_reader HDF5_DRIVER_CONFIG="$CONFIG" "$@"; }
 recover_cmd() { env -u HDF5_DRIVER -u VFDSWMR_TEST_KILL_AT HDF5_DRIVER_CONFIG="$CONFIG" "$RECOVER" "$@"; }
 
+# short_err: the first FAIL line of stdin, its HDF5 stack cut to the innermost frame (the
+# whole text stays in the trial's log files).
+short_err() {
+    grep -m1 'FAIL:' | sed -e 's/^[^:]*: FAIL: //' -e 's/\(.*\): #0 .*; #[0-9]* \([^;]*\)$/\1: ... \2/' \
+        -e "s|$D/||g" | cut -c1-600
+}
+
 TRIAL_ERR=""
 # tfail MESSAGE: the trial failed (first message wins); returns 1.
 tfail() { [ -n "$TRIAL_ERR" ] || TRIAL_ERR=$*; return 1; }
@@ -153,7 +160,7 @@ verify() {
     if ! out=$(plain "$CRASH_PROGS/crash_verify" --file "$f" --progress "$D/progress" --seed "$TSEED" \
         --mix "$MIX" "${SEEN_ARGS[@]}" --exact "$SNAP" --label "$label" 2>&1); then
         printf '%s\n' "$out" >"$D/verify-$label.log"
-        tfail "$label: $(grep -m1 'FAIL:' <<<"$out" | cut -c1-2000)"
+        tfail "$label: $(short_err <<<"$out")"
         return 1
     fi
     printf '%s\n' "$out" >"$D/verify-$label.log"
@@ -371,7 +378,7 @@ trial() {
     if ! out=$(as_reader "$CRASH_PROGS/crash_verify" --file "$D/f.h5" --progress "$D/progress" --seed "$TSEED" \
         --mix "$MIX" "${SEEN_ARGS[@]}" --label snapshot 2>&1); then
         printf '%s\n' "$out" >"$D/verify-snapshot.log"
-        tfail "the crashed file read through vfd_swmr_reader: $(grep -m1 'FAIL:' <<<"$out" | cut -c1-1500)"
+        tfail "the crashed file read through vfd_swmr_reader: $(short_err <<<"$out")"
         return 1
     fi
     printf '%s\n' "$out" >"$D/verify-snapshot.log"
@@ -416,9 +423,7 @@ baseline() {
     else
         B_FAIL=$((B_FAIL + 1))
         local why
-        # the reason, with only the innermost frame of HDF5's stack
-        why=$(grep -m1 'FAIL:' "$D/verify-after-h5clear.log" | sed -e 's/^[^:]*: FAIL: //' \
-            -e 's/\(.*\): #0 .*; #[0-9]* \([^;]*\)$/\1: ... \2/' -e "s|$D/||g" | cut -c1-300)
+        why=$(short_err <"$D/verify-after-h5clear.log" | cut -c1-300)
         case $why in
         *"cannot open"* | *"cannot be read"* | *"root group"*) B_UNREADABLE=$((B_UNREADABLE + 1)) ;;
         *"no state of the workload"*) B_MIXED=$((B_MIXED + 1)) ;;
