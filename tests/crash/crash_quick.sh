@@ -33,7 +33,7 @@ vplain() { env -u HDF5_DRIVER -u HDF5_DRIVER_CONFIG $VG "$CRASH_PROGS/$1" "${@:2
 # --- 1. the verifier ---------------------------------------------------------------------
 cd "$WORK" || exit 1
 for n in 40 70; do
-    plain "$CRASH_PROGS/crash_writer" --file s$n.h5 --progress s$n.progress --seed 5 --mix mixed --close-after $n \
+    plain "$CRASH_PROGS/crash_writer" --file "s$n.h5" --progress s$n.progress --seed 5 --mix mixed --close-after $n \
         --pace-us 0 >s$n.log 2>&1 || fail "plain writer: $(cat s$n.log)"
 done
 # a reader's record of state 70 (read with plain HDF5: the closed file)
@@ -70,6 +70,7 @@ ok "crash_verify: a reader record that is not its state fails"
 # --- 2. no crash, through the drivers ----------------------------------------------------
 for swmr in "" --swmr; do
     rm -f f.h5 f.h5.md progress seen1 seen2
+    # shellcheck disable=SC2086
     env HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$CONFIG" $VG "$CRASH_PROGS/crash_writer" --file f.h5 \
         --progress progress --seed 9 --mix mixed $swmr --close-after 300 >writer.log 2>&1 &
     w=$!
@@ -80,9 +81,11 @@ for swmr in "" --swmr; do
     done
     pids=()
     for i in 1 2; do
+        rflags=()
+        [ $i = 2 ] && rflags=(--swmr)
+        # shellcheck disable=SC2086
         env HDF5_DRIVER=vfd_swmr_reader HDF5_DRIVER_CONFIG="$CONFIG" $VG "$CRASH_PROGS/crash_reader" --file f.h5 \
-            --progress progress --seen seen$i --seed 9 --mix mixed --name r$i $([ $i = 2 ] && echo --swmr) \
-            >reader$i.log 2>&1 &
+            --progress progress --seen seen$i --seed 9 --mix mixed --name r$i "${rflags[@]}" >reader$i.log 2>&1 &
         pids+=($!)
     done
     wait $w || { kill -KILL "${pids[@]}"; fail "writer ${swmr:-without --swmr}: $(tail -c 2000 writer.log)"; }
