@@ -19,6 +19,12 @@
  * updater directory: names, scans, garbage), report.c (log and statistics),
  * apply.c (the daemon's state machine), main.c (process: signals, exit
  * status). Tests drive aux_open()/aux_poll() in-process, one step at a time.
+ *
+ * Error contract: option parsing and aux_open() write one line into the
+ * caller's err buffer; aux_poll()/aux_run() return a status, and after
+ * AUX_FATAL the reason stays readable with aux_error() until aux_close()
+ * (main.c prints it before closing). Nothing is printed except through the
+ * report (log, stderr).
  */
 #ifndef VFDSWMR_AUX_H
 #define VFDSWMR_AUX_H

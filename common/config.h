@@ -18,6 +18,9 @@
  *
  * Every key may appear at most once. Values are range checked here; checks
  * that need a role (writer or reader) live in vfdswmr_config_check_writer().
+ *
+ * Error contract: functions return 0, or -1 with one line in the caller's
+ * errbuf; nothing is printed or kept.
  */
 #ifndef VFDSWMR_COMMON_CONFIG_H
 #define VFDSWMR_COMMON_CONFIG_H

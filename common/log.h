@@ -2,6 +2,9 @@
  * The per-process log of RFC 3.11 (log_file_path): one line per event,
  * "<seconds since open, 6 decimals> <tag> <text>". Costs one branch when no
  * log file is configured. Thread-safe (stdio locks each line).
+ *
+ * Error contract: vfdswmr_log_open() returns -1 with errno set; writing a
+ * line never fails visibly (a log must not break the program).
  */
 #ifndef VFDSWMR_COMMON_LOG_H
 #define VFDSWMR_COMMON_LOG_H

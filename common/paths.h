@@ -2,6 +2,8 @@
  * Where the metadata file and the updater files of an HDF5 file live, from
  * the configuration (include/vfdswmr.h): one function, used by the writer,
  * the reader and the tools, so they always agree.
+ *
+ * Error contract: functions return 0, or -1 when the result does not fit.
  */
 #ifndef VFDSWMR_COMMON_PATHS_H
 #define VFDSWMR_COMMON_PATHS_H

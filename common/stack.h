@@ -8,6 +8,10 @@
  * lower file goes through the public H5FD* API inside an error guard
  * (h5err.h), so any driver HDF5 can load works as the lower driver and the
  * HDF5 error stack keeps its whole story.
+ *
+ * Error contract (that of every driver callback): on failure a function
+ * returns a negative value, NULL or HADDR_UNDEF, with the reason pushed on
+ * HDF5's error stack (h5err.h).
  */
 #ifndef VFDSWMR_COMMON_STACK_H
 #define VFDSWMR_COMMON_STACK_H

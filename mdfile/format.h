@@ -12,6 +12,10 @@
  * (entries NULL, nothing left allocated). The header decoders look at the
  * first VFDSWMR_*HDR_SIZE bytes of a longer buffer; the index and change list
  * decoders need the exact length.
+ *
+ * Error contract: encoders cannot fail; decoders return VFDSWMR_MD_OK or the
+ * first vfdswmr_mderr_t found (vfdswmr_mderr_str() gives its text) and leave
+ * their output zeroed. Nothing is printed, and no text is kept anywhere.
  */
 #ifndef VFDSWMR_MDFILE_FORMAT_H
 #define VFDSWMR_MDFILE_FORMAT_H

@@ -6,6 +6,10 @@
  * A snapshot is accepted only when header and index each pass their
  * checksums and every field check (format.h), belong to the same writer
  * session (and to the expected one, when given) and carry the same tick.
+ *
+ * Error contract: functions return VFDSWMR_MD_OK or a vfdswmr_mderr_t;
+ * vfdswmr_mdr_load() also writes one line into the caller's `why` buffer.
+ * Nothing is printed or kept in an object.
  */
 #ifndef VFDSWMR_MDFILE_MDREADER_H
 #define VFDSWMR_MDFILE_MDREADER_H

@@ -8,6 +8,9 @@
  *
  * Write order (RFC 3.5.2.1): images, then index, then header. A reader that
  * sees the new header therefore finds everything it names.
+ *
+ * Error contract: functions return 0, or -1 with errno set; the caller
+ * writes the message.
  */
 #ifndef VFDSWMR_MDFILE_PLAN_H
 #define VFDSWMR_MDFILE_PLAN_H

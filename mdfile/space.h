@@ -8,6 +8,9 @@
  * is kept coalesced; a free run that reaches the end of the file is dropped,
  * so the file shrinks. Deferred space becomes free only once
  * tick >= tagged tick + max_lag.
+ *
+ * Error contract: functions return 0, or -1 for the causes each states
+ * (bad argument, out of memory, overflow); nothing is printed.
  */
 #ifndef VFDSWMR_MDFILE_SPACE_H
 #define VFDSWMR_MDFILE_SPACE_H

@@ -4,6 +4,9 @@
  * local copy of the metadata file. Layout: header at 0, change list right
  * after it, then page-aligned images in the order they are applied: entries,
  * index, metadata file header (docs/FORMAT.md).
+ *
+ * Error contract: encode and write return 0, or -1 with errno set; decode
+ * returns a vfdswmr_mderr_t. The caller writes the messages.
  */
 #ifndef VFDSWMR_MDFILE_UPDATER_H
 #define VFDSWMR_MDFILE_UPDATER_H

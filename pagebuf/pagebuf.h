@@ -38,6 +38,10 @@
  *    too) or metadata writes (which set the bit) changed it since.
  *
  * Not thread-safe: the writer driver serialises calls with its own lock.
+ *
+ * Error contract: functions return 0 (or a count), or -1: out of memory, or a
+ * fill/store callback failed, having reported its own error. Nothing is
+ * printed or kept.
  */
 #ifndef VFDSWMR_PAGEBUF_H
 #define VFDSWMR_PAGEBUF_H

@@ -19,6 +19,10 @@
  *    not name), and the lag check that follows every metadata read proves
  *    the writer had not yet overwritten any of them when they were read.
  *  - The reader never writes, never locks, never blocks the writer.
+ *
+ * Error contract: as HDF5 expects of a driver: callbacks and helpers return a
+ * negative value (or -1, NULL) with the reason pushed on HDF5's error stack
+ * (common/h5err.h); nothing else holds error text.
  */
 #ifndef VFDSWMR_READER_H
 #define VFDSWMR_READER_H

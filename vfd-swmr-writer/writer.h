@@ -7,6 +7,12 @@
  * publishes. The ticker never calls HDF5 (HDF5 is not thread-safe): it only
  * writes the metadata file and updater files. Everything that touches the
  * HDF5 file -- delayed page writes included -- runs in the main thread.
+ *
+ * Error contract: as HDF5 expects of a driver: callbacks and helpers return
+ * a negative value with the reason pushed on HDF5's error stack
+ * (common/h5err.h). The one exception is the ticker thread, which must not
+ * call HDF5: it records its failure in `error` below (owned by the open
+ * file, read only under `lock`), and the next callback pushes it.
  */
 #ifndef VFDSWMR_WRITER_H
 #define VFDSWMR_WRITER_H
