@@ -73,3 +73,11 @@ vfdswmr_sb_patch(uint8_t *buf, size_t len, uint64_t eoa)
     put_le(buf + size - 4, vfdswmr_hashlittle(buf, size - 4, 0), 4);
     return 1;
 }
+
+int
+vfdswmr_sb_swmr_write(const uint8_t *buf, size_t len)
+{
+    if (sb_size(buf, len) == 0 || buf[OFF_VERSION] != 3)
+        return -1;
+    return (buf[OFF_FLAGS] & VFDSWMR_SB_SWMR_WRITE_ACCESS) != 0;
+}

@@ -29,4 +29,15 @@
  */
 int vfdswmr_sb_patch(uint8_t *buf, size_t len, uint64_t eoa);
 
+/* The "SWMR writer" bit of a version 3 superblock's consistency flags (HDF5
+ * sets it, with bit 0x01, at an open with H5F_ACC_SWMR_WRITE and in
+ * H5Fstart_swmr_write, and clears all flags in the last superblock write of
+ * H5Fclose). */
+#define VFDSWMR_SB_SWMR_WRITE_ACCESS 0x04u
+
+/* When buf (len bytes written at the superblock's address) starts with a
+ * version 3 superblock: 1 if its flags say a SWMR writer has the file, else
+ * 0. Anything else (other versions, too short, not a superblock): -1. */
+int vfdswmr_sb_swmr_write(const uint8_t *buf, size_t len);
+
 #endif

@@ -28,6 +28,7 @@
 #include "h5err.h"
 #include "paths.h"
 #include "recover.h"
+#include "superblock.h"
 #include "plugin.h"
 #include "vfdswmr.h"
 #include "writer.h"
@@ -393,6 +394,25 @@ writer_read(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size
     return rc;
 }
 
+/*
+ * SWMR-write mode, however it is entered: opened with H5F_ACC_SWMR_WRITE,
+ * or switched on later by H5Fstart_swmr_write (h5py's `swmr_mode = True`).
+ * The driver sees no call for the latter; what it does see is the
+ * superblock written with the "SWMR writer" flag set, which HDF5 does in
+ * both cases before any object flush can follow (and clears in the last
+ * superblock write of H5Fclose).
+ */
+static void
+note_swmr_write(vfdswmr_writer_t *w, const void *buf, size_t size)
+{
+    int on = vfdswmr_sb_swmr_write(buf, size);
+
+    if (on >= 0 && (bool)on != w->swmr_write) {
+        w->swmr_write = on;
+        VFDSWMR_LOG(&w->log, "swmr_write", "%s (superblock flags)", on ? "on" : "off");
+    }
+}
+
 static herr_t
 writer_write(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, const void *buf)
 {
@@ -412,6 +432,8 @@ writer_write(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t siz
                     VFDSWMR_WRITER_NAME, (unsigned long long)addr, size);
         rc = -1;
     }
+    else if (type == H5FD_MEM_SUPER)
+        note_swmr_write(w, buf, size);
     pthread_mutex_unlock(&w->lock);
     return rc;
 }

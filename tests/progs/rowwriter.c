@@ -2,17 +2,19 @@
  * rowwriter: an ordinary HDF5 writer driven line by line from stdin, for
  * tests that need a writer at a known point (rows.h has the file layout).
  *
- *   rowwriter FILE create|open [--swmr] [--config STRING]
+ *   rowwriter FILE create|open [--swmr|--latest] [--config STRING]
  *
  * create: H5Fcreate(H5F_ACC_TRUNC) with dataset /rows and group /groups;
  * open: H5Fopen(H5F_ACC_RDWR). --swmr adds H5F_ACC_SWMR_WRITE (and the
- * latest file format). --config selects vfd_swmr_writer with that
+ * latest file format); --latest only the latest file format. --config selects vfd_swmr_writer with that
  * configuration through vfdswmr_set_fapl_writer; otherwise the environment
  * selects the driver. Prints "ready ROWS", then answers each command with one
  * line on stdout (flushed at once, so a test may SIGKILL the writer after any
  * answer and know what it was told):
  *
  *   append N   N more rows, then H5Fflush      "flushed TOTAL" | "failed TOTAL"
+ *   dappend N  N more rows, then H5Dflush only "dflushed TOTAL" | "failed TOTAL"
+ *   start_swmr H5Fstart_swmr_write (h5py's swmr_mode = True)  "swmr started" | "swmr failed"
  *   groups N   N more groups, then H5Fflush    "flushed groups TOTAL" | "failed groups TOTAL"
  *   burst N    dataset /burstK of N chunks, all written by one H5Dwrite into a
  *              chunk cache that holds them, so that H5Dclose writes every
@@ -45,7 +47,17 @@ flush(writer_t *w)
 }
 
 static int
-append(writer_t *w, uint64_t n)
+dflush(writer_t *w)
+{
+    if (H5Dflush(w->rows) < 0) {
+        rows_report("H5Dflush");
+        return -1;
+    }
+    return 0;
+}
+
+static int
+append(writer_t *w, uint64_t n, int (*publish)(writer_t *))
 {
     hsize_t start = w->nrows, count = n, size = w->nrows + n;
     int64_t *buf = malloc(n * sizeof *buf);
@@ -63,7 +75,7 @@ append(writer_t *w, uint64_t n)
         H5Dwrite(w->rows, H5T_NATIVE_INT64, mspace, fspace, H5P_DEFAULT, buf) < 0)
         rows_report("appending rows");
     else
-        rc = flush(w);
+        rc = publish(w);
     if (mspace >= 0)
         H5Sclose(mspace);
     if (fspace >= 0)
@@ -142,14 +154,14 @@ burst(writer_t *w, uint64_t nchunks)
 }
 
 static int
-setup(writer_t *w, const char *path, int create, unsigned swmr, const char *config)
+setup(writer_t *w, const char *path, int create, unsigned swmr, int latest, const char *config)
 {
     hid_t fapl = rows_fapl(config, 1), space, dcpl;
     hsize_t zero = 0, unlimited = H5S_UNLIMITED, chunk = ROWS_CHUNK;
 
     if (fapl < 0)
         return -1;
-    if (swmr && H5Pset_libver_bounds(fapl, H5F_LIBVER_LATEST, H5F_LIBVER_LATEST) < 0) {
+    if ((swmr || latest) && H5Pset_libver_bounds(fapl, H5F_LIBVER_LATEST, H5F_LIBVER_LATEST) < 0) {
         rows_report("H5Pset_libver_bounds");
         return -1;
     }
@@ -215,31 +227,43 @@ main(int argc, char **argv)
     writer_t w = {.file = H5I_INVALID_HID};
     const char *config = NULL;
     unsigned swmr = 0;
+    int latest = 0;
     char line[128];
     unsigned long long n;
 
     for (int i = 3; i < argc; i++) {
         if (!strcmp(argv[i], "--swmr"))
             swmr = H5F_ACC_SWMR_WRITE;
+        else if (!strcmp(argv[i], "--latest"))
+            latest = 1;
         else if (!strcmp(argv[i], "--config") && i + 1 < argc)
             config = argv[++i];
         else
             argc = 0;
     }
     if (argc < 3 || (strcmp(argv[2], "create") && strcmp(argv[2], "open"))) {
-        fprintf(stderr, "usage: rowwriter FILE create|open [--swmr] [--config STRING]\n");
+        fprintf(stderr, "usage: rowwriter FILE create|open [--swmr|--latest] [--config STRING]\n");
         return 2;
     }
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-    if (setup(&w, argv[1], !strcmp(argv[2], "create"), swmr, config) < 0)
+    if (setup(&w, argv[1], !strcmp(argv[2], "create"), swmr, latest, config) < 0)
         return 1;
     setvbuf(stdout, NULL, _IOLBF, 0);
     printf("ready %llu\n", (unsigned long long)w.nrows);
     while (rows_command(line, sizeof line)) {
         int rc;
         if (sscanf(line, "append %llu", &n) == 1) {
-            rc = append(&w, n);
+            rc = append(&w, n, flush);
             printf("%s %llu\n", rc < 0 ? "failed" : "flushed", (unsigned long long)w.nrows);
+        }
+        else if (sscanf(line, "dappend %llu", &n) == 1) {
+            rc = append(&w, n, dflush);
+            printf("%s %llu\n", rc < 0 ? "failed" : "dflushed", (unsigned long long)w.nrows);
+        }
+        else if (!strcmp(line, "start_swmr")) {
+            if ((rc = H5Fstart_swmr_write(w.file)) < 0)
+                rows_report("H5Fstart_swmr_write");
+            printf("%s\n", rc < 0 ? "swmr failed" : "swmr started");
         }
         else if (sscanf(line, "groups %llu", &n) == 1) {
             rc = add_groups(&w, n);
