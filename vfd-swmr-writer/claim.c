@@ -140,10 +140,11 @@ check_owner(int fd, const char *md_path, const char *h5_name)
 }
 
 int
-vfdswmr_claim_md(vfdswmr_writer_t *w, const char *h5_name, int *old_fd, bool *replace)
+vfdswmr_claim_md(vfdswmr_writer_t *w, const char *h5_name, int *old_fd, bool *replace, bool *again)
 {
     *old_fd = -1;
     *replace = false;
+    *again = false;
     for (int attempt = 0; attempt < 8; attempt++) {
         struct stat st, now;
         int fd = vfdswmr_open_regular(w->md_path, O_RDWR), lk;
@@ -175,10 +176,10 @@ vfdswmr_claim_md(vfdswmr_writer_t *w, const char *h5_name, int *old_fd, bool *re
                 *replace = true;
                 return 0;
             }
-            if (ours == 0)
-                return refuse("%s: metadata file %s: \"%s\" is already open for writing in this process through "
-                              "vfd_swmr_writer; nothing was changed",
-                              w->md_path, h5_name);
+            if (ours == 0) { /* the same file again: HDF5 will find it open and share it */
+                *again = true;
+                return 0;
+            }
             return refuse("%s: metadata file %s is locked: another writer has \"%s\" open (or is recovering "
                           "it); nothing was changed",
                           w->md_path, h5_name);

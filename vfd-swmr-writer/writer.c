@@ -202,7 +202,7 @@ start_swmr(vfdswmr_writer_t *w, const char *name, unsigned flags, hid_t fapl, ha
                             .max_lag = cfg->max_lag, .tick_len = cfg->tick_len, .durable = cfg->flush_raw_data,
                             .defer_link = true};
     int old_fd = -1;
-    bool replace = false;
+    bool replace = false, again = false;
     struct stat st;
 
     if (prepare_swmr(w, name, fapl, ud_base, sizeof ud_base) < 0)
@@ -210,8 +210,21 @@ start_swmr(vfdswmr_writer_t *w, const char *name, unsigned flags, hid_t fapl, ha
     o.md_path = cfg->maintain_metadata_file ? w->md_path : NULL;
     o.ud_base = cfg->generate_updater_files ? ud_base : NULL;
     o.ud_keep_ticks = cfg->updater_keep_ticks ? cfg->updater_keep_ticks : cfg->max_lag + 1;
-    if (o.md_path && vfdswmr_claim_md(w, name, &old_fd, &replace) < 0)
+    if (o.md_path && vfdswmr_claim_md(w, name, &old_fd, &replace, &again) < 0)
         return -1;
+    if (again) {
+        /* This process has the file open through the writer already. HDF5
+         * opens again before it compares (cmp) with the files it has open,
+         * then drops this handle and shares the open file: a plain handle
+         * on the lower file does. It is never written through. */
+        w->active = false;
+        if (flags & H5F_ACC_TRUNC) {
+            VFDSWMR_ERR(H5E_CANTOPENFILE, "%s: \"%s\" is open in this process: it cannot be truncated",
+                        VFDSWMR_WRITER_NAME, name);
+            return -1;
+        }
+        return vfdswmr_stack_open_lower(&w->base, name, flags, maxaddr);
+    }
     if (vfdswmr_mdw_open(&o, &w->mdw, err, sizeof err) < 0 || (!replace && vfdswmr_mdw_link(w->mdw, false, err, sizeof err) < 0)) {
         VFDSWMR_ERR(H5E_CANTCREATE, "%s: %s", VFDSWMR_WRITER_NAME, err);
         goto fail;

@@ -54,7 +54,11 @@ typedef struct vfdswmr_writer_t {
 } vfdswmr_writer_t;
 
 /* claim.c: the metadata file before the HDF5 file is opened (see there). */
-int vfdswmr_claim_md(vfdswmr_writer_t *w, const char *h5_name, int *old_fd, bool *replace);
+/* 0 with *old_fd (a crashed writer's metadata file, locked, or -1),
+ * *replace (our metadata file must replace the one at the name) and *again
+ * (a writer of this process has this very file open already); -1 refused,
+ * with the reason on the error stack. */
+int vfdswmr_claim_md(vfdswmr_writer_t *w, const char *h5_name, int *old_fd, bool *replace, bool *again);
 void vfdswmr_registry_add(const vfdswmr_writer_t *w, const char *h5_name);
 void vfdswmr_registry_remove(const vfdswmr_writer_t *w);
 
