@@ -7,16 +7,45 @@
 #include <string.h>
 
 static struct flock
-lock_region(short type)
+lock_at(short type, off_t where)
 {
     struct flock fl;
 
     memset(&fl, 0, sizeof fl); /* l_pid must be 0 for OFD locks */
     fl.l_type = type;
     fl.l_whence = SEEK_SET;
-    fl.l_start = 0;
+    fl.l_start = where;
     fl.l_len = 1;
     return fl;
+}
+
+static struct flock
+lock_region(short type)
+{
+    return lock_at(type, 0);
+}
+
+int
+vfdswmr_mdlock_reader(int fd)
+{
+    struct flock fl = lock_at(F_RDLCK, VFDSWMR_READER_LOCK_OFFSET);
+
+    while (fcntl(fd, F_OFD_SETLK, &fl) < 0)
+        if (errno != EINTR)
+            return -1;
+    return 0;
+}
+
+int
+vfdswmr_mdlock_readers(int fd)
+{
+    /* A write lock conflicts with any reader's read lock. */
+    struct flock fl = lock_at(F_WRLCK, VFDSWMR_READER_LOCK_OFFSET);
+
+    while (fcntl(fd, F_OFD_GETLK, &fl) < 0)
+        if (errno != EINTR)
+            return -1;
+    return fl.l_type != F_UNLCK;
 }
 
 int

@@ -22,6 +22,8 @@
 #ifndef VFDSWMR_MDFILE_MDLOCK_H
 #define VFDSWMR_MDFILE_MDLOCK_H
 
+#include <sys/types.h>
+
 /* Take the writer lock on fd (open for writing). Returns 0 taken, 1 held by
  * someone else, -1 error (errno; ENOLCK/EINVAL: the file system cannot lock). */
 int vfdswmr_mdlock_take(int fd);
@@ -29,5 +31,26 @@ int vfdswmr_mdlock_take(int fd);
 /* Is the writer lock on fd's file held through another open file
  * description? fd may be read-only. Returns 1 held, 0 free, -1 error. */
 int vfdswmr_mdlock_held(int fd);
+
+/*
+ * Readers register on the HDF5 file itself: each holds an OFD read lock on
+ * one byte far past any data (VFDSWMR_READER_LOCK_OFFSET) from before it
+ * reads anything until it closes (or dies, when the kernel drops it).
+ * Read locks do not conflict with each other, HDF5's own flock()-based
+ * file locks are a different kind, and a byte no file reaches is never
+ * read or written. The writer asks whether any reader is registered: when
+ * none is, no snapshot but the newest can be in use, and close need not
+ * wait max_lag ticks.
+ */
+#define VFDSWMR_READER_LOCK_OFFSET ((off_t)0x7ffffffffffffff0LL)
+
+/* Register a reader on the HDF5 file open on fd (read-only is enough).
+ * Returns 0, or -1 with errno (the file system cannot lock: the reader is
+ * then not seen, see vfdswmr_mdlock_readers). */
+int vfdswmr_mdlock_reader(int fd);
+
+/* Does any reader hold its registration on the HDF5 file open on fd?
+ * Returns 1 yes, 0 no, -1 error (errno). */
+int vfdswmr_mdlock_readers(int fd);
 
 #endif

@@ -24,8 +24,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include "h5err.h"
+#include "mdlock.h"
 #include "plugin.h"
+#include "safefile.h"
 
 #define RDR(file) ((rdr_t *)(file))
 
@@ -50,6 +55,29 @@ refuse_write(const char *name, hid_t fapl)
     free(cfg);
 }
 
+/* Register on the HDF5 file before anything is read (mdlock.h), so that a
+ * writer closing meanwhile waits for us. A file system without locks: the
+ * reader is not seen, which only a writer of that same file can notice. */
+static void
+register_reader(rdr_t *r, const char *name)
+{
+    r->reg_fd = vfdswmr_open_regular(name, O_RDONLY);
+    if (r->reg_fd >= 0 && vfdswmr_mdlock_reader(r->reg_fd) < 0) {
+        close(r->reg_fd);
+        r->reg_fd = -1;
+    }
+    else if (r->reg_fd < -1)
+        r->reg_fd = -1;
+}
+
+static void
+unregister_reader(rdr_t *r)
+{
+    if (r->reg_fd >= 0)
+        close(r->reg_fd);
+    r->reg_fd = -1;
+}
+
 static H5FD_t *
 reader_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr)
 {
@@ -62,15 +90,18 @@ reader_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr)
     if (NULL == (r = (rdr_t *)vfdswmr_stack_new(fapl, sizeof *r, RDR_NAME, NULL)))
         return NULL;
     r->md.fd = -1;
+    register_reader(r, name);
     /* Find (or, with presume_posix_semantics=0, wait for) the metadata file
      * and load its snapshot, before the HDF5 file is opened. */
     if (vfdswmr_rdr_md_init(&r->md, &r->base.cfg, name) < 0 ||
         vfdswmr_rdr_md_attach(&r->md, !r->base.cfg.presume_posix_semantics, r->base.cfg.open_timeout) < 0) {
+        unregister_reader(r);
         free(r);
         return NULL;
     }
     if (vfdswmr_stack_open_lower(&r->base, name, flags, maxaddr) < 0) {
         vfdswmr_rdr_md_release(&r->md);
+        unregister_reader(r);
         free(r);
         return NULL;
     }
@@ -81,6 +112,7 @@ reader_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr)
     if ((r->base.cfg.log_file_path[0] && r->log.fp == NULL) || vfdswmr_rdr_forward_eoa(r) < 0) {
         vfdswmr_log_close(&r->log);
         vfdswmr_rdr_md_release(&r->md);
+        unregister_reader(r);
         vfdswmr_stack_close(&r->base);
         return NULL;
     }
@@ -101,6 +133,7 @@ reader_close(H5FD_t *file)
     vfdswmr_log_close(&r->log);
     vfdswmr_rdr_md_release(&r->md);
     vfdswmr_rdr_cache_free(r);
+    unregister_reader(r);
     return vfdswmr_stack_close(&r->base);
 }
 

@@ -70,6 +70,7 @@ typedef struct rdr_image_t {
 
 typedef struct rdr_t {
     vfdswmr_file_t base; /* first: the stacked lower file and the configuration */
+    int reg_fd;          /* the HDF5 file, holding this reader's registration (mdlock.h), or -1 */
     rdr_md_t md;
     haddr_t lib_eoa;     /* the EOA the library last set */
     rdr_image_t cache[RDR_CACHE_SLOTS];

@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 
 #include "h5err.h"
+#include "mdlock.h"
 #include "paths.h"
 #include "recover.h"
 #include "superblock.h"
@@ -304,6 +305,24 @@ report_incomplete(vfdswmr_writer_t *w, const char *what)
                 VFDSWMR_WRITER_NAME, what, w->md_path);
 }
 
+/* Is no reader registered on the HDF5 file (mdlock.h)? Only answerable
+ * when every reader is local (a metadata file, no updater files) and the
+ * lower driver has a descriptor. */
+static bool
+no_reader(vfdswmr_writer_t *w)
+{
+    unsigned long flags = 0;
+    void *handle = NULL;
+
+    if (!w->base.cfg.maintain_metadata_file || w->base.cfg.generate_updater_files ||
+        VFDSWMR_GUARDED(herr_t, H5FDquery(LOWER(w), &flags), _r < 0) < 0 ||
+        !(flags & H5FD_FEAT_POSIX_COMPAT_HANDLE) ||
+        VFDSWMR_GUARDED(herr_t, H5FDget_vfd_handle(LOWER(w), H5P_FILE_ACCESS_DEFAULT, &handle), _r < 0) < 0 ||
+        handle == NULL)
+        return false;
+    return vfdswmr_mdlock_readers(*(int *)handle) == 0;
+}
+
 /* Wait one tick, then publish; store the pages that became due. */
 static int
 close_tick(vfdswmr_writer_t *w)
@@ -355,11 +374,17 @@ writer_close(H5FD_t *file)
         snprintf(w->error, sizeof w->error, "out of memory at close");
     if (!w->error[0]) {
         int stored = 0;
-        while (stored == 0 && !w->error[0] &&
+        /* With no reader registered, only the snapshot just published can be
+         * in use (a reader that registers from now on reads at least that):
+         * every page may go to the HDF5 file at once. */
+        uint64_t due = no_reader(w) ? UINT64_MAX / 2 : 0, t0 = vfdswmr_mdw_tick(w->mdw);
+        while (!due && stored == 0 && !w->error[0] &&
                vfdswmr_mdw_tick(w->mdw) < vfdswmr_pb_last_due_tick(w->pb, w->base.cfg.max_lag))
             stored = close_tick(w);
-        if (stored < 0 || vfdswmr_pb_store_due(w->pb, vfdswmr_mdw_tick(w->mdw), w->base.cfg.max_lag, w->eoa,
-                                               store_page, w) < 0)
+        VFDSWMR_LOG(&w->log, "close_wait", "readers=%s waited_ticks=%llu", due ? "none" : "some or unknown",
+                    (unsigned long long)(vfdswmr_mdw_tick(w->mdw) - t0));
+        if (stored < 0 || vfdswmr_pb_store_due(w->pb, due ? due : vfdswmr_mdw_tick(w->mdw), w->base.cfg.max_lag,
+                                               w->eoa, store_page, w) < 0)
             report_incomplete(w, "cannot write metadata pages to the HDF5 file at close");
         else
             complete = !w->error[0];

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# How long H5Fclose waits depends on the readers registered on the file:
+# with none (never any, or one that crashed while registered) the writer
+# closes at once, with the last snapshot written to the HDF5 file; with 1
+# or 5 readers attached it keeps publishing until every page has been in
+# the index max_lag ticks, and each reader reads every row right through
+# the close and after it. The writer's log says which it did (no timing).
+. "${VFDSWMR_TESTLIB:?}"
+. "${VFDSWMR_PROCLIB:?}"
+
+f=$WORK/close.h5 log=$WORK/writer.log
+cfg="tick_len=1;max_lag=4;log_file_path=$log"
+# session NREADERS KILLED: a writer with NREADERS readers, KILLED of them
+# SIGKILLed before the close; prints the writer's close_wait log line.
+session() {
+    local n=$1 killed=$2 i
+    rm -f "$f" "$log"
+    proc_start w env HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$cfg" ${VFDSWMR_VALGRIND:-} \
+        "$VFDSWMR_PROGS/rowwriter" "$f" create
+    proc_read w
+    [ "$ANSWER" = "ready 0" ] || fail "writer not ready: $ANSWER $(proc_err w)"
+    proc_expect w "append 500" "flushed 500"
+    proc_expect w tick ticked
+    for ((i = 0; i < n; i++)); do
+        proc_start r$i env HDF5_DRIVER=vfd_swmr_reader ${VFDSWMR_VALGRIND:-} "$VFDSWMR_PROGS/rowreader" "$f" watch
+        proc_read r$i
+        [ "$ANSWER" = "ready 500" ] || fail "reader $i not ready: $ANSWER $(proc_err r$i)"
+    done
+    for ((i = 0; i < killed; i++)); do
+        kill -9 "${PROC_PID[r$i]}"
+        proc_end r$i
+    done
+    proc_expect w "append 500" "flushed 1000"
+    proc_expect w close closed
+    proc_end w
+    [ "$PROC_STATUS" = 0 ] || fail "the writer exited with $PROC_STATUS: $(proc_err w)"
+    for ((i = killed; i < n; i++)); do
+        proc_expect r$i "verify 1000" "rows 1000" # refreshes to the final state
+        proc_expect r$i quit closed
+        proc_end r$i
+    done
+    out=$(${VFDSWMR_VALGRIND:-} "$VFDSWMR_PROGS/rowreader" "$f" check 1000 2>&1) || fail "plain HDF5: $out"
+    grep ' close_wait ' "$log" || fail "no close_wait line in the writer's log"
+}
+
+line=$(session 0 0)
+[[ $line == *"readers=none waited_ticks=0"* ]] || fail "no reader: the close waited: $line"
+ok "no reader: the writer closed at once; plain HDF5 reads all 1000 rows"
+line=$(session 1 1)
+[[ $line == *"readers=none waited_ticks=0"* ]] || fail "a crashed reader held the close: $line"
+ok "a reader that crashed while registered does not hold the close"
+for n in 1 5; do
+    line=$(session $n 0)
+    [[ $line == *"readers=some or unknown"* && $line != *"waited_ticks=0"* ]] \
+        || fail "$n readers: the close did not wait for them: $line"
+    ok "$n reader(s) attached: the close waited ($line); every reader read every row"
+done
+finish
