@@ -30,6 +30,7 @@ static const uint8_t MAGIC_VHDR[MAGIC_LEN] = {'V', 'H', 'D', 'R'};
 static const uint8_t MAGIC_VIDX[MAGIC_LEN] = {'V', 'I', 'D', 'X'};
 static const uint8_t MAGIC_VUDH[MAGIC_LEN] = {'V', 'U', 'D', 'H'};
 static const uint8_t MAGIC_VUCL[MAGIC_LEN] = {'V', 'U', 'C', 'L'};
+static const uint8_t MAGIC_VRDM[MAGIC_LEN] = {'V', 'R', 'D', 'M'};
 
 /* ---- byte readers and writers ------------------------------------------ */
 
@@ -745,5 +746,58 @@ vfdswmr_udhdr_decode(const uint8_t *buf, size_t len, vfdswmr_udhdr_t *h)
     if ((err = check_udhdr_fields(&v)) != VFDSWMR_MD_OK)
         return err;
     *h = v;
+    return VFDSWMR_MD_OK;
+}
+
+/* ---- read-mark table header ------------------------------------------------ */
+
+void
+vfdswmr_u64_encode(uint64_t v, uint8_t out[8])
+{
+    put64(out, v);
+}
+
+uint64_t
+vfdswmr_u64_decode(const uint8_t in[8])
+{
+    return take64(&in);
+}
+
+void
+vfdswmr_markshdr_encode(const vfdswmr_markshdr_t *h, uint8_t out[VFDSWMR_MARKSHDR_SIZE])
+{
+    uint8_t *p = put_magic(out, MAGIC_VRDM);
+
+    p = put32(p, VFDSWMR_MARKS_FORMAT_VERSION);
+    p = put64(p, h->session);
+    p = put64(p, h->release_below);
+    p = put32(p, h->nslots);
+    memset(p, 0, (size_t)(out + VFDSWMR_MARKSHDR_SIZE - p));
+}
+
+vfdswmr_mderr_t
+vfdswmr_markshdr_decode(const uint8_t *buf, size_t len, vfdswmr_markshdr_t *h)
+{
+    const uint8_t *p = buf + MAGIC_LEN;
+
+    memset(h, 0, sizeof *h);
+    if (len < VFDSWMR_MARKSHDR_SIZE)
+        return VFDSWMR_MD_ESHORT;
+    if (memcmp(buf, MAGIC_VRDM, MAGIC_LEN) != 0)
+        return VFDSWMR_MD_EMAGIC;
+    if (take32(&p) != VFDSWMR_MARKS_FORMAT_VERSION)
+        return VFDSWMR_MD_EVERSION;
+    h->session = take64(&p);
+    h->release_below = take64(&p);
+    h->nslots = take32(&p);
+    for (const uint8_t *q = p; q < buf + VFDSWMR_MARKSHDR_SIZE; q++)
+        if (*q) {
+            memset(h, 0, sizeof *h);
+            return VFDSWMR_MD_ERESERVED;
+        }
+    if (h->nslots == 0 || h->nslots > 65536) {
+        memset(h, 0, sizeof *h);
+        return VFDSWMR_MD_ECOUNT;
+    }
     return VFDSWMR_MD_OK;
 }

@@ -213,4 +213,25 @@ void vfdswmr_udcl_encode(const vfdswmr_udcl_t *cl, uint8_t *out);
 vfdswmr_mderr_t vfdswmr_udcl_decode(const uint8_t *buf, size_t len, uint32_t page_size, uint64_t file_len,
                                     vfdswmr_udcl_t *cl);
 
+/* ---- read-mark table ("VRDM"), "<metadata file>.readers" (marks.h) ------ */
+#define VFDSWMR_MARKSHDR_SIZE 64
+#define VFDSWMR_MARKS_FORMAT_VERSION 1
+typedef struct vfdswmr_markshdr_t {
+    uint64_t session;        /* the writer session the table belongs to */
+    uint64_t release_below;  /* marks below this tick are released */
+    uint32_t nslots;         /* slots of VFDSWMR_MARKSLOT_SIZE bytes after the header */
+} vfdswmr_markshdr_t;
+#define VFDSWMR_MARKSLOT_SIZE 16
+/* Offset of release_below in the header (rewritten alone, in place). */
+#define VFDSWMR_MARKSHDR_RELEASE_OFFSET 16
+
+void vfdswmr_markshdr_encode(const vfdswmr_markshdr_t *h, uint8_t out[VFDSWMR_MARKSHDR_SIZE]);
+/* ESHORT, EMAGIC, EVERSION, ERESERVED (reserved bytes not zero), ECOUNT
+ * (nslots 0 or more than 65536). No checksum: the header is written once,
+ * then only release_below is rewritten, 8 aligned bytes at a time. */
+vfdswmr_mderr_t vfdswmr_markshdr_decode(const uint8_t *buf, size_t len, vfdswmr_markshdr_t *h);
+/* A slot's tick (and release_below): one little-endian u64. */
+void vfdswmr_u64_encode(uint64_t v, uint8_t out[8]);
+uint64_t vfdswmr_u64_decode(const uint8_t in[8]);
+
 #endif

@@ -28,6 +28,7 @@ struct vfdswmr_mdw {
     int fd;                   /* metadata file, or -1; its writer lock is held (mdlock.h) */
     char *tmp_path;           /* its name until vfdswmr_mdw_link() */
     bool linked;              /* visible under md_path */
+    uint32_t keep_lag;        /* superseded space is kept this many ticks (>= max_lag: read marks) */
     dev_t dev;                /* its identity, to never remove another writer's file */
     ino_t ino;
     vfdswmr_space_t *space;
@@ -353,7 +354,7 @@ emit(vfdswmr_mdw_t *w, uint64_t tick, uint64_t eoa, const merged_t *m, const vfd
     vfdswmr_mdidx_encode(&idx, idx_image);
     vfdswmr_mdhdr_encode(&hdr, hdr_image);
     w->tick = tick;
-    vfdswmr_space_release(w->space, tick, w->o.max_lag);
+    vfdswmr_space_release(w->space, tick, w->keep_lag > w->o.max_lag ? w->keep_lag : w->o.max_lag);
     if (sink_md(w, &plan, &hdr) < 0 || sink_updater(w, &plan, final ? VFDSWMR_UD_FINAL : 0) < 0)
         goto done;
     rc = 0;
@@ -531,6 +532,12 @@ vfdswmr_mdw_file_id(const vfdswmr_mdw_t *w, dev_t *dev, ino_t *ino)
     *dev = w->dev;
     *ino = w->ino;
     return 0;
+}
+
+void
+vfdswmr_mdw_set_keep_lag(vfdswmr_mdw_t *w, uint32_t lag)
+{
+    w->keep_lag = lag;
 }
 
 void

@@ -80,6 +80,11 @@ int vfdswmr_mdw_open(const vfdswmr_mdw_opts_t *opts, vfdswmr_mdw_t **out, char *
  */
 int vfdswmr_mdw_link(vfdswmr_mdw_t *w, bool replace, char *err, size_t errlen);
 
+/* Keep superseded space `lag` ticks instead of max_lag (never fewer) from
+ * the next publish on: readers registered with read marks (marks.h) may
+ * hold older snapshots than max_lag allows. */
+void vfdswmr_mdw_set_keep_lag(vfdswmr_mdw_t *w, uint32_t lag);
+
 /* The metadata file's identity (device, inode): 0, or -1 without one. */
 int vfdswmr_mdw_file_id(const vfdswmr_mdw_t *w, dev_t *dev, ino_t *ino);
 

@@ -54,6 +54,7 @@ vfdswmr_rdr_md_init(rdr_md_t *md, const vfdswmr_config_t *cfg, const char *name)
 
     memset(md, 0, sizeof *md);
     md->fd = -1;
+    md->mark.fd = -1;
     md->cfg = cfg;
     md->max_lag = cfg->max_lag;
     md->reserved_pages = cfg->md_pages_reserved;
@@ -210,8 +211,10 @@ try_attach(rdr_md_t *md, unsigned attempts, char *why, size_t whylen)
         o.max_attempts = attempts;
     io = vfdswmr_mdr_fd_io(&md->fd);
     if ((err = vfdswmr_mdr_load(&io, &o, &md->snap, why, whylen)) == VFDSWMR_MD_OK) {
-        if (vfdswmr_rdr_check_header(md, &md->snap.hdr) == 0)
+        if (vfdswmr_rdr_check_header(md, &md->snap.hdr) == 0) {
+            vfdswmr_rdr_mark(md);
             return 1;
+        }
         vfdswmr_rdr_md_release(md);
         return -3; /* the reason is on the stack */
     }
@@ -270,8 +273,30 @@ vfdswmr_rdr_md_attach(rdr_md_t *md, bool wait, unsigned timeout_ds)
 }
 
 void
+vfdswmr_rdr_mark(rdr_md_t *md)
+{
+    const vfdswmr_mdhdr_t *s = &md->snap.hdr;
+    vfdswmr_mdhdr_t h;
+
+    md->marked_tick = 0;
+    if (md->fd < 0 || !md->cfg->presume_posix_semantics) /* a copy kept by vfd_swmr_aux: no writer here */
+        return;
+    if (md->mark.fd >= 0 && md->mark.session != s->session)
+        vfdswmr_mark_detach(&md->mark); /* another writer session: its own table */
+    if (md->mark.fd < 0 && vfdswmr_mark_attach(&md->mark, md->path, s->session) != 1)
+        return;
+    /* In time when the writer had not gone max_lag ticks past the snapshot
+     * once the mark was there: from then on it honours it at every tick. */
+    if (vfdswmr_mark_set(&md->mark, s->tick) == 0 && vfdswmr_rdr_read_header(md->fd, &h) == VFDSWMR_MD_OK &&
+        h.session == s->session && h.tick < s->tick + md->max_lag)
+        md->marked_tick = s->tick;
+}
+
+void
 vfdswmr_rdr_md_release(rdr_md_t *md)
 {
+    vfdswmr_mark_detach(&md->mark);
+    md->marked_tick = 0;
     if (md->fd >= 0)
         close(md->fd);
     md->fd = -1;

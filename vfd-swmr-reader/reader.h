@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "marks.h"
 #include "mdreader.h"
 #include "log.h"
 #include "stack.h"
@@ -57,6 +58,9 @@ typedef struct rdr_md_t {
     uint32_t max_lag;        /* the writer's (from the adopted header), else the configuration's */
     uint32_t reserved_pages; /* md_pages_reserved */
     uint64_t h5_ino;         /* the HDF5 file's inode (0 unknown), to refuse another file's metadata */
+    vfdswmr_mark_t mark;     /* our read mark in the writer's table (mark.fd < 0: none) */
+    uint64_t marked_tick;    /* the adopted snapshot's tick when the writer is sure to honour our
+                                mark for it (then the lag check asks for a release, not max_lag); 0 */
     const vfdswmr_config_t *cfg; /* the reader's configuration (explicit tick_len/max_lag) */
 } rdr_md_t;
 
@@ -108,6 +112,11 @@ void vfdswmr_rdr_load_opts(const rdr_md_t *md, vfdswmr_mdr_opts_t *o);
  * agree with the settings the reader's configuration gives explicitly.
  * 0 (and md->max_lag taken from h), or -1 with the reason on the stack. */
 int vfdswmr_rdr_check_header(rdr_md_t *md, const vfdswmr_mdhdr_t *h);
+
+/* Mark the adopted snapshot in the writer's read-mark table (registering
+ * first when needed); sets md->marked_tick when the mark is in time. Never
+ * fails: without a mark the max_lag contract applies. */
+void vfdswmr_rdr_mark(rdr_md_t *md);
 
 /* ---- snapshot.c ---------------------------------------------------------- */
 

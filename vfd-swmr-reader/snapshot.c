@@ -104,9 +104,11 @@ adopt(rdr_t *r, vfdswmr_mdsnap_t *snap, int fd, dev_t dev, ino_t ino)
         md->dev = dev;
         md->ino = ino;
     }
-    vfdswmr_rdr_log(r, "adopted snapshot tick=%llu session=%016llx entries=%u eoa=%llu attempts=%u",
+    vfdswmr_rdr_mark(md);
+    vfdswmr_rdr_log(r, "adopted snapshot tick=%llu session=%016llx entries=%u eoa=%llu attempts=%u marked=%d",
                     (unsigned long long)snap->hdr.tick, (unsigned long long)snap->hdr.session,
-                    snap->idx.nentries, (unsigned long long)snap->hdr.eoa, snap->attempts);
+                    snap->idx.nentries, (unsigned long long)snap->hdr.eoa, snap->attempts,
+                    md->marked_tick == snap->hdr.tick);
     return vfdswmr_rdr_forward_eoa(r);
 }
 
@@ -177,6 +179,19 @@ lag_error(rdr_t *r, uint64_t tick, uint64_t writer_tick)
                 "writer's (tick %llu): refresh more often (H5Drefresh/H5Grefresh/vfdswmr_refresh), or give the "
                 "writer a larger max_lag (readers adopt the writer's)",
                 RDR_NAME, (unsigned long long)tick, r->md.max_lag, (unsigned long long)writer_tick);
+    return -1;
+}
+
+static int
+released_error(rdr_t *r, uint64_t tick, uint64_t writer_tick)
+{
+    vfdswmr_rdr_log(r, "released snapshot tick=%llu writer tick=%llu", (unsigned long long)tick,
+                    (unsigned long long)writer_tick);
+    VFDSWMR_ERR(H5E_READERROR,
+                "%s: reader fell behind: the writer released its snapshot (tick %llu) after it stayed %u times "
+                "max_lag=%u ticks behind (writer at tick %llu): refresh (H5Drefresh/H5Grefresh/vfdswmr_refresh)",
+                RDR_NAME, (unsigned long long)tick, VFDSWMR_MARK_RELEASE_FACTOR, r->md.max_lag,
+                (unsigned long long)writer_tick);
     return -1;
 }
 
@@ -259,7 +274,12 @@ vfdswmr_rdr_lag_check(rdr_t *r)
         return session_error(r);
     if (h.flags & VFDSWMR_MDHDR_FAILED)
         return failed_error(r, &h);
-    if (h.tick >= s->hdr.tick + r->md.max_lag)
+    if (r->md.marked_tick && r->md.marked_tick == s->hdr.tick) {
+        /* Our read mark holds the snapshot, unless the writer released it. */
+        if (vfdswmr_mark_released(&r->md.mark, s->hdr.tick) == 1)
+            return released_error(r, s->hdr.tick, h.tick);
+    }
+    else if (h.tick >= s->hdr.tick + r->md.max_lag)
         return lag_error(r, s->hdr.tick, h.tick);
     if (!vfdswmr_rdr_md_unlinked(&r->md))
         return 0;

@@ -32,7 +32,14 @@ vfdswmr_writer_end_tick(vfdswmr_writer_t *w, bool final)
 
     if (w->error[0])
         return -1;
-    if (vfdswmr_pb_prepare(w->pb, tick, w->base.cfg.max_lag, final, &changes, &nc, &removals, &nr) < 0) {
+    /* What local readers hold (read marks) decides what must be kept. */
+    /* Closing, a stalled reader must not hold the close for long: marks
+     * older than max_lag are released then. */
+    w->lag = vfdswmr_marks_lag(w->marks, tick, w->base.cfg.max_lag,
+                               w->closing ? w->base.cfg.max_lag : VFDSWMR_MARK_RELEASE_FACTOR * w->base.cfg.max_lag,
+                               &w->marked_readers);
+    vfdswmr_mdw_set_keep_lag(w->mdw, w->lag);
+    if (vfdswmr_pb_prepare(w->pb, tick, w->lag, final, &changes, &nc, &removals, &nr) < 0) {
         snprintf(w->error, sizeof w->error, "out of memory preparing tick %llu", (unsigned long long)tick);
         return -1;
     }
@@ -54,9 +61,10 @@ vfdswmr_writer_end_tick(vfdswmr_writer_t *w, bool final)
         vfdswmr_mdw_index(w->mdw, &n);
         VFDSWMR_LOG(&w->log,
                     "end_of_tick", "tick=%llu pages=%zu removed=%zu index=%u relocated=%d md_pages=%llu eoa=%llu "
-                    "time_us=%.0f",
+                    "lag=%u marked_readers=%u time_us=%.0f",
                     (unsigned long long)tick, nc, nr, n, vfdswmr_mdw_index_relocated(w->mdw),
-                    (unsigned long long)vfdswmr_mdw_file_pages(w->mdw), (unsigned long long)w->cp_eoa,
+                    (unsigned long long)vfdswmr_mdw_file_pages(w->mdw), (unsigned long long)w->cp_eoa, w->lag,
+                    w->marked_readers,
                     (vfdswmr_now() - t0) * 1e6);
     }
     return 0;

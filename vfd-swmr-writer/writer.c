@@ -226,7 +226,17 @@ start_swmr(vfdswmr_writer_t *w, const char *name, unsigned flags, hid_t fapl, ha
         }
         return vfdswmr_stack_open_lower(&w->base, name, flags, maxaddr);
     }
-    if (vfdswmr_mdw_open(&o, &w->mdw, err, sizeof err) < 0 || (!replace && vfdswmr_mdw_link(w->mdw, false, err, sizeof err) < 0)) {
+    if (vfdswmr_mdw_open(&o, &w->mdw, err, sizeof err) < 0) {
+        VFDSWMR_ERR(H5E_CANTCREATE, "%s: %s", VFDSWMR_WRITER_NAME, err);
+        goto fail;
+    }
+    w->lag = cfg->max_lag;
+    /* The read-mark table exists before the metadata file has its name:
+     * every reader that finds the one finds the other. Without it readers
+     * keep the max_lag contract. */
+    if (o.md_path && vfdswmr_marks_create(w->md_path, vfdswmr_mdw_session(w->mdw), &w->marks) < 0)
+        VFDSWMR_LOG(&w->log, "warning", "no read-mark table: %s", strerror(errno));
+    if (!replace && vfdswmr_mdw_link(w->mdw, false, err, sizeof err) < 0) {
         VFDSWMR_ERR(H5E_CANTCREATE, "%s: %s", VFDSWMR_WRITER_NAME, err);
         goto fail;
     }
@@ -264,6 +274,8 @@ fail:
     if (w->mdw)
         vfdswmr_mdw_close(w->mdw, false, err, sizeof err); /* removes our metadata file, never another's */
     w->mdw = NULL;
+    vfdswmr_marks_close(w->marks);
+    w->marks = NULL;
     if (old_fd >= 0)
         close(old_fd);
     return -1;
@@ -333,7 +345,7 @@ close_tick(vfdswmr_writer_t *w)
     nanosleep(&ts, NULL);
     if (vfdswmr_writer_end_tick(w, false) < 0)
         return 0; /* publishing failed: handled by the caller through w->error */
-    return vfdswmr_pb_store_due(w->pb, vfdswmr_mdw_tick(w->mdw), w->base.cfg.max_lag, w->eoa, store_page, w) < 0
+    return vfdswmr_pb_store_due(w->pb, vfdswmr_mdw_tick(w->mdw), w->lag, w->eoa, store_page, w) < 0
                ? -1
                : 0;
 }
@@ -379,11 +391,11 @@ writer_close(H5FD_t *file)
          * every page may go to the HDF5 file at once. */
         uint64_t due = no_reader(w) ? UINT64_MAX / 2 : 0, t0 = vfdswmr_mdw_tick(w->mdw);
         while (!due && stored == 0 && !w->error[0] &&
-               vfdswmr_mdw_tick(w->mdw) < vfdswmr_pb_last_due_tick(w->pb, w->base.cfg.max_lag))
+               vfdswmr_mdw_tick(w->mdw) < vfdswmr_pb_last_due_tick(w->pb, w->lag))
             stored = close_tick(w);
         VFDSWMR_LOG(&w->log, "close_wait", "readers=%s waited_ticks=%llu", due ? "none" : "some or unknown",
                     (unsigned long long)(vfdswmr_mdw_tick(w->mdw) - t0));
-        if (stored < 0 || vfdswmr_pb_store_due(w->pb, due ? due : vfdswmr_mdw_tick(w->mdw), w->base.cfg.max_lag,
+        if (stored < 0 || vfdswmr_pb_store_due(w->pb, due ? due : vfdswmr_mdw_tick(w->mdw), w->lag,
                                                w->eoa, store_page, w) < 0)
             report_incomplete(w, "cannot write metadata pages to the HDF5 file at close");
         else
@@ -408,6 +420,7 @@ writer_close(H5FD_t *file)
         VFDSWMR_ERR(H5E_CANTCLOSEFILE, "%s: %s", VFDSWMR_WRITER_NAME, err);
         rc = -1;
     }
+    vfdswmr_marks_close(w->marks);
     writer_free(w);
     if (vfdswmr_stack_close(&w->base) < 0)
         rc = -1;
@@ -500,7 +513,7 @@ writer_flush(H5FD_t *file, hid_t dxpl, hbool_t closing)
         VFDSWMR_LOG(&w->log, "consistency_point", "eoa=%llu", (unsigned long long)w->eoa);
     }
     w->truncated = false;
-    if (rc >= 0 && vfdswmr_pb_store_due(w->pb, vfdswmr_mdw_tick(w->mdw), w->base.cfg.max_lag, w->eoa, store_page,
+    if (rc >= 0 && vfdswmr_pb_store_due(w->pb, vfdswmr_mdw_tick(w->mdw), w->lag, w->eoa, store_page,
                                         w) < 0) {
         VFDSWMR_ERR(H5E_WRITEERROR, "%s: cannot write delayed metadata pages to the HDF5 file",
                     VFDSWMR_WRITER_NAME);

@@ -21,6 +21,7 @@
 #include <stdbool.h>
 
 #include "log.h"
+#include "marks.h"
 #include "mdwriter.h"
 #include "pagebuf.h"
 #include "stack.h"
@@ -43,6 +44,9 @@ typedef struct vfdswmr_writer_t {
 
     vfdswmr_pagebuf_t *pb;
     vfdswmr_mdw_t *mdw;
+    vfdswmr_marks_t *marks;       /* read marks of local readers (marks.h), or NULL */
+    uint32_t lag;                 /* what is kept for readers: max_lag, or more for read marks */
+    unsigned marked_readers;      /* live read marks at the last tick */
     uint64_t eoa;                 /* current end of allocated space */
     uint64_t cp_eoa;              /* the EOA of the last consistency point */
     bool truncated;               /* truncate seen since the last flush: H5Fflush or close under way */

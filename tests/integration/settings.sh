@@ -31,12 +31,20 @@ for ((i = 1; i <= 9; i++)); do
 done
 proc_expect r read "rows 1000"
 ok "its snapshot 9 ticks behind the writer still reads (max_lag=11, not the default 7)"
+# This reader is on the writer's host: its read mark holds its snapshot for
+# 20 x max_lag ticks (the release point), past max_lag; then the writer
+# releases it and it gets "fell behind", with the writer's max_lag (11).
+for ((i = 10; i < 20 * 11; i++)); do
+    proc_expect w tick ticked
+done
+proc_expect r read "rows 1000"
+ok "registered (read mark): $((20 * 11 - 1)) ticks behind it still reads"
 proc_expect w tick ticked
 proc_expect w tick ticked
 proc_expect r read failed
-grep "fell behind" "$WORK/r.err" | grep -q "max_lag.*11" \
-    || fail "11 ticks behind: no \"fell behind\" error naming max_lag 11: $(proc_err r)"
-ok "11 ticks behind it fell behind, with max_lag 11 in the message"
+grep "fell behind" "$WORK/r.err" | grep -q "20 times max_lag=11" \
+    || fail "past the release point: no \"fell behind\" error naming max_lag 11: $(proc_err r)"
+ok "past 20 x max_lag ticks it was released: fell behind, with max_lag 11 in the message"
 proc_expect r "verify 1000" "rows 1000"
 proc_expect w close closed
 proc_end w

@@ -1,0 +1,220 @@
+/* Read marks; see marks.h (and docs/FORMAT.md for the table's layout). */
+#include "marks.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "format.h"
+#include "plan.h"
+#include "safefile.h"
+
+struct vfdswmr_marks {
+    int fd;
+    char *path;
+    dev_t dev;
+    ino_t ino;
+    uint64_t release_below;
+};
+
+static off_t
+slot_offset(unsigned slot)
+{
+    return (off_t)VFDSWMR_MARKSHDR_SIZE + (off_t)slot * VFDSWMR_MARKSLOT_SIZE;
+}
+
+/* An OFD lock on slot `slot` (cmd F_OFD_SETLK or F_OFD_GETLK). */
+static int
+slot_lock(int fd, int cmd, short type, unsigned slot, struct flock *fl)
+{
+    memset(fl, 0, sizeof *fl);
+    fl->l_type = type;
+    fl->l_whence = SEEK_SET;
+    fl->l_start = slot_offset(slot);
+    fl->l_len = VFDSWMR_MARKSLOT_SIZE;
+    while (fcntl(fd, cmd, fl) < 0)
+        if (errno != EINTR)
+            return -1;
+    return 0;
+}
+
+int
+vfdswmr_marks_name(char *out, size_t len, const char *md_path)
+{
+    int n = snprintf(out, len, "%s.readers", md_path);
+    return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+/* ---- writer ---------------------------------------------------------------- */
+
+int
+vfdswmr_marks_create(const char *md_path, uint64_t session, vfdswmr_marks_t **out)
+{
+    vfdswmr_marks_t *m = calloc(1, sizeof *m);
+    char tmp[4096 + 64];
+    size_t len = VFDSWMR_MARKSHDR_SIZE + (size_t)VFDSWMR_MARKS_SLOTS * VFDSWMR_MARKSLOT_SIZE;
+    uint8_t *buf = calloc(1, len);
+    vfdswmr_markshdr_t h = {.session = session, .nslots = VFDSWMR_MARKS_SLOTS};
+    struct stat st;
+    int e;
+
+    *out = NULL;
+    if (m == NULL || buf == NULL || NULL == (m->path = malloc(strlen(md_path) + 16)) ||
+        vfdswmr_marks_name(m->path, strlen(md_path) + 16, md_path) < 0) {
+        e = ENOMEM;
+        goto fail;
+    }
+    if ((m->fd = vfdswmr_create_temp(m->path, tmp, sizeof tmp, 0644)) < 0) {
+        e = errno;
+        goto fail;
+    }
+    vfdswmr_markshdr_encode(&h, buf);
+    if (vfdswmr_pwrite_all(m->fd, buf, len, 0) < 0 || fstat(m->fd, &st) < 0 || rename(tmp, m->path) < 0) {
+        e = errno;
+        unlink(tmp);
+        close(m->fd);
+        goto fail;
+    }
+    m->dev = st.st_dev;
+    m->ino = st.st_ino;
+    free(buf);
+    *out = m;
+    return 0;
+fail:
+    if (m)
+        free(m->path);
+    free(m);
+    free(buf);
+    errno = e;
+    return -1;
+}
+
+/* The tick in a live slot (a reader holds its lock), 0 for a free slot or
+ * one whose reader has not written a tick yet. */
+static uint64_t
+live_tick(const vfdswmr_marks_t *m, unsigned slot)
+{
+    struct flock fl;
+    uint8_t b[8];
+
+    if (slot_lock(m->fd, F_OFD_GETLK, F_WRLCK, slot, &fl) < 0 || fl.l_type == F_UNLCK ||
+        vfdswmr_pread_all(m->fd, b, sizeof b, (uint64_t)slot_offset(slot)) < 0)
+        return 0;
+    return vfdswmr_u64_decode(b);
+}
+
+uint32_t
+vfdswmr_marks_lag(vfdswmr_marks_t *m, uint64_t tick, uint32_t max_lag, uint32_t limit, unsigned *readers)
+{
+    uint64_t ticks[VFDSWMR_MARKS_SLOTS], oldest = 0;
+    unsigned n = 0;
+
+    *readers = 0;
+    if (m == NULL)
+        return max_lag;
+    for (unsigned i = 0; i < VFDSWMR_MARKS_SLOTS; i++)
+        if ((ticks[n] = live_tick(m, i)) >= m->release_below && ticks[n] != 0)
+            n++;
+    /* Release marks too old to keep: say so before acting on it. */
+    if (tick + 1 > limit && tick + 1 - limit > m->release_below) {
+        uint64_t below = tick + 1 - limit;
+        bool any = false;
+        for (unsigned i = 0; i < n; i++)
+            any |= ticks[i] < below;
+        if (any) {
+            uint8_t b[8];
+            vfdswmr_u64_encode(below, b);
+            if (vfdswmr_pwrite_all(m->fd, b, sizeof b, VFDSWMR_MARKSHDR_RELEASE_OFFSET) == 0)
+                m->release_below = below;
+        }
+    }
+    for (unsigned i = 0; i < n; i++)
+        if (ticks[i] >= m->release_below) {
+            (*readers)++;
+            if (oldest == 0 || ticks[i] < oldest)
+                oldest = ticks[i];
+        }
+    if (oldest == 0 || tick - oldest + 1 <= max_lag || limit <= max_lag)
+        return max_lag;
+    return tick - oldest + 1 > limit ? limit : (uint32_t)(tick - oldest + 1);
+}
+
+void
+vfdswmr_marks_close(vfdswmr_marks_t *m)
+{
+    struct stat st;
+
+    if (m == NULL)
+        return;
+    if (stat(m->path, &st) == 0 && st.st_dev == m->dev && st.st_ino == m->ino)
+        unlink(m->path);
+    close(m->fd);
+    free(m->path);
+    free(m);
+}
+
+/* ---- reader ---------------------------------------------------------------- */
+
+int
+vfdswmr_mark_attach(vfdswmr_mark_t *r, const char *md_path, uint64_t session)
+{
+    char path[4096 + 64];
+    uint8_t b[VFDSWMR_MARKSHDR_SIZE];
+    vfdswmr_markshdr_t h;
+    struct flock fl;
+    int fd;
+
+    r->fd = -1;
+    if (vfdswmr_marks_name(path, sizeof path, md_path) < 0)
+        return 0;
+    if ((fd = vfdswmr_open_regular(path, O_RDWR)) < 0)
+        return fd == -1 && errno != ENOENT && errno != EACCES && errno != EROFS ? -1 : 0;
+    if (vfdswmr_pread_all(fd, b, sizeof b, 0) < 0 || vfdswmr_markshdr_decode(b, sizeof b, &h) != VFDSWMR_MD_OK ||
+        h.session != session) {
+        close(fd);
+        return 0; /* not (yet) this session's table: unregistered, max_lag applies */
+    }
+    for (unsigned i = 0; i < h.nslots; i++) {
+        if (slot_lock(fd, F_OFD_SETLK, F_WRLCK, i, &fl) < 0) {
+            if (errno == EAGAIN || errno == EACCES)
+                continue; /* taken */
+            close(fd);
+            return 0; /* no locks here */
+        }
+        *r = (vfdswmr_mark_t){.fd = fd, .slot = i, .session = session};
+        return 1;
+    }
+    close(fd);
+    return 0;
+}
+
+int
+vfdswmr_mark_set(const vfdswmr_mark_t *r, uint64_t tick)
+{
+    uint8_t b[8];
+
+    vfdswmr_u64_encode(tick, b);
+    return vfdswmr_pwrite_all(r->fd, b, sizeof b, (uint64_t)slot_offset(r->slot));
+}
+
+int
+vfdswmr_mark_released(const vfdswmr_mark_t *r, uint64_t tick)
+{
+    uint8_t b[8];
+
+    if (vfdswmr_pread_all(r->fd, b, sizeof b, VFDSWMR_MARKSHDR_RELEASE_OFFSET) < 0)
+        return -1;
+    return vfdswmr_u64_decode(b) > tick;
+}
+
+void
+vfdswmr_mark_detach(vfdswmr_mark_t *r)
+{
+    if (r->fd >= 0)
+        close(r->fd); /* drops the slot's lock */
+    r->fd = -1;
+}

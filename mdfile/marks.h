@@ -1,0 +1,78 @@
+/*
+ * Read marks: the table in which readers on the writer's host say which
+ * snapshot they hold, so that the writer keeps what they need however long
+ * they take (SQLite's WAL read marks, for VFD SWMR). The file is
+ * "<metadata file>.readers"; its layout is in docs/FORMAT.md ("Read-mark
+ * table"):
+ *
+ *   0   "VRDM" | version u32 | session u64 | release_below u64 | nslots u32 |
+ *       reserved (36 bytes of zeros)                       64 bytes
+ *   64  nslots slots of 16 bytes: tick u64 | reserved u64
+ *
+ * A reader owns a slot while it holds an OFD write lock on the slot's 16
+ * bytes: the lock dies with the reader, so a crashed reader pins nothing.
+ * It writes the tick of each snapshot it adopts into its slot, then checks
+ * that the writer had not gone max_lag ticks past that snapshot before the
+ * mark was there (from then on the writer sees the mark at every tick).
+ * The writer, at every tick, takes the oldest live mark as the oldest
+ * snapshot in use and keeps, for it, what max_lag would have kept
+ * (vfdswmr_marks_lag). A mark older than VFDSWMR_MARK_RELEASE_FACTOR x
+ * max_lag ticks is released: the writer raises release_below past it,
+ * before it acts on the release, and the reader's next lag check fails
+ * with "released".
+ *
+ * Error contract: functions return 0 (or a count), or -1 with errno set;
+ * the caller writes the messages.
+ */
+#ifndef VFDSWMR_MDFILE_MARKS_H
+#define VFDSWMR_MDFILE_MARKS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Slots in a table the writer creates: readers beyond that are not
+ * registered and keep the max_lag contract. */
+#define VFDSWMR_MARKS_SLOTS 64
+/* A registered reader is released once its snapshot is this many times
+ * max_lag ticks old: this bounds the metadata file while a reader stalls. */
+#define VFDSWMR_MARK_RELEASE_FACTOR 20u
+
+/* The table's name: "<md_path>.readers"; -1 when it does not fit. */
+int vfdswmr_marks_name(char *out, size_t len, const char *md_path);
+
+/* ---- writer ---- */
+typedef struct vfdswmr_marks vfdswmr_marks_t;
+
+/* Create the table for `session`, empty, replacing any table at the name
+ * (created under a temporary name, never through a link). */
+int vfdswmr_marks_create(const char *md_path, uint64_t session, vfdswmr_marks_t **out);
+/*
+ * The lag the writer must keep at tick `tick` (about to be published): at
+ * least max_lag, and enough for the oldest live mark, up to `limit` ticks
+ * (VFDSWMR_MARK_RELEASE_FACTOR x max_lag; max_lag while closing); marks
+ * older than that are released first. *readers gets the number of live
+ * marks kept. Never fails: a table that cannot be read counts as no marks
+ * (max_lag then protects everyone, as without marks). m may be NULL.
+ */
+uint32_t vfdswmr_marks_lag(vfdswmr_marks_t *m, uint64_t tick, uint32_t max_lag, uint32_t limit, unsigned *readers);
+/* Remove the table (if its name is still ours) and free m. */
+void vfdswmr_marks_close(vfdswmr_marks_t *m);
+
+/* ---- reader ---- */
+typedef struct vfdswmr_mark_t {
+    int fd;          /* the table, or -1: not registered */
+    unsigned slot;
+    uint64_t session;
+} vfdswmr_mark_t;
+
+/* Register in the table of `session` next to md_path: 1 registered, 0 not
+ * (no table, another session's, every slot taken, no locks here), -1 error. */
+int vfdswmr_mark_attach(vfdswmr_mark_t *r, const char *md_path, uint64_t session);
+/* Write the tick of the snapshot just adopted into the reader's slot. */
+int vfdswmr_mark_set(const vfdswmr_mark_t *r, uint64_t tick);
+/* 1 when the writer released marks below `tick` or later ones, 0 not, -1 error. */
+int vfdswmr_mark_released(const vfdswmr_mark_t *r, uint64_t tick);
+void vfdswmr_mark_detach(vfdswmr_mark_t *r);
+
+#endif
