@@ -1,0 +1,147 @@
+/*
+ * Read marks (mdfile/marks.c) and the table header's encoder/decoder: the
+ * lag the writer keeps follows the oldest live mark, a reader that goes
+ * away (its lock dropped) pins nothing, marks older than the limit are
+ * released and the reader can tell, and readers of another session or
+ * beyond the table's slots are not registered.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "testdir.h"
+
+#include "format.h"
+#include "marks.h"
+
+static char md[256];
+
+static void
+test_header_codec(void **state)
+{
+    uint8_t b[VFDSWMR_MARKSHDR_SIZE];
+    vfdswmr_markshdr_t h = {.session = 0x1122334455667788ull, .release_below = 42, .nslots = 64}, d;
+
+    (void)state;
+    vfdswmr_markshdr_encode(&h, b);
+    assert_memory_equal(b, "VRDM", 4);
+    assert_int_equal(vfdswmr_markshdr_decode(b, sizeof b, &d), VFDSWMR_MD_OK);
+    assert_true(d.session == h.session && d.release_below == 42 && d.nslots == 64);
+    assert_int_equal(vfdswmr_u64_decode(b + VFDSWMR_MARKSHDR_RELEASE_OFFSET), 42);
+    assert_int_equal(vfdswmr_markshdr_decode(b, sizeof b - 1, &d), VFDSWMR_MD_ESHORT);
+    b[63] = 1;
+    assert_int_equal(vfdswmr_markshdr_decode(b, sizeof b, &d), VFDSWMR_MD_ERESERVED);
+    assert_int_equal(d.session, 0);
+    b[63] = 0;
+    b[4] = 2;
+    assert_int_equal(vfdswmr_markshdr_decode(b, sizeof b, &d), VFDSWMR_MD_EVERSION);
+    b[4] = 1;
+    b[24] = 0;
+    assert_int_equal(vfdswmr_markshdr_decode(b, sizeof b, &d), VFDSWMR_MD_ECOUNT);
+    b[0] = 'X';
+    assert_int_equal(vfdswmr_markshdr_decode(b, sizeof b, &d), VFDSWMR_MD_EMAGIC);
+}
+
+static void
+test_lag_follows_oldest_mark(void **state)
+{
+    vfdswmr_marks_t *m;
+    vfdswmr_mark_t a, b;
+    unsigned n;
+
+    (void)state;
+    assert_int_equal(vfdswmr_marks_create(md, 7, &m), 0);
+    assert_int_equal(vfdswmr_marks_lag(m, 10, 3, 60, &n), 3); /* nobody: max_lag */
+    assert_int_equal(n, 0);
+    assert_int_equal(vfdswmr_mark_attach(&a, md, 7), 1);
+    assert_int_equal(vfdswmr_mark_attach(&b, md, 7), 1);
+    assert_int_not_equal(a.slot, b.slot);
+    assert_int_equal(vfdswmr_marks_lag(m, 10, 3, 60, &n), 3); /* registered, no tick yet */
+    assert_int_equal(vfdswmr_mark_set(&a, 4), 0);
+    assert_int_equal(vfdswmr_mark_set(&b, 9), 0);
+    assert_int_equal(vfdswmr_marks_lag(m, 20, 3, 60, &n), 17); /* for tick 4 at tick 20 */
+    assert_int_equal(n, 2);
+    assert_int_equal(vfdswmr_marks_lag(m, 5, 3, 60, &n), 3); /* recent enough: max_lag */
+    /* a reader that goes away (or dies: the kernel drops its lock) pins nothing */
+    vfdswmr_mark_detach(&a);
+    assert_int_equal(vfdswmr_marks_lag(m, 20, 3, 60, &n), 12);
+    assert_int_equal(n, 1);
+    vfdswmr_mark_detach(&b);
+    assert_int_equal(vfdswmr_marks_lag(m, 20, 3, 60, &n), 3);
+    char table[300];
+    assert_int_equal(vfdswmr_marks_name(table, sizeof table, md), 0);
+    assert_int_equal(access(table, F_OK), 0);
+    vfdswmr_marks_close(m);
+    assert_int_equal(access(table, F_OK), -1); /* removed with the writer */
+}
+
+static void
+test_release(void **state)
+{
+    vfdswmr_marks_t *m;
+    vfdswmr_mark_t a, b;
+    unsigned n;
+
+    (void)state;
+    assert_int_equal(vfdswmr_marks_create(md, 7, &m), 0);
+    assert_int_equal(vfdswmr_mark_attach(&a, md, 7), 1);
+    assert_int_equal(vfdswmr_mark_attach(&b, md, 7), 1);
+    assert_int_equal(vfdswmr_mark_set(&a, 5), 0);
+    assert_int_equal(vfdswmr_mark_set(&b, 50), 0);
+    assert_int_equal(vfdswmr_marks_lag(m, 64, 3, 60, &n), 60); /* 5 still kept: exactly the limit */
+    assert_int_equal(vfdswmr_mark_released(&a, 5), 0);
+    /* one tick more: 5 is released (and learns it), 50 decides the lag */
+    assert_int_equal(vfdswmr_marks_lag(m, 65, 3, 60, &n), 16);
+    assert_int_equal(n, 1);
+    assert_int_equal(vfdswmr_mark_released(&a, 5), 1);
+    assert_int_equal(vfdswmr_mark_released(&b, 50), 0);
+    /* a refresh re-marks: kept again */
+    assert_int_equal(vfdswmr_mark_set(&a, 60), 0);
+    assert_int_equal(vfdswmr_mark_released(&a, 60), 0);
+    assert_int_equal(vfdswmr_marks_lag(m, 66, 3, 60, &n), 17);
+    assert_int_equal(n, 2);
+    /* closing: limit max_lag releases everything older */
+    assert_int_equal(vfdswmr_marks_lag(m, 70, 3, 3, &n), 3);
+    assert_int_equal(vfdswmr_mark_released(&b, 50), 1);
+    vfdswmr_mark_detach(&a);
+    vfdswmr_mark_detach(&b);
+    vfdswmr_marks_close(m);
+}
+
+static void
+test_not_registered(void **state)
+{
+    vfdswmr_marks_t *m;
+    vfdswmr_mark_t r[VFDSWMR_MARKS_SLOTS + 1];
+
+    (void)state;
+    assert_int_equal(vfdswmr_mark_attach(&r[0], md, 7), 0); /* no table */
+    assert_int_equal(r[0].fd, -1);
+    assert_int_equal(vfdswmr_marks_create(md, 7, &m), 0);
+    assert_int_equal(vfdswmr_mark_attach(&r[0], md, 8), 0); /* another session's table */
+    for (unsigned i = 0; i < VFDSWMR_MARKS_SLOTS; i++)
+        assert_int_equal(vfdswmr_mark_attach(&r[i], md, 7), 1);
+    assert_int_equal(vfdswmr_mark_attach(&r[VFDSWMR_MARKS_SLOTS], md, 7), 0); /* full */
+    for (unsigned i = 0; i < VFDSWMR_MARKS_SLOTS; i++)
+        vfdswmr_mark_detach(&r[i]);
+    vfdswmr_marks_close(m);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_header_codec),
+        cmocka_unit_test(test_lag_follows_oldest_mark),
+        cmocka_unit_test(test_release),
+        cmocka_unit_test(test_not_registered),
+    };
+    if (testdir_setup(NULL) < 0)
+        return 1;
+    snprintf(md, sizeof md, "%s/f.h5.md", dir);
+    return cmocka_run_group_tests(tests, NULL, testdir_teardown);
+}
