@@ -197,6 +197,25 @@ vfdswmr_mdsnap_free(vfdswmr_mdsnap_t *snap)
     vfdswmr_mdidx_free(&snap->idx);
 }
 
+vfdswmr_mderr_t
+vfdswmr_mdr_read_header(int fd, vfdswmr_mdhdr_t *h)
+{
+    uint8_t buf[VFDSWMR_MDHDR_SIZE];
+    vfdswmr_mderr_t err = VFDSWMR_MD_OK;
+
+    for (unsigned i = 0; i < VFDSWMR_MDR_HDR_ATTEMPTS; i++) {
+        ssize_t n = fd_pread(&fd, buf, sizeof buf, 0);
+
+        if (n < 0)
+            return VFDSWMR_MD_EIO;
+        err = vfdswmr_mdhdr_decode(buf, (size_t)n, h);
+        if (err == VFDSWMR_MD_OK || !vfdswmr_mderr_retryable(err))
+            break;
+        pause_us(50);
+    }
+    return err;
+}
+
 const vfdswmr_mdentry_t *
 vfdswmr_mdidx_find(const vfdswmr_mdidx_t *idx, uint32_t page_size, uint64_t page)
 {

@@ -64,6 +64,12 @@ vfdswmr_mderr_t vfdswmr_mdr_load(const vfdswmr_mdr_io_t *io, const vfdswmr_mdr_o
                                  char *why, size_t whylen);
 void vfdswmr_mdsnap_free(vfdswmr_mdsnap_t *snap);
 
+/* Read and decode just the header of the metadata file open on fd (the
+ * writer's tick, session, flags), retrying a torn read a few times
+ * (VFDSWMR_MDR_HDR_ATTEMPTS, 50 us apart): the lag checks' one pread. */
+#define VFDSWMR_MDR_HDR_ATTEMPTS 5
+vfdswmr_mderr_t vfdswmr_mdr_read_header(int fd, vfdswmr_mdhdr_t *h);
+
 /* The entry whose HDF5 range covers `page`, or NULL. O(log n). */
 const vfdswmr_mdentry_t *vfdswmr_mdidx_find(const vfdswmr_mdidx_t *idx, uint32_t page_size, uint64_t page);
 

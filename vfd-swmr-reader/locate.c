@@ -25,9 +25,6 @@
 #include "paths.h"
 #include "safefile.h"
 
-/* Attempts at reading a header that is being rewritten (a torn read). */
-#define HDR_ATTEMPTS 5
-#define HDR_PAUSE_US 50u
 
 static void
 sleep_us(unsigned us)
@@ -135,27 +132,6 @@ vfdswmr_rdr_md_unlinked(const rdr_md_t *md)
     struct stat st;
 
     return md->fd >= 0 && fstat(md->fd, &st) == 0 && st.st_nlink == 0;
-}
-
-vfdswmr_mderr_t
-vfdswmr_rdr_read_header(int fd, vfdswmr_mdhdr_t *h)
-{
-    uint8_t buf[VFDSWMR_MDHDR_SIZE];
-    vfdswmr_mderr_t err = VFDSWMR_MD_OK;
-
-    for (unsigned i = 0; i < HDR_ATTEMPTS; i++) {
-        ssize_t n = pread(fd, buf, sizeof buf, 0);
-
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return VFDSWMR_MD_EIO;
-        err = vfdswmr_mdhdr_decode(buf, (size_t)n, h);
-        if (err == VFDSWMR_MD_OK || !vfdswmr_mderr_retryable(err))
-            break;
-        sleep_us(HDR_PAUSE_US);
-    }
-    return err;
 }
 
 /* A setting the reader's configuration gives explicitly, unlike the writer's. */
@@ -287,7 +263,7 @@ vfdswmr_rdr_mark(rdr_md_t *md)
         return;
     /* In time when the writer had not gone max_lag ticks past the snapshot
      * once the mark was there: from then on it honours it at every tick. */
-    if (vfdswmr_mark_set(&md->mark, s->tick) == 0 && vfdswmr_rdr_read_header(md->fd, &h) == VFDSWMR_MD_OK &&
+    if (vfdswmr_mark_set(&md->mark, s->tick) == 0 && vfdswmr_mdr_read_header(md->fd, &h) == VFDSWMR_MD_OK &&
         h.session == s->session && h.tick < s->tick + md->max_lag)
         md->marked_tick = s->tick;
 }

@@ -190,7 +190,7 @@ vfdswmr_rdr_read_meta(rdr_t *r, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_
         return -1;
     /* Only while a writer's metadata file is in use: without one the
      * superblock's flags keep guarding against writers that are not ours. */
-    if (addr == 0 && r->md.fd >= 0)
+    if (type == H5FD_MEM_SUPER && r->md.fd >= 0) /* at 0, or after a user block */
         vfdswmr_sb_patch(buf, size, vfdswmr_rdr_snap_eoa(r));
     return vfdswmr_rdr_lag_check(r) < 0 ? -1 : 0;
 }

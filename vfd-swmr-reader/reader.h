@@ -104,8 +104,6 @@ int vfdswmr_rdr_md_open(const char *path, int *fd, dev_t *dev, ino_t *ino);
 int vfdswmr_rdr_md_replaced(const rdr_md_t *md);
 /* Whether md->fd's file has been unlinked (its writer closed): 1 yes, 0 no. */
 int vfdswmr_rdr_md_unlinked(const rdr_md_t *md);
-/* Read and decode the header at fd, retrying torn reads a few times. */
-vfdswmr_mderr_t vfdswmr_rdr_read_header(int fd, vfdswmr_mdhdr_t *h);
 /* Load options for md (first read sized from the page size once known). */
 void vfdswmr_rdr_load_opts(const rdr_md_t *md, vfdswmr_mdr_opts_t *o);
 /* May md adopt a snapshot with header h? It must name this HDF5 file and

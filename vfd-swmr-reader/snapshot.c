@@ -54,7 +54,7 @@ writer_state(const rdr_t *r)
 
     if (r->md.fd < 0)
         return VFDSWMR_WRITER_NONE;
-    if (vfdswmr_rdr_read_header(r->md.fd, &h) != VFDSWMR_MD_OK)
+    if (vfdswmr_mdr_read_header(r->md.fd, &h) != VFDSWMR_MD_OK)
         h = r->md.snap.hdr;
     if (h.flags & VFDSWMR_MDHDR_FINAL)
         return VFDSWMR_WRITER_CLOSED;
@@ -246,7 +246,7 @@ check_successor(rdr_t *r, bool at_start)
         return 0;
     if ((rc = vfdswmr_rdr_md_open(r->md.path, &fd, &dev, &ino)) <= 0)
         return rc < 0 ? header_error(r, VFDSWMR_MD_EIO) : 0;
-    err = vfdswmr_rdr_read_header(fd, &h);
+    err = vfdswmr_mdr_read_header(fd, &h);
     rc = errno; /* close must not hide why a read failed */
     close(fd);
     errno = rc;
@@ -268,7 +268,7 @@ vfdswmr_rdr_lag_check(rdr_t *r)
 
     if (r->md.fd < 0)
         return check_successor(r, true);
-    if ((err = vfdswmr_rdr_read_header(r->md.fd, &h)) != VFDSWMR_MD_OK)
+    if ((err = vfdswmr_mdr_read_header(r->md.fd, &h)) != VFDSWMR_MD_OK)
         return header_error(r, err);
     if (h.session != s->hdr.session)
         return session_error(r);
