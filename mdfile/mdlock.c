@@ -19,10 +19,41 @@ lock_at(short type, off_t where)
     return fl;
 }
 
-static struct flock
-lock_region(short type)
+
+static int
+take_at(int fd, off_t where)
 {
-    return lock_at(type, 0);
+    struct flock fl = lock_at(F_WRLCK, where);
+
+    while (fcntl(fd, F_OFD_SETLK, &fl) < 0) {
+        if (errno == EINTR)
+            continue;
+        return errno == EAGAIN || errno == EACCES ? 1 : -1;
+    }
+    return 0;
+}
+
+static int
+held_at(int fd, off_t where)
+{
+    struct flock fl = lock_at(F_RDLCK, where); /* conflicts with any write lock */
+
+    while (fcntl(fd, F_OFD_GETLK, &fl) < 0)
+        if (errno != EINTR)
+            return -1;
+    return fl.l_type != F_UNLCK;
+}
+
+int
+vfdswmr_mdlock_hdf5_take(int fd)
+{
+    return take_at(fd, VFDSWMR_WRITER_LOCK_OFFSET);
+}
+
+int
+vfdswmr_mdlock_hdf5_held(int fd)
+{
+    return held_at(fd, VFDSWMR_WRITER_LOCK_OFFSET);
 }
 
 int
@@ -48,17 +79,12 @@ vfdswmr_mdlock_readers(int fd)
     return fl.l_type != F_UNLCK;
 }
 
+
+
 int
 vfdswmr_mdlock_take(int fd)
 {
-    struct flock fl = lock_region(F_WRLCK);
-
-    while (fcntl(fd, F_OFD_SETLK, &fl) < 0) {
-        if (errno == EINTR)
-            continue;
-        return errno == EAGAIN || errno == EACCES ? 1 : -1;
-    }
-    return 0;
+    return take_at(fd, 0);
 }
 
 int
@@ -66,10 +92,5 @@ vfdswmr_mdlock_held(int fd)
 {
     /* Asking for a read lock's conflicts finds any write lock, even on a
      * descriptor opened read-only (F_OFD_GETLK does not need write access). */
-    struct flock fl = lock_region(F_RDLCK);
-
-    while (fcntl(fd, F_OFD_GETLK, &fl) < 0)
-        if (errno != EINTR)
-            return -1;
-    return fl.l_type != F_UNLCK;
+    return held_at(fd, 0);
 }

@@ -33,6 +33,19 @@ int vfdswmr_mdlock_take(int fd);
 int vfdswmr_mdlock_held(int fd);
 
 /*
+ * A live writer also holds an OFD write lock on one byte of the HDF5 file
+ * (VFDSWMR_WRITER_LOCK_OFFSET, far past any data), so a second writer is
+ * refused even when the metadata file was removed or moved under the first.
+ */
+#define VFDSWMR_WRITER_LOCK_OFFSET ((off_t)0x7ffffffffffffff8LL)
+
+/* Take the writer's lock on the HDF5 file open for writing on fd: 0, 1
+ * held by another writer, -1 error (errno). */
+int vfdswmr_mdlock_hdf5_take(int fd);
+/* Is it held through another open file description? 1, 0, -1 (errno). */
+int vfdswmr_mdlock_hdf5_held(int fd);
+
+/*
  * Readers register on the HDF5 file itself: each holds an OFD read lock on
  * one byte far past any data (VFDSWMR_READER_LOCK_OFFSET) from before it
  * reads anything until it closes (or dies, when the kernel drops it).

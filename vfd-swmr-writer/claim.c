@@ -98,6 +98,19 @@ registry_lookup(dev_t dev, ino_t ino, const char *h5_name)
     return rc;
 }
 
+/* Does a writer of this process write the file (dev, ino)? */
+static bool
+registry_has_hdf5(dev_t dev, ino_t ino)
+{
+    bool found = false;
+
+    pthread_mutex_lock(&reg_lock);
+    for (size_t i = 0; i < reg_n && !found; i++)
+        found = reg[i].h5_dev == dev && reg[i].h5_ino == ino;
+    pthread_mutex_unlock(&reg_lock);
+    return found;
+}
+
 /* ---- the claim ---------------------------------------------------------------- */
 
 static int
@@ -128,23 +141,61 @@ check_owner(int fd, const char *md_path, const char *h5_name)
         return -1;
     }
     vfdswmr_mdsnap_free(&s);
+    if (s.hdr.hdf5_id != 0 && ino == 0) {
+        VFDSWMR_ERR(H5E_CANTOPENFILE,
+                    "%s: \"%s\" does not exist, but metadata file %s, left by a writer of it that died, does: "
+                    "nothing was changed (put the HDF5 file back and recover it, or remove the metadata file)",
+                    VFDSWMR_WRITER_NAME, h5_name, md_path);
+        return -1;
+    }
     if (s.hdr.hdf5_id != 0 && s.hdr.hdf5_id != ino) {
         VFDSWMR_ERR(H5E_CANTOPENFILE,
-                    "%s: metadata file %s belongs to another HDF5 file (inode %" PRIu64 ", but \"%s\" is %s%" PRIu64
+                    "%s: metadata file %s belongs to another HDF5 file (inode %" PRIu64 ", but \"%s\" is inode %" PRIu64
                     "): a stale or foreign metadata file (two files with the same name sharing md_file_path?); "
                     "nothing was changed: remove it if it is stale, or use another md_file_path",
-                    VFDSWMR_WRITER_NAME, md_path, s.hdr.hdf5_id, h5_name, ino ? "inode " : "missing, ", ino);
+                    VFDSWMR_WRITER_NAME, md_path, s.hdr.hdf5_id, h5_name, ino);
         return -1;
     }
     return 0;
 }
 
+/*
+ * The HDF5 file itself: a live writer holds its writer lock there too
+ * (mdlock.h), which still refuses a second writer when the metadata file
+ * was removed or moved. 0 free (or no such file yet), 1 this process's own
+ * writer has it, -1 refused.
+ */
+static int
+check_hdf5_lock(const char *h5_name, const char *md_path)
+{
+    struct stat st;
+    int fd = vfdswmr_open_regular(h5_name, O_RDONLY), held;
+
+    if (fd < 0)
+        return 0; /* not there yet (or not a file: the lower driver will say so) */
+    held = fstat(fd, &st) == 0 ? vfdswmr_mdlock_hdf5_held(fd) : -1;
+    close(fd);
+    if (held <= 0)
+        return 0;
+    if (registry_has_hdf5(st.st_dev, st.st_ino))
+        return 1;
+    return refuse("%1$s: another writer has \"%3$s\" open (it holds the file's writer lock; its metadata file "
+                  "should be %2$s); nothing was changed",
+                  md_path, h5_name);
+}
+
 int
 vfdswmr_claim_md(vfdswmr_writer_t *w, const char *h5_name, int *old_fd, bool *replace, bool *again)
 {
+    int own;
+
     *old_fd = -1;
     *replace = false;
     *again = false;
+    if ((own = check_hdf5_lock(h5_name, w->md_path)) != 0) {
+        *again = own == 1;
+        return own < 0 ? -1 : 0;
+    }
     for (int attempt = 0; attempt < 8; attempt++) {
         struct stat st, now;
         int fd = vfdswmr_open_regular(w->md_path, O_RDWR), lk;

@@ -17,6 +17,7 @@
  * cache may have written parts of other objects since the last one.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,8 @@
 #include "mdlock.h"
 #include "paths.h"
 #include "recover.h"
+#include "safefile.h"
+#include "mdreader.h"
 #include "superblock.h"
 #include "plugin.h"
 #include "vfdswmr.h"
@@ -71,14 +74,18 @@ store_page(void *ctx, uint64_t page, const uint8_t *image, size_t len)
     return rc;
 }
 
-/* Does the lower driver hand out a POSIX file descriptor (for fsync)? */
-static bool
-lower_has_fd(vfdswmr_writer_t *w)
+/* The lower file's POSIX descriptor, or -1 (a driver without one). */
+static int
+lower_fd(vfdswmr_writer_t *w)
 {
     unsigned long flags = 0;
+    void *handle = NULL;
 
-    return VFDSWMR_GUARDED(herr_t, H5FDquery(LOWER(w), &flags), _r < 0) >= 0 &&
-           (flags & H5FD_FEAT_POSIX_COMPAT_HANDLE);
+    if (VFDSWMR_GUARDED(herr_t, H5FDquery(LOWER(w), &flags), _r < 0) < 0 || !(flags & H5FD_FEAT_POSIX_COMPAT_HANDLE) ||
+        VFDSWMR_GUARDED(herr_t, H5FDget_vfd_handle(LOWER(w), H5P_FILE_ACCESS_DEFAULT, &handle), _r < 0) < 0 ||
+        handle == NULL || *(int *)handle < 0)
+        return -1;
+    return *(int *)handle;
 }
 
 /*
@@ -90,10 +97,9 @@ lower_has_fd(vfdswmr_writer_t *w)
 static int
 sync_hdf5_file(vfdswmr_writer_t *w)
 {
-    void *handle = NULL;
+    int fd = lower_fd(w);
 
-    if (VFDSWMR_GUARDED(herr_t, H5FDget_vfd_handle(LOWER(w), H5P_FILE_ACCESS_DEFAULT, &handle), _r < 0) < 0 ||
-        handle == NULL || fsync(*(int *)handle) < 0) {
+    if (fd < 0 || fsync(fd) < 0) {
         VFDSWMR_ERR(H5E_WRITEERROR, "%s: flush_raw_data: cannot fsync the HDF5 file: %s", VFDSWMR_WRITER_NAME,
                     strerror(errno));
         return -1;
@@ -158,6 +164,25 @@ prepare_swmr(vfdswmr_writer_t *w, const char *name, hid_t fapl, char *ud_base, s
         return -1;
     }
     return 0;
+}
+
+/* The writer's lock on the HDF5 file itself (mdlock.h): a second writer is
+ * refused even if our metadata file goes away. Lower drivers without a
+ * descriptor have the metadata file's lock only. */
+static int
+take_hdf5_lock(vfdswmr_writer_t *w, const char *name)
+{
+    int fd = lower_fd(w), rc;
+
+    if (fd < 0 || (rc = vfdswmr_mdlock_hdf5_take(fd)) == 0)
+        return 0;
+    if (rc < 0) { /* a file system (or descriptor) without locks: the metadata file's lock alone */
+        VFDSWMR_LOG(&w->log, "warning", "cannot lock the HDF5 file: %s", strerror(errno));
+        return 0;
+    }
+    VFDSWMR_ERR(H5E_CANTOPENFILE, "%s: another writer has \"%s\" open (it holds the file's writer lock)",
+                VFDSWMR_WRITER_NAME, name);
+    return -1;
 }
 
 /* Bring the HDF5 file back to the crashed writer's last snapshot (old_fd:
@@ -242,9 +267,11 @@ start_swmr(vfdswmr_writer_t *w, const char *name, unsigned flags, hid_t fapl, ha
     }
     if (vfdswmr_stack_open_lower(&w->base, name, flags, maxaddr) < 0)
         goto fail;
+    if (take_hdf5_lock(w, name) < 0)
+        goto fail;
     w->hdf5_id = stat(name, &st) == 0 ? (uint64_t)st.st_ino : 0;
     vfdswmr_mdw_set_hdf5_id(w->mdw, w->hdf5_id);
-    if (cfg->flush_raw_data && !lower_has_fd(w)) {
+    if (cfg->flush_raw_data && lower_fd(w) < 0) {
         VFDSWMR_ERR(H5E_BADVALUE,
                     "%s: flush_raw_data=1 needs a lower driver with a POSIX file descriptor to fsync (sec2, log), "
                     "not \"%s\"",
@@ -281,6 +308,38 @@ fail:
     return -1;
 }
 
+/*
+ * A read-only open through the writer driver reads the HDF5 file as it is:
+ * wrong while a writer runs, or after one died, since metadata reaches the
+ * file max_lag ticks late. Refuse then, and say what reads it right.
+ */
+static int
+refuse_unsafe_read(vfdswmr_writer_t *w, const char *name)
+{
+    char md[VFDSWMR_MAX_PATH + 64];
+    vfdswmr_mdhdr_t h;
+    int fd, held, closed;
+
+    if (vfdswmr_md_path(&w->base.cfg, name, md, sizeof md) < 0 || (fd = vfdswmr_open_regular(md, O_RDONLY)) < 0)
+        return 0; /* no metadata file: no writer, or one that closed */
+    held = vfdswmr_mdlock_held(fd);
+    closed = vfdswmr_mdr_read_header(fd, &h) == VFDSWMR_MD_OK && (h.flags & VFDSWMR_MDHDR_FINAL);
+    close(fd);
+    if (closed)
+        return 0;
+    if (held > 0)
+        VFDSWMR_ERR(H5E_CANTOPENFILE,
+                    "%s: \"%s\" is being written (metadata file %s): read it through %s, which sees the "
+                    "writer's published snapshots",
+                    VFDSWMR_WRITER_NAME, name, md, VFDSWMR_READER_NAME);
+    else
+        VFDSWMR_ERR(H5E_CANTOPENFILE,
+                    "%s: the writer of \"%s\" died: as it is, the file mixes its last ticks; run vfd_swmr_recover "
+                    "on it (or open it for writing through %s), or read its last snapshot through %s",
+                    VFDSWMR_WRITER_NAME, name, VFDSWMR_WRITER_NAME, VFDSWMR_READER_NAME);
+    return -1;
+}
+
 static H5FD_t *
 writer_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr)
 {
@@ -294,7 +353,7 @@ writer_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr)
     w->active = (flags & H5F_ACC_RDWR) != 0;
     w->swmr_write = (flags & H5F_ACC_SWMR_WRITE) != 0;
     if (w->active ? start_swmr(w, name, flags, fapl, maxaddr) < 0
-                  : vfdswmr_stack_open_lower(&w->base, name, flags, maxaddr) < 0) {
+                  : (refuse_unsafe_read(w, name) < 0 || vfdswmr_stack_open_lower(&w->base, name, flags, maxaddr) < 0)) {
         writer_free(w);
         if (w->base.lower)
             vfdswmr_stack_close(&w->base);
@@ -323,16 +382,11 @@ report_incomplete(vfdswmr_writer_t *w, const char *what)
 static bool
 no_reader(vfdswmr_writer_t *w)
 {
-    unsigned long flags = 0;
-    void *handle = NULL;
+    int fd;
 
-    if (!w->base.cfg.maintain_metadata_file || w->base.cfg.generate_updater_files ||
-        VFDSWMR_GUARDED(herr_t, H5FDquery(LOWER(w), &flags), _r < 0) < 0 ||
-        !(flags & H5FD_FEAT_POSIX_COMPAT_HANDLE) ||
-        VFDSWMR_GUARDED(herr_t, H5FDget_vfd_handle(LOWER(w), H5P_FILE_ACCESS_DEFAULT, &handle), _r < 0) < 0 ||
-        handle == NULL)
+    if (!w->base.cfg.maintain_metadata_file || w->base.cfg.generate_updater_files || (fd = lower_fd(w)) < 0)
         return false;
-    return vfdswmr_mdlock_readers(*(int *)handle) == 0;
+    return vfdswmr_mdlock_readers(fd) == 0;
 }
 
 /* Wait one tick, then publish; store the pages that became due. */
@@ -581,16 +635,18 @@ writer_get_eof(const H5FD_t *file, H5FD_mem_t type)
 
 /* Readers open the file while the writer has it: no exclusive lock. The
  * metadata file, created atomically, keeps a second writer out. */
+/* HDF5's own file lock: shared while writing, so plain readers (which take
+ * it shared) can open the file, but a plain writer (exclusive) cannot. */
 static herr_t
 writer_lock(H5FD_t *file, hbool_t rw)
 {
-    return W(file)->active ? 0 : vfdswmr_pt_lock(file, rw);
+    return vfdswmr_pt_lock(file, W(file)->active ? false : rw);
 }
 
 static herr_t
 writer_unlock(H5FD_t *file)
 {
-    return W(file)->active ? 0 : vfdswmr_pt_unlock(file);
+    return vfdswmr_pt_unlock(file);
 }
 
 /* ---- ctl operations (include/vfdswmr.h) ----------------------------------- */
