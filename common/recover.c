@@ -136,25 +136,29 @@ restore_entry(const vfdswmr_recover_io_t *io, const vfdswmr_mdsnap_t *s, const v
         memcpy(buf + r->offset, image + r->offset, n);
         *bytes += n;
     }
-    if (addr == 0) /* the superblock: no longer "open for writing"; EOF at least the EOA */
-        vfdswmr_sb_patch(buf, len, s->hdr.eoa);
     if (io->write(io->ctx, addr, buf, len) < 0)
         return -1;
     vfdswmr_test_kill_point("recover");
     return 0;
 }
 
-/* Page 0 when the index does not name it: the superblock may still carry
- * the crashed writer's "open for writing" flags. */
+/* The superblock, wherever it is (after a user block, at 512, 1024, ...
+ * bytes, as HDF5 looks for it): no longer "open for writing", its end of
+ * file at least the EOA. After the pages were written back. */
 static int
 patch_superblock(const vfdswmr_recover_io_t *io, uint64_t eoa)
 {
     uint8_t sb[VFDSWMR_SB_V2_SIZE(8)];
 
-    if (io->read(io->ctx, 0, sb, sizeof sb) < 0)
-        return -1;
-    if (vfdswmr_sb_patch(sb, sizeof sb, eoa) && io->write(io->ctx, 0, sb, sizeof sb) < 0)
-        return -1;
+    for (uint64_t addr = 0; addr < eoa; addr = addr ? 2 * addr : 512) {
+        if (io->read(io->ctx, addr, sb, sizeof sb) < 0)
+            return -1;
+        if (memcmp(sb, "\211HDF\r\n\032\n", 8) != 0)
+            continue;
+        if (vfdswmr_sb_patch(sb, sizeof sb, eoa) && io->write(io->ctx, addr, sb, sizeof sb) < 0)
+            return -1;
+        return 0;
+    }
     return 0;
 }
 
@@ -168,7 +172,7 @@ vfdswmr_recover_run(int md_fd, const char *md_name, const vfdswmr_recover_io_t *
     uint8_t **images = NULL, *buf = NULL;
     char why[256];
     int rc = -1;
-    bool page0 = false;
+    uint64_t size;
 
     memset(rep, 0, sizeof *rep);
     vfdswmr_mdr_opts_default(&o);
@@ -190,6 +194,19 @@ vfdswmr_recover_run(int md_fd, const char *md_name, const vfdswmr_recover_io_t *
         rc = 0;
         goto done;
     }
+    if (io->size(io->ctx, &size) < 0) {
+        fail(err, errlen, "cannot find the size of %s: %s", h5_name, strerror(errno));
+        goto done;
+    }
+    if (!force && size < s.hdr.eoa) {
+        fail(err, errlen,
+             "%s is %" PRIu64 " bytes, shorter than the %" PRIu64 " bytes of the snapshot in metadata file %s "
+             "(the writer kept it at least that long): it was truncated or replaced after its writer died, and "
+             "the metadata file does not describe it; nothing was written (vfd_swmr_recover --force writes the "
+             "snapshot anyway)",
+             h5_name, size, s.hdr.eoa, md_name);
+        goto done;
+    }
     rep->needed = true;
     if (load_images(md_fd, md_name, &s, &images, err, errlen) < 0 || republish(md_fd, md_name, &s, err, errlen) < 0)
         goto done;
@@ -209,12 +226,11 @@ vfdswmr_recover_run(int md_fd, const char *md_name, const vfdswmr_recover_io_t *
             }
             buf = b;
         }
-        page0 |= e->hdf5_page == 0 && e->nranges > 0;
         if (restore_entry(io, &s, e, images[i], buf, &rep->bytes) < 0)
             goto io_failed;
         rep->pages += e->nranges > 0;
     }
-    if ((!page0 && patch_superblock(io, s.hdr.eoa) < 0) || io->sync(io->ctx) < 0)
+    if (patch_superblock(io, s.hdr.eoa) < 0 || io->sync(io->ctx) < 0)
         goto io_failed;
     rc = 0;
     goto done;
@@ -306,6 +322,19 @@ lower_extend(void *ctx, uint64_t size)
 }
 
 static int
+lower_size(void *ctx, uint64_t *size)
+{
+    haddr_t eof = VFDSWMR_GUARDED(haddr_t, H5FDget_eof((H5FD_t *)ctx, H5FD_MEM_DEFAULT), _r == HADDR_UNDEF);
+
+    if (eof == HADDR_UNDEF) {
+        errno = EIO;
+        return -1;
+    }
+    *size = eof;
+    return 0;
+}
+
+static int
 lower_sync(void *ctx)
 {
     H5FD_t *lower = ctx;
@@ -328,5 +357,5 @@ void
 vfdswmr_recover_io_lower(H5FD_t *lower, vfdswmr_recover_io_t *io)
 {
     *io = (vfdswmr_recover_io_t){.read = lower_read, .write = lower_write, .extend = lower_extend,
-                                 .sync = lower_sync, .ctx = lower};
+                                 .size = lower_size, .sync = lower_sync, .ctx = lower};
 }

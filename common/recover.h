@@ -34,6 +34,7 @@ typedef struct vfdswmr_recover_io_t {
     int (*read)(void *ctx, uint64_t addr, void *buf, size_t len);        /* zeros past the end */
     int (*write)(void *ctx, uint64_t addr, const void *buf, size_t len);
     int (*extend)(void *ctx, uint64_t size);                            /* at least `size` bytes */
+    int (*size)(void *ctx, uint64_t *size);                             /* its size now */
     int (*sync)(void *ctx);                                             /* make writes durable */
     void *ctx;
 } vfdswmr_recover_io_t;
@@ -51,7 +52,9 @@ typedef struct vfdswmr_recover_report_t {
  * Recover from the metadata file open read-write on md_fd, whose writer lock
  * (mdfile/mdlock.h) the caller holds. `hdf5_id` is the HDF5 file's inode
  * (0: unknown); a metadata file recording another one is refused unless
- * `force`. Nothing is written to the HDF5 file before every image has been
+ * `force`, and so is an HDF5 file shorter than the snapshot's EOA (the
+ * writer keeps the file at least that long from each consistency point on:
+ * a shorter one was truncated or replaced since). Nothing is written to the HDF5 file before every image has been
  * read and verified. `md_name` and `h5_name` are for messages.
  */
 int vfdswmr_recover_run(int md_fd, const char *md_name, const vfdswmr_recover_io_t *io, const char *h5_name,

@@ -60,6 +60,16 @@ f_extend(void *ctx, uint64_t size)
 }
 
 static int
+f_size(void *ctx, uint64_t *size)
+{
+    struct stat st;
+    if (fstat(*(int *)ctx, &st) < 0)
+        return -1;
+    *size = (uint64_t)st.st_size;
+    return 0;
+}
+
+static int
 f_sync(void *ctx)
 {
     return fsync(*(int *)ctx);
@@ -95,8 +105,7 @@ write_session(uint64_t hdf5_id, unsigned final_flags)
     vfdswmr_mdchange_t c5 = {.hdf5_page = 5, .length = PS, .image = img5, .ranges = r5, .nranges = 1};
     assert_int_equal(vfdswmr_mdw_open(&o, &w, err, sizeof err), 0);
     assert_int_equal(vfdswmr_mdw_publish(w, NPAGES * PS, &c2, 1, NULL, 0, 0, err, sizeof err), 0);
-    assert_int_equal(vfdswmr_mdw_publish(w, NPAGES * PS + 3 * PS, &c5, 1, NULL, 0, final_flags, err, sizeof err),
-                     0);
+    assert_int_equal(vfdswmr_mdw_publish(w, NPAGES * PS, &c5, 1, NULL, 0, final_flags, err, sizeof err), 0);
     session = vfdswmr_mdw_session(w);
     /* "crash": keep the metadata file */
     assert_int_equal(vfdswmr_mdw_close(w, true, err, sizeof err), 0);
@@ -107,7 +116,7 @@ static int
 run(bool force, uint64_t hdf5_id, vfdswmr_recover_report_t *rep, char *err, size_t errlen)
 {
     int md = open(md_path, O_RDWR), h5 = open(h5_path, O_RDWR), rc;
-    vfdswmr_recover_io_t io = {f_read, f_write, f_extend, f_sync, &h5};
+    vfdswmr_recover_io_t io = {f_read, f_write, f_extend, f_size, f_sync, &h5};
 
     assert_true(md >= 0 && h5 >= 0);
     rc = vfdswmr_recover_run(md, md_path, &io, h5_path, hdf5_id, force, rep, err, errlen);
@@ -127,7 +136,7 @@ expect_recovered(void)
     memset(want + 2 * PS, 0xAA, 100);
     memset(want + 2 * PS + 300, 0xAA, 50);
     memset(want + 5 * PS, 0xBB, PS);
-    assert_int_equal(len, NPAGES * PS + 3 * PS); /* extended to the snapshot's EOA */
+    assert_int_equal(len, NPAGES * PS); /* at least the snapshot's EOA */
     assert_memory_equal(f, want, sizeof want);
     for (size_t i = sizeof want; i < len; i++)
         assert_int_equal(f[i], 0);
@@ -182,7 +191,7 @@ test_exact_ranges_and_raw_kept(void **state)
     assert_int_equal(rep.tick, 2);
     assert_int_equal(rep.pages, 2);
     assert_int_equal(rep.bytes, 150 + PS);
-    assert_int_equal(extended_to, NPAGES * PS + 3 * PS);
+    assert_int_equal(extended_to, NPAGES * PS);
     expect_recovered();
     /* readers older than the snapshot must notice: republished max_lag - 1 later */
     assert_int_equal(md_tick(), 2 + MAX_LAG - 1);
@@ -206,6 +215,34 @@ test_foreign_refused(void **state)
     expect_untouched();
     assert_int_equal(run(true, 999, &rep, err, sizeof err), 0); /* --force */
     expect_recovered();
+}
+
+/* A file shorter than the snapshot's EOA was truncated or replaced after
+ * the crash (the writer keeps it that long): refused; --force extends it. */
+static void
+test_shorter_file_refused(void **state)
+{
+    vfdswmr_recover_report_t rep;
+    char err[512];
+    size_t len;
+    uint8_t *f;
+
+    (void)state;
+    make_model();
+    write_session(0, 0);
+    spill(h5_path, model, 8 * PS); /* rewritten in place, shorter: same inode */
+    assert_int_equal(run(false, 0, &rep, err, sizeof err), -1);
+    assert_non_null(strstr(err, "is 4096 bytes, shorter than the 8192 bytes of the snapshot"));
+    assert_non_null(strstr(err, "nothing was written"));
+    f = slurp(h5_path, &len);
+    assert_int_equal(len, 8 * PS);
+    assert_memory_equal(f, model, 8 * PS);
+    free(f);
+    assert_int_equal(run(true, 0, &rep, err, sizeof err), 0);
+    f = slurp(h5_path, &len);
+    assert_int_equal(len, NPAGES * PS); /* extended to the EOA, then the snapshot written */
+    assert_int_equal(f[5 * PS], 0xBB);
+    free(f);
 }
 
 static void
@@ -282,6 +319,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_exact_ranges_and_raw_kept),
         cmocka_unit_test(test_foreign_refused),
+        cmocka_unit_test(test_shorter_file_refused),
         cmocka_unit_test(test_damaged_image_writes_nothing),
         cmocka_unit_test(test_final_needs_nothing),
         cmocka_unit_test(test_killed_recovery_finished_by_next),

@@ -81,7 +81,9 @@ lock_md(const char *md_path, const char *file, int *fd, bool quiet)
             return die(1, "metadata file %s is not a regular file", md_path);
         if (*fd < 0 && errno == ENOENT) {
             if (!quiet)
-                printf(PROG ": %s: nothing to recover: no metadata file %s (no writer died)\n", file, md_path);
+                printf(PROG ": %s: nothing to recover: there is no metadata file %s (if its writer kept the "
+                       "metadata file elsewhere, give the writer's md_file_path/md_file_name with --config)\n",
+                       file, md_path);
             return 0;
         }
         if (*fd < 0 || fstat(*fd, &st) < 0)
@@ -89,7 +91,8 @@ lock_md(const char *md_path, const char *file, int *fd, bool quiet)
         if ((lk = vfdswmr_mdlock_take(*fd)) != 0) {
             int e = errno;
             close(*fd);
-            return lk > 0 ? die(3, "%s: a writer is running (it holds metadata file %s); nothing done", file, md_path)
+            return lk > 0 ? die(3, "%s: a writer is running, or another recovery (it holds metadata file %s); "
+                                   "nothing done", file, md_path)
                           : die(1, "cannot lock metadata file %s: %s", md_path, strerror(e));
         }
         if (stat(md_path, &now) == 0 && now.st_dev == st.st_dev && now.st_ino == st.st_ino)
@@ -143,7 +146,8 @@ main(int argc, char **argv)
     lower = H5FDopen(file, H5F_ACC_RDWR, fapl, VFDSWMR_MAXADDR);
     H5Pclose(fapl);
     if (lower == NULL)
-        return die(1, "cannot open %s for writing; nothing done (the metadata file %s stays)", file, md_path);
+        return die(1, "cannot open %s for writing%s%s; nothing done (the metadata file %s stays)", file,
+                   stat(file, &st) < 0 ? ": " : "", stat(file, &st) < 0 ? strerror(errno) : "", md_path);
     vfdswmr_recover_io_lower(lower, &io);
     rc = vfdswmr_recover_run(md_fd, md_path, &io, file, stat(file, &st) == 0 ? (uint64_t)st.st_ino : 0, force, &rep,
                              err, sizeof err);
@@ -160,8 +164,11 @@ main(int argc, char **argv)
         return 0;
     }
     /* The HDF5 file holds the snapshot now (and is synced): the metadata file has done its work. */
-    if (unlink(md_path) < 0 || vfdswmr_fsync_dir_of(md_path) < 0)
+    if (unlink(md_path) < 0)
         return die(1, "%s recovered, but the metadata file %s cannot be removed: %s", file, md_path, strerror(errno));
+    if (vfdswmr_fsync_dir_of(md_path) < 0)
+        return die(1, "%s recovered and the metadata file %s removed, but its directory cannot be synced: %s", file,
+                   md_path, strerror(errno));
     close(md_fd);
     if (!quiet)
         printf(PROG ": %s: recovered tick %" PRIu64 " of writer session %016" PRIx64 ": %" PRIu32
