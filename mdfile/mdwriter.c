@@ -29,6 +29,11 @@ struct vfdswmr_mdw {
     char *tmp_path;           /* its name until vfdswmr_mdw_link() */
     bool linked;              /* visible under md_path */
     uint32_t keep_lag;        /* superseded space is kept this many ticks (>= max_lag: read marks) */
+    /* With defer_link, updater files are held back until vfdswmr_mdw_go_live(): an open
+     * that fails later (HDF5 tries opens it expects to fail) must leave none behind. */
+    bool ud_hold;
+    struct held_ud { uint8_t *buf; size_t len; uint64_t seq, tick; } *held;
+    size_t nheld;
     dev_t dev;                /* its identity, to never remove another writer's file */
     ino_t ino;
     vfdswmr_space_t *space;
@@ -118,6 +123,17 @@ sink_updater(vfdswmr_mdw_t *w, const vfdswmr_mdplan_t *plan, uint16_t flags)
         return 0;
     if (vfdswmr_updater_encode(plan, flags, w->sequence, w->o.page_size, w->o.session, w->tick, &buf, &len) < 0)
         return fail(w, "cannot build updater file %llu: %s", (unsigned long long)w->sequence, strerror(errno));
+    if (w->ud_hold) {
+        struct held_ud *h = realloc(w->held, (w->nheld + 1) * sizeof *h);
+        if (h == NULL) {
+            free(buf);
+            return fail(w, "out of memory");
+        }
+        w->held = h;
+        h[w->nheld++] = (struct held_ud){buf, len, w->sequence, w->tick};
+        w->sequence++;
+        return 0;
+    }
     rc = vfdswmr_updater_write(w->ud_base, w->sequence, buf, len, w->o.durable);
     free(buf);
     if (rc < 0)
@@ -525,6 +541,29 @@ vfdswmr_mdw_link(vfdswmr_mdw_t *w, bool replace, char *err, size_t errlen)
 }
 
 int
+vfdswmr_mdw_go_live(vfdswmr_mdw_t *w, char *err, size_t errlen)
+{
+    int rc = 0;
+
+    w->ud_hold = false;
+    for (size_t i = 0; i < w->nheld; i++) {
+        struct held_ud *h = &w->held[i];
+        if (rc == 0 && vfdswmr_updater_write(w->ud_base, h->seq, h->buf, h->len, w->o.durable) < 0)
+            rc = fail(w, "cannot write updater file %s.%llu: %s", w->ud_base, (unsigned long long)h->seq,
+                      strerror(errno));
+        if (rc == 0)
+            retire_updaters(w, h->seq, h->tick);
+        free(h->buf);
+    }
+    free(w->held);
+    w->held = NULL;
+    w->nheld = 0;
+    if (rc < 0)
+        snprintf(err, errlen, "%s", w->err);
+    return rc;
+}
+
+int
 vfdswmr_mdw_file_id(const vfdswmr_mdw_t *w, dev_t *dev, ino_t *ino)
 {
     if (w->fd < 0)
@@ -563,6 +602,9 @@ remove_md_file(vfdswmr_mdw_t *w)
 static void
 mdw_free(vfdswmr_mdw_t *w)
 {
+    for (size_t i = 0; i < w->nheld; i++)
+        free(w->held[i].buf);
+    free(w->held);
     vfdswmr_space_destroy(w->space);
     free(w->idx);
     free(w->ranges);
@@ -595,6 +637,7 @@ vfdswmr_mdw_open(const vfdswmr_mdw_opts_t *opts, vfdswmr_mdw_t **out, char *err,
         }
     w->md_path = opts->md_path ? strdup(opts->md_path) : NULL;
     w->ud_base = opts->ud_base ? strdup(opts->ud_base) : NULL;
+    w->ud_hold = opts->defer_link;
     w->space = vfdswmr_space_new(opts->reserved_pages);
     if ((opts->md_path && !w->md_path) || (opts->ud_base && !w->ud_base) || !w->space) {
         fail(w, "out of memory");

@@ -42,7 +42,8 @@ typedef struct vfdswmr_mdw_opts_t {
     const char *ud_base;      /* updater files <ud_base>.<n>; NULL: none */
     uint32_t ud_keep_ticks;   /* delete an updater file once the current tick is this many
                                  past the tick it carries; 0: keep them all */
-    bool defer_link;          /* leave the metadata file nameless until vfdswmr_mdw_link() */
+    bool defer_link;          /* leave the metadata file nameless until vfdswmr_mdw_link(), and hold
+                                 the first updater files back until vfdswmr_mdw_go_live() */
     bool durable;             /* fsync so a crash never leaves a header naming unwritten data */
     uint64_t session;         /* 0: draw a random session identifier */
     uint32_t tick_len;        /* the writer's tick length in tenths of a second, recorded in every header */
@@ -87,6 +88,10 @@ void vfdswmr_mdw_set_keep_lag(vfdswmr_mdw_t *w, uint32_t lag);
 
 /* The metadata file's identity (device, inode): 0, or -1 without one. */
 int vfdswmr_mdw_file_id(const vfdswmr_mdw_t *w, dev_t *dev, ino_t *ino);
+
+/* With defer_link: the open has succeeded, write the updater files held
+ * back since vfdswmr_mdw_open(). Returns 0, or -1 with err. */
+int vfdswmr_mdw_go_live(vfdswmr_mdw_t *w, char *err, size_t errlen);
 
 /* The HDF5 file's identity recorded in every header from the next publish on. */
 void vfdswmr_mdw_set_hdf5_id(vfdswmr_mdw_t *w, uint64_t hdf5_id);

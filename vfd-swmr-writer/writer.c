@@ -284,6 +284,10 @@ start_swmr(vfdswmr_writer_t *w, const char *name, unsigned flags, hid_t fapl, ha
         VFDSWMR_ERR(H5E_CANTCREATE, "%s: %s", VFDSWMR_WRITER_NAME, err);
         goto fail;
     }
+    if (vfdswmr_mdw_go_live(w->mdw, err, sizeof err) < 0) {
+        VFDSWMR_ERR(H5E_CANTCREATE, "%s: %s", VFDSWMR_WRITER_NAME, err);
+        goto fail;
+    }
     if (old_fd >= 0)
         close(old_fd); /* releases the crashed writer's file, replaced now */
     old_fd = -1;
