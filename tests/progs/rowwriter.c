@@ -2,15 +2,19 @@
  * rowwriter: an ordinary HDF5 writer driven line by line from stdin, for
  * tests that need a writer at a known point (rows.h has the file layout).
  *
- *   rowwriter FILE create|open [--swmr|--latest] [--config STRING]
+ *   rowwriter FILE create|open [--swmr] [--latest | --libver earliest|latest]
+ *             [--userblock N] [--config STRING]
  *
  * create: H5Fcreate(H5F_ACC_TRUNC) with dataset /rows and group /groups;
  * open: H5Fopen(H5F_ACC_RDWR). --swmr adds H5F_ACC_SWMR_WRITE (and the
- * latest file format); --latest only the latest file format. --config selects vfd_swmr_writer with that
- * configuration through vfdswmr_set_fapl_writer; otherwise the environment
- * selects the driver. Prints "ready ROWS", then answers each command with one
- * line on stdout (flushed at once, so a test may SIGKILL the writer after any
- * answer and know what it was told):
+ * latest file format); --libver latest (or --latest) only the latest file
+ * format; --libver earliest, the default, HDF5's default bounds (a version 0
+ * superblock). --userblock N creates the file with an N-byte user block
+ * (H5Pset_userblock; the superblock follows it). --config selects
+ * vfd_swmr_writer with that configuration through vfdswmr_set_fapl_writer;
+ * otherwise the environment selects the driver. Prints "ready ROWS", then
+ * answers each command with one line on stdout (flushed at once, so a test
+ * may SIGKILL the writer after any answer and know what it was told):
  *
  *   append N   N more rows, then H5Fflush      "flushed TOTAL" | "failed TOTAL"
  *   dappend N  N more rows, then H5Dflush only "dflushed TOTAL" | "failed TOTAL"
@@ -154,24 +158,33 @@ burst(writer_t *w, uint64_t nchunks)
 }
 
 static int
-setup(writer_t *w, const char *path, int create, unsigned swmr, int latest, const char *config)
+setup(writer_t *w, const char *path, int create, unsigned swmr, int latest, hsize_t userblock, const char *config)
 {
-    hid_t fapl = rows_fapl(config, 1), space, dcpl;
+    hid_t fapl = rows_fapl(config, 1), fcpl, space, dcpl;
     hsize_t zero = 0, unlimited = H5S_UNLIMITED, chunk = ROWS_CHUNK;
 
     if (fapl < 0)
         return -1;
     if ((swmr || latest) && H5Pset_libver_bounds(fapl, H5F_LIBVER_LATEST, H5F_LIBVER_LATEST) < 0) {
         rows_report("H5Pset_libver_bounds");
-        return -1;
-    }
-    w->file = create ? H5Fcreate(path, H5F_ACC_TRUNC | swmr, H5P_DEFAULT, fapl)
-                     : H5Fopen(path, H5F_ACC_RDWR | swmr, fapl);
-    if (w->file < 0) {
-        rows_report(create ? "H5Fcreate" : "H5Fopen"); /* before H5Pclose clears the stack */
         H5Pclose(fapl);
         return -1;
     }
+    if ((fcpl = H5Pcreate(H5P_FILE_CREATE)) < 0 || (userblock && H5Pset_userblock(fcpl, userblock) < 0)) {
+        rows_report("H5Pset_userblock");
+        if (fcpl >= 0)
+            H5Pclose(fcpl);
+        H5Pclose(fapl);
+        return -1;
+    }
+    w->file = create ? H5Fcreate(path, H5F_ACC_TRUNC | swmr, fcpl, fapl) : H5Fopen(path, H5F_ACC_RDWR | swmr, fapl);
+    if (w->file < 0) {
+        rows_report(create ? "H5Fcreate" : "H5Fopen"); /* before H5Pclose clears the stack */
+        H5Pclose(fcpl);
+        H5Pclose(fapl);
+        return -1;
+    }
+    H5Pclose(fcpl);
     H5Pclose(fapl);
     if (create) {
         space = H5Screate_simple(1, &zero, &unlimited);
@@ -228,7 +241,8 @@ main(int argc, char **argv)
     const char *config = NULL;
     unsigned swmr = 0;
     int latest = 0;
-    char line[128];
+    hsize_t userblock = 0;
+    char line[128], *end;
     unsigned long long n;
 
     for (int i = 3; i < argc; i++) {
@@ -236,17 +250,24 @@ main(int argc, char **argv)
             swmr = H5F_ACC_SWMR_WRITE;
         else if (!strcmp(argv[i], "--latest"))
             latest = 1;
+        else if (!strcmp(argv[i], "--libver") && i + 1 < argc &&
+                 (!strcmp(argv[i + 1], "latest") || !strcmp(argv[i + 1], "earliest")))
+            latest = !strcmp(argv[++i], "latest");
+        else if (!strcmp(argv[i], "--userblock") && i + 1 < argc && argv[i + 1][0] >= '0' && argv[i + 1][0] <= '9' &&
+                 (userblock = strtoull(argv[i + 1], &end, 10), *end == '\0'))
+            i++;
         else if (!strcmp(argv[i], "--config") && i + 1 < argc)
             config = argv[++i];
         else
             argc = 0;
     }
     if (argc < 3 || (strcmp(argv[2], "create") && strcmp(argv[2], "open"))) {
-        fprintf(stderr, "usage: rowwriter FILE create|open [--swmr|--latest] [--config STRING]\n");
+        fprintf(stderr, "usage: rowwriter FILE create|open [--swmr] [--latest | --libver earliest|latest] "
+                        "[--userblock N] [--config STRING]\n");
         return 2;
     }
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-    if (setup(&w, argv[1], !strcmp(argv[2], "create"), swmr, latest, config) < 0)
+    if (setup(&w, argv[1], !strcmp(argv[2], "create"), swmr, latest, userblock, config) < 0)
         return 1;
     setvbuf(stdout, NULL, _IOLBF, 0);
     printf("ready %llu\n", (unsigned long long)w.nrows);

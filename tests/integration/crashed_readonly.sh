@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Read-only opens through vfd_swmr_writer (HDF5_DRIVER=vfd_swmr_writer set
+# for a whole job, h5dump included) read the HDF5 file as it is -- wrong
+# while a writer runs or after one died, since metadata reaches the file
+# max_lag ticks after it was published. They are refused with what to do:
+#  - while a writer runs: "is being written ... read it through
+#    vfd_swmr_reader"; a vfd_swmr_reader meanwhile reads every published row;
+#  - after the writer was SIGKILLed: "the writer of ... died" naming
+#    vfd_swmr_recover; a vfd_swmr_reader reads every published row and
+#    group and nothing of the state flushed after the last tick, and its
+#    status says the writer died;
+# neither refusal changes a byte of either file. After vfd_swmr_recover, a
+# read-only open through vfd_swmr_writer works and reads the published state,
+# as plain HDF5 does. Explicit ticks (tick_len=0) make every step exact.
+. "${VFDSWMR_TESTLIB:?}"
+. "${VFDSWMR_PROCLIB:?}"
+
+cfg="tick_len=0;max_lag=3"
+f=$WORK/f.h5
+[ -x "$VFDSWMR_RECOVER" ] || fail "the recovery command is not built: $VFDSWMR_RECOVER"
+
+# check_through DRIVER ROWS GROUPS: rowreader check through DRIVER reads
+# exactly ROWS rows and GROUPS groups (DRIVER "plain": no driver).
+check_through() {
+    local out drv=()
+    [ "$1" = plain ] || drv=(HDF5_DRIVER="$1" HDF5_DRIVER_CONFIG="$cfg")
+    out=$(env "${drv[@]}" ${VFDSWMR_VALGRIND:-} "$VFDSWMR_PROGS/rowreader" "$f" check "$2" "$3" 2>&1) \
+        || fail "reading through $1: $out"
+    [ "$out" = "verified $2 rows, 0 more (0 written, 0 unwritten), $3 groups" ] || fail "reading through $1: $out"
+}
+# refused_through_writer MESSAGE: a read-only open through vfd_swmr_writer
+# fails in H5Fopen with MESSAGE on the stack; neither file changes.
+refused_through_writer() {
+    local out rc
+    cp "$f" "$WORK/f.before"
+    cp "$f.md" "$WORK/md.before"
+    out=$(HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$cfg" ${VFDSWMR_VALGRIND:-} \
+        "$VFDSWMR_PROGS/rowreader" "$f" check 0 2>&1)
+    rc=$?
+    [ "$rc" = 1 ] && [[ $out == "H5Fopen failed"$'\n'* ]] \
+        || fail "a read-only open through vfd_swmr_writer was not refused (status $rc): $out"
+    [[ $out == *"$1"* ]] || fail "the refusal does not say \"$1\": $out"
+    cmp "$f" "$WORK/f.before" || fail "the refused read-only open changed the HDF5 file"
+    cmp "$f.md" "$WORK/md.before" || fail "the refused read-only open changed the metadata file"
+}
+
+proc_start w env HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$cfg" ${VFDSWMR_VALGRIND:-} \
+    "$VFDSWMR_PROGS/rowwriter" "$f" create
+proc_read w
+[ "$ANSWER" = "ready 0" ] || fail "writer not ready: $ANSWER $(proc_err w)"
+proc_expect w "append 1000" "flushed 1000"
+proc_expect w tick ticked
+proc_expect w "groups 5" "flushed groups 5"
+proc_expect w tick ticked
+refused_through_writer "vfd_swmr_writer: \"$f\" is being written (metadata file $f.md): read it through vfd_swmr_reader, which sees the writer's published snapshots"
+check_through vfd_swmr_reader 1000 5
+ok "writer running: a read-only open through vfd_swmr_writer is refused (\"is being written\"), both files byte-identical; vfd_swmr_reader reads 1000 rows and 5 groups"
+
+# Some pages reach the HDF5 file (published max_lag ticks ago), newer ones
+# stay in the metadata file: the HDF5 file alone mixes ticks.
+proc_expect w tick ticked
+proc_expect w tick ticked
+proc_expect w "append 1000" "flushed 2000"
+proc_expect w "groups 2" "flushed groups 7"
+proc_expect w tick ticked
+proc_start r env HDF5_DRIVER=vfd_swmr_reader HDF5_DRIVER_CONFIG="$cfg" ${VFDSWMR_VALGRIND:-} \
+    "$VFDSWMR_PROGS/rowreader" "$f" watch
+proc_read r
+[ "$ANSWER" = "ready 2000" ] || fail "reader not ready: $ANSWER $(proc_err r)"
+proc_expect r status "status tick=5 writer_state=1 tick_len=0 max_lag=3"
+# flushed, never published: lost with the writer
+proc_expect w "append 500" "flushed 2500"
+proc_expect w "groups 1" "flushed groups 8"
+proc_kill w
+[ -s "$f.md" ] || fail "the killed writer left no metadata file"
+
+proc_expect r status "status tick=5 writer_state=3 tick_len=0 max_lag=3"
+proc_expect r read "rows 2000"
+refused_through_writer "vfd_swmr_writer: the writer of \"$f\" died: as it is, the file mixes its last ticks; run vfd_swmr_recover on it (or open it for writing through vfd_swmr_writer), or read its last snapshot through vfd_swmr_reader"
+ok "writer killed: a read-only open through vfd_swmr_writer is refused (\"died\", naming vfd_swmr_recover), both files byte-identical"
+check_through vfd_swmr_reader 2000 7
+proc_expect r read "rows 2000"
+ok "writer killed: vfd_swmr_reader reads the 2000 published rows and 7 groups, not the unpublished ones; a live reader's status says died"
+proc_expect r quit closed
+proc_end r
+[ "$PROC_STATUS" = 0 ] || fail "the reader exited with status $PROC_STATUS: $(proc_err r)"
+
+out=$(${VFDSWMR_VALGRIND:-} "$VFDSWMR_RECOVER" --config "$cfg" "$f" 2>&1) || fail "vfd_swmr_recover: $out"
+[[ $out == "vfd_swmr_recover: $f: recovered tick 5 of writer session "* ]] || fail "vfd_swmr_recover: $out"
+[ ! -e "$f.md" ] || fail "vfd_swmr_recover left the metadata file"
+check_through vfd_swmr_writer 2000 7
+check_through plain 2000 7
+check_through vfd_swmr_reader 2000 7
+ok "after vfd_swmr_recover: read-only through vfd_swmr_writer, plain HDF5 and vfd_swmr_reader read 2000 rows and 7 groups"
+finish

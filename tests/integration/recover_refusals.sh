@@ -1,0 +1,228 @@
+#!/usr/bin/env bash
+# When recovery must not happen, the next writer and vfd_swmr_recover say
+# why and change nothing:
+# (a) the crashed writer's HDF5 file was rewritten in place, shorter (a plain
+#     H5Fcreate(H5F_ACC_TRUNC) of the same path: same inode, so the metadata
+#     file still "belongs" to it): both refuse with "shorter than the" ...
+#     "truncated or replaced after its writer died"; neither file changes a
+#     byte and plain HDF5 reads the new file's rows;
+# (b) the HDF5 file is missing: vfd_swmr_recover says "No such file or
+#     directory" (exit 1), a writer creating a file there is refused with
+#     "does not exist, but metadata file", and nothing is created; with the
+#     file put back, recovery works;
+# (c) no metadata file at the default place (the writer kept it elsewhere):
+#     vfd_swmr_recover exits 0 saying "there is no metadata file" and to give
+#     the writer's place with --config, with which it then recovers;
+# (d) a recovery holding the metadata file's lock (lockmd stands for it, at a
+#     known point): a second vfd_swmr_recover exits 3 with "a writer is
+#     running, or another recovery" and a writer is refused, both files
+#     byte-identical; once it lets go, one recovery recovers and the next
+#     finds nothing to do. Then two vfd_swmr_recover started together, a
+#     few times: whichever way they interleave, exactly one recovers and the
+#     other exits 3 or finds nothing to recover.
+# Writers use explicit ticks (tick_len=0); every file is checked with plain
+# HDF5.
+. "${VFDSWMR_TESTLIB:?}"
+. "${VFDSWMR_PROCLIB:?}"
+
+cfg="tick_len=0;max_lag=3"
+data=$WORK/data
+mkdir "$data"
+[ -x "$VFDSWMR_RECOVER" ] || fail "the recovery command is not built: $VFDSWMR_RECOVER"
+recover() { ${VFDSWMR_VALGRIND:-} "$VFDSWMR_RECOVER" "$@"; }
+
+# plain_check FILE ROWS GROUPS: plain HDF5 (no driver) reads exactly ROWS
+# rows and GROUPS groups, every value right.
+plain_check() {
+    local out
+    out=$(${VFDSWMR_VALGRIND:-} "$VFDSWMR_PROGS/rowreader" "$1" check "$2" "$3" 2>&1) || fail "plain HDF5, $1: $out"
+    [ "$out" = "verified $2 rows, 0 more (0 written, 0 unwritten), $3 groups" ] || fail "plain HDF5, $1: $out"
+}
+
+# crashed_writer FILE ROWS CONFIG: a writer creates FILE, publishes ROWS rows
+# and 5 groups, flushes 100 more rows without publishing them and is killed.
+crashed_writer() {
+    proc_start w env HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$3" ${VFDSWMR_VALGRIND:-} \
+        "$VFDSWMR_PROGS/rowwriter" "$1" create
+    proc_read w
+    [ "$ANSWER" = "ready 0" ] || fail "$1: writer not ready: $ANSWER $(proc_err w)"
+    proc_expect w "append $2" "flushed $2"
+    proc_expect w tick ticked
+    proc_expect w "groups 5" "flushed groups 5"
+    proc_expect w tick ticked
+    proc_expect w "append 100" "flushed $(($2 + 100))"
+    proc_kill w
+}
+
+# files: what $data holds, but for read-mark tables (<metadata file>.readers):
+# a dead writer's table serves no writer, and a writer refused only at
+# recovery -- after it made its own table -- removes it (as of this test).
+files() { find "$data" -mindepth 1 -maxdepth 1 ! -name '*.readers' -printf '%f\n' | sort; }
+# keep FILE...: copies FILE.before for unchanged, and the listing of $data.
+keep() {
+    local f
+    for f in "$@"; do
+        cp "$f" "$f.before"
+    done
+    listing=$(files)
+}
+# unchanged WHAT FILE...: each FILE is byte-identical to FILE.before and
+# $data lists what it did at keep.
+unchanged() {
+    local what=$1 f
+    shift
+    for f in "$@"; do
+        cmp "$f" "$f.before" || fail "$what changed $f"
+    done
+    [ "$(files)" = "$listing" ] || fail "$what: files appeared or vanished: $(files)"
+}
+
+# (a) rewritten in place, shorter
+f=$data/a.h5
+crashed_writer "$f" 3000 "$cfg"
+ino=$(stat -c %i "$f")
+out=$(printf 'append 3\nclose\n' | ${VFDSWMR_VALGRIND:-} "$VFDSWMR_PROGS/rowwriter" "$f" create 2>&1) \
+    || fail "plain HDF5 could not re-create $f: $out"
+[ "$out" = $'ready 0\nflushed 3\nclosed' ] || fail "plain HDF5 could not re-create $f: $out"
+[ "$(stat -c %i "$f")" = "$ino" ] || fail "H5F_ACC_TRUNC gave $f a new inode: the case is not tested"
+size=$(stat -c %s "$f")
+keep "$f" "$f.md"
+why="$f is $size bytes, shorter than the "
+why2=" bytes of the snapshot in metadata file $f.md (the writer kept it at least that long): it was truncated or replaced after its writer died, and the metadata file does not describe it; nothing was written (vfd_swmr_recover --force writes the snapshot anyway)"
+out=$(HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$cfg" ${VFDSWMR_VALGRIND:-} \
+    "$VFDSWMR_PROGS/rowwriter" "$f" open </dev/null 2>&1)
+rc=$?
+[ "$rc" = 1 ] && [[ $out == "H5Fopen failed"$'\n'* ]] || fail "the next writer opened the re-created file (status $rc): $out"
+[[ $out == *"vfd_swmr_writer: a writer of \"$f\" crashed and its file cannot be recovered: $why"*"$why2"* ]] \
+    || fail "the next writer's refusal does not say why: $out"
+unchanged "the refused next writer" "$f" "$f.md"
+out=$(${VFDSWMR_VALGRIND:-} "$VFDSWMR_PROGS/tryopen" "$f" rdwr --config "$cfg" 2>&1)
+rc=$?
+[ "$rc" = 1 ] && [[ $out == *"$why"*"$why2"* ]] || fail "a writer through vfdswmr_set_fapl_writer: status $rc: $out"
+unchanged "the refused writer (vfdswmr_set_fapl_writer)" "$f" "$f.md"
+ok "a crashed file re-created shorter in place (same inode): the next writer is refused (\"shorter than the\", \"truncated or replaced after its writer died\"); both files byte-identical"
+out=$(recover --config "$cfg" "$f" 2>&1)
+rc=$?
+[ "$rc" = 1 ] || fail "vfd_swmr_recover of the re-created file exited with $rc: $out"
+[[ $out == "vfd_swmr_recover: $why"*"$why2" ]] || fail "vfd_swmr_recover does not say why: $out"
+unchanged "the refused vfd_swmr_recover" "$f" "$f.md"
+plain_check "$f" 3 0
+ok "vfd_swmr_recover refuses it too (exit 1, same reason); both files byte-identical; plain HDF5 reads the new file's 3 rows"
+
+# (b) the HDF5 file is missing
+f=$data/b.h5
+crashed_writer "$f" 1000 "$cfg"
+mv "$f" "$WORK/b.h5.away"
+keep "$f.md"
+out=$(recover --config "$cfg" "$f" 2>&1)
+rc=$?
+[ "$rc" = 1 ] || fail "vfd_swmr_recover of a missing file exited with $rc: $out"
+[ "$out" = "vfd_swmr_recover: cannot open $f for writing: No such file or directory; nothing done (the metadata file $f.md stays)" ] \
+    || fail "vfd_swmr_recover of a missing file: $out"
+unchanged "vfd_swmr_recover of a missing file" "$f.md"
+ok "HDF5 file missing: vfd_swmr_recover says \"No such file or directory\" (exit 1); nothing changed or created"
+missing="vfd_swmr_writer: \"$f\" does not exist, but metadata file $f.md, left by a writer of it that died, does: nothing was changed (put the HDF5 file back and recover it, or remove the metadata file)"
+for mode in trunc excl trunc_swmr; do
+    out=$(HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$cfg" ${VFDSWMR_VALGRIND:-} \
+        "$VFDSWMR_PROGS/tryopen" "$f" "$mode" 2>&1)
+    rc=$?
+    [ "$rc" = 1 ] && [[ $out == *refused ]] || fail "a writer created $f ($mode, status $rc): $out"
+    [[ $out == *"$missing"* ]] || fail "$mode: the refusal does not say why: $out"
+    unchanged "the refused writer ($mode)" "$f.md"
+done
+out=$(HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$cfg" ${VFDSWMR_VALGRIND:-} \
+    "$VFDSWMR_PROGS/rowwriter" "$f" create </dev/null 2>&1)
+rc=$?
+[ "$rc" = 1 ] && [[ $out == "H5Fcreate failed"$'\n'* ]] || fail "rowwriter created $f (status $rc): $out"
+[[ $out == *"$missing"* ]] || fail "rowwriter create: the refusal does not say why: $out"
+unchanged "the refused rowwriter" "$f.md"
+ok "HDF5 file missing: writers creating it (trunc, excl, trunc_swmr, rowwriter) are refused (\"does not exist, but metadata file\"); nothing created"
+mv "$WORK/b.h5.away" "$f"
+out=$(recover --config "$cfg" "$f" 2>&1) || fail "vfd_swmr_recover of the file put back: $out"
+[[ $out == "vfd_swmr_recover: $f: recovered tick 2 of writer session "* ]] || fail "vfd_swmr_recover: $out"
+plain_check "$f" 1000 5
+ok "the HDF5 file put back: vfd_swmr_recover recovers it; plain HDF5 reads 1000 rows and 5 groups"
+
+# (c) the metadata file is not at the default place
+mkdir "$WORK/md"
+f=$data/c.h5
+crashed_writer "$f" 1000 "$cfg;md_file_path=$WORK/md"
+[ -s "$WORK/md/c.h5.md" ] || fail "the killed writer left no metadata file in $WORK/md"
+keep "$f"
+out=$(recover "$f" 2>&1) || fail "vfd_swmr_recover without --config exited with $?: $out"
+[ "$out" = "vfd_swmr_recover: $f: nothing to recover: there is no metadata file $f.md (if its writer kept the metadata file elsewhere, give the writer's md_file_path/md_file_name with --config)" ] \
+    || fail "vfd_swmr_recover without --config: $out"
+unchanged "vfd_swmr_recover without --config" "$f"
+ok "no metadata file at the default place: exit 0, \"there is no metadata file\", pointing at --config; nothing changed"
+out=$(recover --config "$cfg;md_file_path=$WORK/md" "$f" 2>&1) || fail "vfd_swmr_recover --config: $out"
+[[ $out == "vfd_swmr_recover: $f: recovered tick 2 of writer session "* ]] || fail "vfd_swmr_recover --config: $out"
+[ ! -e "$WORK/md/c.h5.md" ] || fail "vfd_swmr_recover --config left the metadata file"
+plain_check "$f" 1000 5
+ok "with the writer's md_file_path in --config it recovers; plain HDF5 reads 1000 rows and 5 groups"
+
+# (d) recoveries against each other
+f=$data/d.h5
+crashed_writer "$f" 1000 "$cfg"
+cp "$f" "$WORK/d.h5.crashed"
+cp "$f.md" "$WORK/d.h5.md.crashed"
+proc_start l ${VFDSWMR_VALGRIND:-} "$VFDSWMR_PROGS/lockmd" "$f.md"
+proc_read l
+[ "$ANSWER" = locked ] || fail "lockmd: $ANSWER $(proc_err l)"
+keep "$f" "$f.md"
+busy="vfd_swmr_recover: $f: a writer is running, or another recovery (it holds metadata file $f.md); nothing done"
+out=$(recover --config "$cfg" "$f" 2>&1)
+rc=$?
+[ "$rc" = 3 ] && [ "$out" = "$busy" ] || fail "vfd_swmr_recover while the metadata file is locked: exit $rc: $out"
+unchanged "vfd_swmr_recover while another holds the lock" "$f" "$f.md"
+ok "a recovery holds the metadata file: a second vfd_swmr_recover exits 3 (\"a writer is running, or another recovery\"); both files byte-identical"
+out=$(HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$cfg" ${VFDSWMR_VALGRIND:-} \
+    "$VFDSWMR_PROGS/tryopen" "$f" rdwr 2>&1)
+rc=$?
+[ "$rc" = 1 ] && [[ $out == *"metadata file $f.md is locked: another writer has \"$f\" open (or is recovering it)"* ]] \
+    || fail "a writer while the metadata file is locked: status $rc: $out"
+unchanged "a writer while another holds the lock" "$f" "$f.md"
+ok "a writer meanwhile is refused (\"or is recovering it\"); both files byte-identical"
+proc_expect l "" released
+proc_end l
+[ "$PROC_STATUS" = 0 ] || fail "lockmd exited with status $PROC_STATUS: $(proc_err l)"
+out=$(recover --config "$cfg" "$f" 2>&1) || fail "vfd_swmr_recover after the lock was released: $out"
+[[ $out == "vfd_swmr_recover: $f: recovered tick 2 of writer session "* ]] || fail "vfd_swmr_recover: $out"
+out=$(recover --config "$cfg" "$f" 2>&1) || fail "vfd_swmr_recover once more: $out"
+[[ $out == "vfd_swmr_recover: $f: nothing to recover: there is no metadata file $f.md "* ]] \
+    || fail "vfd_swmr_recover once more: $out"
+plain_check "$f" 1000 5
+ok "the lock released: one vfd_swmr_recover recovers, the next has nothing to do; plain HDF5 reads 1000 rows and 5 groups"
+
+# Two at once: the crashed state back in the same inode (so the metadata
+# file still names it), both started together.
+busy_n=0 nothing_n=0
+for round in 1 2 3; do
+    cp "$WORK/d.h5.crashed" "$f"
+    cp "$WORK/d.h5.md.crashed" "$f.md"
+    for p in p1 p2; do
+        (
+            recover --config "$cfg" "$f" >"$WORK/$p.out" 2>&1
+            echo $? >"$WORK/$p.rc"
+        ) &
+    done
+    wait
+    won=0
+    for p in p1 p2; do
+        rc=$(cat "$WORK/$p.rc")
+        out=$(cat "$WORK/$p.out")
+        if [ "$rc" = 0 ] && [[ $out == "vfd_swmr_recover: $f: recovered tick 2 of writer session "* ]]; then
+            won=$((won + 1))
+        elif [ "$rc" = 3 ] && [ "$out" = "$busy" ]; then
+            busy_n=$((busy_n + 1))
+        elif [ "$rc" = 0 ] && [[ $out == "vfd_swmr_recover: $f: nothing to recover: there is no metadata file "* ]]; then
+            nothing_n=$((nothing_n + 1))
+        else
+            fail "round $round: $p exited with $rc: $out"
+        fi
+    done
+    [ "$won" = 1 ] || fail "round $round: $won recoveries recovered: $(cat "$WORK/p1.out" "$WORK/p2.out")"
+    [ ! -e "$f.md" ] || fail "round $round: the metadata file is left"
+    plain_check "$f" 1000 5
+done
+ok "two vfd_swmr_recover started together, 3 times: exactly one recovers, the other exits 3 ($busy_n times) or finds nothing ($nothing_n times); plain HDF5 reads 1000 rows and 5 groups"
+finish

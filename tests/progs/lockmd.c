@@ -1,0 +1,55 @@
+/*
+ * lockmd: hold the writer lock of a metadata file (mdfile/mdlock.h) -- the
+ * lock a live writer, and a recovery (vfd_swmr_recover, or the next writer
+ * recovering a crashed writer's file), hold for as long as they work -- so
+ * that a test can have "someone is recovering this file" at a known point.
+ *
+ *   lockmd MDFILE
+ *
+ * Opens MDFILE read-write (it must exist) and takes the lock, then answers
+ * "locked" on stdout, or "held" when another open file description holds
+ * it (exit 1). Holds it until a line or end of input on stdin, then closes
+ * the file, answers "released" and exits 0. Exit 1 on an error (message on
+ * stderr), 2 on bad usage.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mdlock.h"
+
+int
+main(int argc, char **argv)
+{
+    char line[64];
+    int fd, rc;
+
+    if (argc != 2) {
+        fprintf(stderr, "usage: lockmd MDFILE\n");
+        return 2;
+    }
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if ((fd = open(argv[1], O_RDWR | O_NOFOLLOW)) < 0) {
+        fprintf(stderr, "lockmd: cannot open %s: %s\n", argv[1], strerror(errno));
+        return 1;
+    }
+    if ((rc = vfdswmr_mdlock_take(fd)) != 0) {
+        if (rc < 0)
+            fprintf(stderr, "lockmd: cannot lock %s: %s\n", argv[1], strerror(errno));
+        else
+            printf("held\n");
+        close(fd);
+        return 1;
+    }
+    printf("locked\n");
+    if (fgets(line, sizeof line, stdin) == NULL && ferror(stdin))
+        fprintf(stderr, "lockmd: reading stdin: %s\n", strerror(errno)); /* releases all the same */
+    if (close(fd) < 0) {
+        fprintf(stderr, "lockmd: closing %s: %s\n", argv[1], strerror(errno));
+        return 1;
+    }
+    printf("released\n");
+    return 0;
+}
