@@ -20,6 +20,7 @@
 
 #include "config.h"
 #include "h5err.h"
+#include "marks.h"
 #include "mdlock.h"
 #include "paths.h"
 #include "recover.h"
@@ -113,7 +114,7 @@ main(int argc, char **argv)
     const char *config = default_config(), *file;
     bool force = false, quiet = false;
     vfdswmr_config_t cfg;
-    char md_path[VFDSWMR_MAX_PATH + 64], err[1024];
+    char md_path[VFDSWMR_MAX_PATH + 64], marks[VFDSWMR_MAX_PATH + 128], err[1024];
     int c, md_fd = -1, rc;
     hid_t fapl;
     H5FD_t *lower;
@@ -166,6 +167,8 @@ main(int argc, char **argv)
     /* The HDF5 file holds the snapshot now (and is synced): the metadata file has done its work. */
     if (unlink(md_path) < 0)
         return die(1, "%s recovered, but the metadata file %s cannot be removed: %s", file, md_path, strerror(errno));
+    if (vfdswmr_marks_name(marks, sizeof marks, md_path) == 0)
+        unlink(marks); /* the dead writer's read-mark table, if any: nobody uses it any more */
     if (vfdswmr_fsync_dir_of(md_path) < 0)
         return die(1, "%s recovered and the metadata file %s removed, but its directory cannot be synced: %s", file,
                    md_path, strerror(errno));
