@@ -168,7 +168,8 @@ main(int argc, char **argv)
         cl_seen_read(opt.seen[i], &seen);
     if (seen.nwalks && (seen.seed != opt.seed || strcmp(seen.mix, opt.mix->name)))
         swmr_fail("the seen logs are of seed %" PRIu64 " mix %s", seen.seed, seen.mix);
-    qsort(seen.walks, seen.nwalks, sizeof seen.walks[0], cmp_walk_state);
+    if (seen.nwalks) /* qsort(NULL, 0, ...) is undefined */
+        qsort(seen.walks, seen.nwalks, sizeof seen.walks[0], cmp_walk_state);
     for (size_t w = 0; w < seen.nwalks; w++)
         if (seen.walks[w].state >= lo) {
             lo     = seen.walks[w].state;
