@@ -161,3 +161,18 @@ cl_seen_free(cl_seen_t *s)
     free(s->walks);
     memset(s, 0, sizeof *s);
 }
+
+long
+cl_num(const char *prog, const char *what, const char *s, long lo, long hi)
+{
+    char *end;
+    long v;
+
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi) {
+        fprintf(stderr, "%s: --%s %s: expected an integer from %ld to %ld\n", prog, what, s, lo, hi);
+        exit(2);
+    }
+    return v;
+}

@@ -60,4 +60,8 @@ void cl_seen_free(cl_seen_t *s);
 FILE *cl_open_append(const char *path);
 void  cl_line(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* The value of option --what, an integer from lo to hi; otherwise a message
+ * naming prog and the option, and exit status 2. */
+long cl_num(const char *prog, const char *what, const char *s, long lo, long hi);
+
 #endif

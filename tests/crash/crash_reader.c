@@ -59,21 +59,6 @@ usage(void)
     exit(2);
 }
 
-static long
-num(const char *what, const char *s, long lo, long hi)
-{
-    char *end;
-    long  v;
-
-    errno = 0;
-    v     = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi) {
-        fprintf(stderr, "crash_reader: --%s %s: expected an integer from %ld to %ld\n", what, s, lo, hi);
-        exit(2);
-    }
-    return v;
-}
-
 static void
 parse(int argc, char **argv)
 {
@@ -88,15 +73,15 @@ parse(int argc, char **argv)
             case 'f': opt.file = optarg; break;
             case 'p': opt.progress = optarg; break;
             case 'l': opt.seen = optarg; break;
-            case 's': opt.seed = (uint64_t)num("seed", optarg, 0, 4000000000L); break;
+            case 's': opt.seed = (uint64_t)cl_num("crash_reader", "seed", optarg, 0, 4000000000L); break;
             case 'm':
                 if (!(opt.mix = cm_mix_find(optarg)))
                     usage();
                 break;
             case 'n': opt.name = optarg; break;
             case 'w': opt.swmr = true; break;
-            case 'u': opt.pause_us = num("pause-us", optarg, 0, 10000000); break;
-            case 't': opt.timeout_s = num("timeout", optarg, 1, 36000); break;
+            case 'u': opt.pause_us = cl_num("crash_reader", "pause-us", optarg, 0, 10000000); break;
+            case 't': opt.timeout_s = cl_num("crash_reader", "timeout", optarg, 1, 36000); break;
             default: usage();
         }
     }

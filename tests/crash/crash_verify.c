@@ -55,21 +55,6 @@ usage(void)
     exit(2);
 }
 
-static long
-num(const char *what, const char *s, long lo, long hi)
-{
-    char *end;
-    long  v;
-
-    errno = 0;
-    v     = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi) {
-        fprintf(stderr, "crash_verify: --%s %s: expected an integer from %ld to %ld\n", what, s, lo, hi);
-        exit(2);
-    }
-    return v;
-}
-
 static void
 parse(int argc, char **argv)
 {
@@ -82,7 +67,7 @@ parse(int argc, char **argv)
         switch (c) {
             case 'f': opt.file = optarg; break;
             case 'p': opt.progress = optarg; break;
-            case 's': opt.seed = (uint64_t)num("seed", optarg, 0, 4000000000L); break;
+            case 's': opt.seed = (uint64_t)cl_num("crash_verify", "seed", optarg, 0, 4000000000L); break;
             case 'm':
                 if (!(opt.mix = cm_mix_find(optarg)))
                     usage();
@@ -92,7 +77,7 @@ parse(int argc, char **argv)
                     usage();
                 opt.seen[opt.nseen++] = optarg;
                 break;
-            case 'e': opt.exact = num("exact", optarg, 0, 10000000); break;
+            case 'e': opt.exact = cl_num("crash_verify", "exact", optarg, 0, 10000000); break;
             case 'b': opt.label = optarg; break;
             case 'P': opt.print = true; break;
             default: usage();

@@ -65,21 +65,6 @@ usage(void)
     exit(2);
 }
 
-static long
-num(const char *what, const char *s, long lo, long hi)
-{
-    char *end;
-    long  v;
-
-    errno = 0;
-    v     = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi) {
-        fprintf(stderr, "crash_writer: --%s %s: expected an integer from %ld to %ld\n", what, s, lo, hi);
-        exit(2);
-    }
-    return v;
-}
-
 static void
 parse(int argc, char **argv)
 {
@@ -97,15 +82,15 @@ parse(int argc, char **argv)
         switch (c) {
             case 'f': opt.file = optarg; break;
             case 'p': opt.progress = optarg; break;
-            case 's': opt.seed = (uint64_t)num("seed", optarg, 0, 4000000000L); break;
+            case 's': opt.seed = (uint64_t)cl_num("crash_writer", "seed", optarg, 0, 4000000000L); break;
             case 'm':
                 if (!(opt.mix = cm_mix_find(optarg)))
                     usage();
                 break;
             case 'w': opt.swmr = true; break;
-            case 'u': opt.pace_us = num("pace-us", optarg, 0, 10000000); break;
-            case 'c': opt.close_after = num("close-after", optarg, 0, 1000000); break;
-            case 'x': opt.max_ops = num("max-ops", optarg, 1, 1000000); break;
+            case 'u': opt.pace_us = cl_num("crash_writer", "pace-us", optarg, 0, 10000000); break;
+            case 'c': opt.close_after = cl_num("crash_writer", "close-after", optarg, 0, 1000000); break;
+            case 'x': opt.max_ops = cl_num("crash_writer", "max-ops", optarg, 1, 1000000); break;
             case 'g': opt.gate = optarg; break;
             case 'k':
                 snprintf(kill_buf, sizeof kill_buf, "%s", optarg);
@@ -113,7 +98,7 @@ parse(int argc, char **argv)
                     usage();
                 *a++ = *b++ = '\0';
                 opt.kill_kind  = kill_buf;
-                opt.kill_nth   = num("kill-op NTH", a, 1, 1000000);
+                opt.kill_nth   = cl_num("crash_writer", "kill-op NTH", a, 1, 1000000);
                 opt.kill_phase = b;
                 if ((strcmp(b, "mid") && strcmp(b, "preflush")) ||
                     (strcmp(kill_buf, "any") && cm_op_kind(kill_buf) == OP_NKINDS))
