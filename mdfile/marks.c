@@ -93,31 +93,34 @@ fail:
     return -1;
 }
 
-/* The tick in a live slot (a reader holds its lock), 0 for a free slot or
- * one whose reader has not written a tick yet. */
-static uint64_t
-live_tick(const vfdswmr_marks_t *m, unsigned slot)
+/* The tick marked in a live slot (a reader holds its lock): true and *tick,
+ * or false for a free slot or one whose reader has not marked yet. A slot
+ * holds tick + 1, so that 0 means "none" and tick 0 can be marked. */
+static bool
+live_tick(const vfdswmr_marks_t *m, unsigned slot, uint64_t *tick)
 {
     struct flock fl;
     uint8_t b[8];
+    uint64_t v;
 
     if (slot_lock(m->fd, F_OFD_GETLK, F_WRLCK, slot, &fl) < 0 || fl.l_type == F_UNLCK ||
-        vfdswmr_pread_all(m->fd, b, sizeof b, (uint64_t)slot_offset(slot)) < 0)
-        return 0;
-    return vfdswmr_u64_decode(b);
+        vfdswmr_pread_all(m->fd, b, sizeof b, (uint64_t)slot_offset(slot)) < 0 || (v = vfdswmr_u64_decode(b)) == 0)
+        return false;
+    *tick = v - 1;
+    return true;
 }
 
 uint32_t
 vfdswmr_marks_lag(vfdswmr_marks_t *m, uint64_t tick, uint32_t max_lag, uint32_t limit, unsigned *readers)
 {
-    uint64_t ticks[VFDSWMR_MARKS_SLOTS], oldest = 0;
+    uint64_t ticks[VFDSWMR_MARKS_SLOTS], oldest = UINT64_MAX;
     unsigned n = 0;
 
     *readers = 0;
     if (m == NULL)
         return max_lag;
     for (unsigned i = 0; i < VFDSWMR_MARKS_SLOTS; i++)
-        if ((ticks[n] = live_tick(m, i)) >= m->release_below && ticks[n] != 0)
+        if (live_tick(m, i, &ticks[n]) && ticks[n] >= m->release_below)
             n++;
     /* Release marks too old to keep: say so before acting on it. */
     if (tick + 1 > limit && tick + 1 - limit > m->release_below) {
@@ -135,10 +138,10 @@ vfdswmr_marks_lag(vfdswmr_marks_t *m, uint64_t tick, uint32_t max_lag, uint32_t 
     for (unsigned i = 0; i < n; i++)
         if (ticks[i] >= m->release_below) {
             (*readers)++;
-            if (oldest == 0 || ticks[i] < oldest)
+            if (ticks[i] < oldest)
                 oldest = ticks[i];
         }
-    if (oldest == 0 || tick - oldest + 1 <= max_lag || limit <= max_lag)
+    if (oldest == UINT64_MAX || tick - oldest + 1 <= max_lag || limit <= max_lag)
         return max_lag;
     return tick - oldest + 1 > limit ? limit : (uint32_t)(tick - oldest + 1);
 }
@@ -197,7 +200,7 @@ vfdswmr_mark_set(const vfdswmr_mark_t *r, uint64_t tick)
 {
     uint8_t b[8];
 
-    vfdswmr_u64_encode(tick, b);
+    vfdswmr_u64_encode(tick + 1, b); /* 0: no mark yet */
     return vfdswmr_pwrite_all(r->fd, b, sizeof b, (uint64_t)slot_offset(r->slot));
 }
 

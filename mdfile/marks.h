@@ -7,7 +7,7 @@
  *
  *   0   "VRDM" | version u32 | session u64 | release_below u64 | nslots u32 |
  *       reserved (36 bytes of zeros)                       64 bytes
- *   64  nslots slots of 16 bytes: tick u64 | reserved u64
+ *   64  nslots slots of 16 bytes: tick + 1 (u64, 0: none) | reserved u64
  *
  * A reader owns a slot while it holds an OFD write lock on the slot's 16
  * bytes: the lock dies with the reader, so a crashed reader pins nothing.
@@ -19,7 +19,8 @@
  * (vfdswmr_marks_lag). A mark older than VFDSWMR_MARK_RELEASE_FACTOR x
  * max_lag ticks is released: the writer raises release_below past it,
  * before it acts on the release, and the reader's next lag check fails
- * with "released".
+ * with "released". A reader that opened the file before this writer started
+ * holds the file as it was, i.e. the writer's tick 0: it marks tick 0.
  *
  * Error contract: functions return 0 (or a count), or -1 with errno set;
  * the caller writes the messages.

@@ -52,6 +52,7 @@ vfdswmr_rdr_md_init(rdr_md_t *md, const vfdswmr_config_t *cfg, const char *name)
     memset(md, 0, sizeof *md);
     md->fd = -1;
     md->mark.fd = -1;
+    md->succ_mark.fd = -1;
     md->cfg = cfg;
     md->max_lag = cfg->max_lag;
     md->reserved_pages = cfg->md_pages_reserved;
@@ -186,11 +187,18 @@ try_attach(rdr_md_t *md, unsigned attempts, char *why, size_t whylen)
     if (attempts)
         o.max_attempts = attempts;
     io = vfdswmr_mdr_fd_io(&md->fd);
-    if ((err = vfdswmr_mdr_load(&io, &o, &md->snap, why, whylen)) == VFDSWMR_MD_OK) {
-        if (vfdswmr_rdr_check_header(md, &md->snap.hdr) == 0) {
-            vfdswmr_rdr_mark(md);
+    /* A registered reader whose mark came too late for the snapshot just
+     * loaded (the writer ran max_lag ticks ahead meanwhile: a slow start)
+     * loads the newest one and marks again, a few times. */
+    for (int again = 0; (err = vfdswmr_mdr_load(&io, &o, &md->snap, why, whylen)) == VFDSWMR_MD_OK; again++) {
+        if (vfdswmr_rdr_check_header(md, &md->snap.hdr) < 0)
+            break;
+        vfdswmr_rdr_mark(md);
+        if (md->mark.fd < 0 || md->marked_tick == md->snap.hdr.tick || again == 3)
             return 1;
-        }
+        vfdswmr_mdsnap_free(&md->snap);
+    }
+    if (err == VFDSWMR_MD_OK) {
         vfdswmr_rdr_md_release(md);
         return -3; /* the reason is on the stack */
     }
@@ -255,6 +263,8 @@ vfdswmr_rdr_mark(rdr_md_t *md)
     vfdswmr_mdhdr_t h;
 
     md->marked_tick = 0;
+    vfdswmr_mark_detach(&md->succ_mark); /* a snapshot of its own now */
+    md->succ_session = 0;
     if (md->fd < 0 || !md->cfg->presume_posix_semantics) /* a copy kept by vfd_swmr_aux: no writer here */
         return;
     if (md->mark.fd >= 0 && md->mark.session != s->session)
@@ -271,6 +281,8 @@ vfdswmr_rdr_mark(rdr_md_t *md)
 void
 vfdswmr_rdr_md_release(rdr_md_t *md)
 {
+    vfdswmr_mark_detach(&md->succ_mark);
+    md->succ_session = 0;
     vfdswmr_mark_detach(&md->mark);
     md->marked_tick = 0;
     if (md->fd >= 0)

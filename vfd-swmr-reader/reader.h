@@ -61,6 +61,9 @@ typedef struct rdr_md_t {
     vfdswmr_mark_t mark;     /* our read mark in the writer's table (mark.fd < 0: none) */
     uint64_t marked_tick;    /* the adopted snapshot's tick when the writer is sure to honour our
                                 mark for it (then the lag check asks for a release, not max_lag); 0 */
+    vfdswmr_mark_t succ_mark; /* holding the file as it was (no writer, or one that closed): our
+                                 tick-0 mark in the table of a writer that started since */
+    uint64_t succ_session;   /* that writer's session once the mark is in time, else 0 */
     const vfdswmr_config_t *cfg; /* the reader's configuration (explicit tick_len/max_lag) */
 } rdr_md_t;
 

@@ -230,6 +230,32 @@ header_error(rdr_t *r, vfdswmr_mderr_t err)
     return -1;
 }
 
+/* We hold the file as it was before the writer of header h started (its
+ * tick 0): mark tick 0 in its read-mark table, in time if its tick is
+ * still below max_lag once the mark is there. */
+static void
+mark_tick0(rdr_t *r, const vfdswmr_mdhdr_t *h)
+{
+    rdr_md_t *md = &r->md;
+    vfdswmr_mdhdr_t now;
+    int fd, rc;
+    dev_t dev;
+    ino_t ino;
+
+    if (md->succ_session == h->session || !r->base.cfg.presume_posix_semantics)
+        return;
+    vfdswmr_mark_detach(&md->succ_mark);
+    md->succ_session = 0;
+    if (h->tick >= h->max_lag || vfdswmr_mark_attach(&md->succ_mark, md->path, h->session) != 1 ||
+        vfdswmr_mark_set(&md->succ_mark, 0) < 0)
+        return;
+    if ((rc = vfdswmr_rdr_md_open(md->path, &fd, &dev, &ino)) <= 0)
+        return;
+    if (vfdswmr_mdr_read_header(fd, &now) == VFDSWMR_MD_OK && now.session == h->session && now.tick < now.max_lag)
+        md->succ_session = h->session;
+    close(fd);
+}
+
 /* A writer that started after the state we hold was current: `at_start`
  * says whether we hold exactly its tick 0 (no writer, or the closed
  * writer's final empty snapshot). */
@@ -256,6 +282,9 @@ check_successor(rdr_t *r, bool at_start)
         return header_error(r, err);
     if (!at_start)
         return session_error(r);
+    mark_tick0(r, &h);
+    if (r->md.succ_session == h.session) /* our tick-0 mark holds the file as we read it */
+        return vfdswmr_mark_released(&r->md.succ_mark, 0) == 1 ? released_error(r, 0, h.tick) : 0;
     return h.tick >= h.max_lag ? lag_error(r, 0, h.tick) : 0;
 }
 

@@ -9,7 +9,7 @@
 . "${VFDSWMR_PROCLIB:?}"
 
 f=$WORK/close.h5 log=$WORK/writer.log
-cfg="tick_len=1;max_lag=4;log_file_path=$log"
+cfg="tick_len=0;max_lag=4;log_file_path=$log" # explicit ticks: nobody falls behind on a slow machine
 # session NREADERS KILLED: a writer with NREADERS readers, KILLED of them
 # SIGKILLed before the close; prints the writer's close_wait log line.
 session() {

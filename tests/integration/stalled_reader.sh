@@ -59,4 +59,31 @@ proc_expect r quit closed
 proc_end r
 out=$(${VFDSWMR_VALGRIND:-} "$VFDSWMR_PROGS/rowreader" "$f" check $total 2>&1) || fail "plain HDF5: $out"
 ok "plain HDF5 reads all $total rows"
+
+# A reader that opened the file before its writer started holds the file as
+# it was -- the writer's tick 0 -- and marks that: it does not fall behind
+# either, however many ticks the writer publishes.
+proc_start r2 env HDF5_DRIVER=vfd_swmr_reader ${VFDSWMR_VALGRIND:-} "$VFDSWMR_PROGS/rowreader" "$f" watch
+proc_read r2
+[ "$ANSWER" = "ready $total" ] || fail "reader 2 not ready: $ANSWER $(proc_err r2)"
+before=$total
+proc_start w2 env HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="tick_len=0;max_lag=$lag" ${VFDSWMR_VALGRIND:-} \
+    "$VFDSWMR_PROGS/rowwriter" "$f" open
+proc_read w2
+[ "$ANSWER" = "ready $before" ] || fail "writer 2 not ready: $ANSWER $(proc_err w2)"
+proc_expect r2 read "rows $before" # notices the writer (tick 0) and marks tick 0
+for ((i = 0; i < 10 * lag; i++)); do
+    total=$((total + 100))
+    proc_expect w2 "append 100" "flushed $total"
+    proc_expect w2 tick ticked
+done
+proc_expect r2 read "rows $before"
+proc_expect r2 "verify $total" "rows $total"
+proc_expect w2 close closed
+proc_end w2
+[ "$PROC_STATUS" = 0 ] || fail "writer 2: $(proc_err w2)"
+proc_expect r2 quit closed
+proc_end r2
+out=$(${VFDSWMR_VALGRIND:-} "$VFDSWMR_PROGS/rowreader" "$f" check $total 2>&1) || fail "plain HDF5: $out"
+ok "a reader open before its writer started read its view for $((10 * lag)) ticks without an error, then all $total rows"
 finish

@@ -72,6 +72,12 @@ test_lag_follows_oldest_mark(void **state)
     assert_int_equal(n, 1);
     vfdswmr_mark_detach(&b);
     assert_int_equal(vfdswmr_marks_lag(m, 20, 3, 60, &n), 3);
+    /* tick 0 (a reader holding the file as it was before the writer) is a mark too */
+    assert_int_equal(vfdswmr_mark_attach(&a, md, 7), 1);
+    assert_int_equal(vfdswmr_mark_set(&a, 0), 0);
+    assert_int_equal(vfdswmr_marks_lag(m, 20, 3, 60, &n), 21);
+    assert_int_equal(n, 1);
+    vfdswmr_mark_detach(&a);
     char table[300];
     assert_int_equal(vfdswmr_marks_name(table, sizeof table, md), 0);
     assert_int_equal(access(table, F_OK), 0);
