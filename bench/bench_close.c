@@ -130,10 +130,10 @@ int main(int argc, char **argv)
             base_cycle = cyc;
             base_close = cl;
         }
-        printf("| %s | %d | %.2f ms | %.2f ms | %.2fx |\n", mode_name[m], r.cycles, cyc * 1e3, cl * 1e3,
+        printf("| %s | %d | %.0f us | %.0f us | %.2fx |\n", mode_name[m], r.cycles, cyc * 1e6, cl * 1e6,
                cyc / base_cycle);
     }
-    printf("\nsec2's H5Fclose: %.2f ms.\n", base_close * 1e3);
+    printf("\nsec2's H5Fclose: %.0f us.\n", base_close * 1e6);
     fclose(csv);
     return 0;
 }
