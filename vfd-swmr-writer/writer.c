@@ -639,15 +639,12 @@ writer_get_eof(const H5FD_t *file, H5FD_mem_t type)
 
 /* Readers open the file while the writer has it: no exclusive lock. The
  * metadata file, created atomically, keeps a second writer out. */
-/* HDF5's own file lock (flock in sec2), exclusive while writing, as a plain
- * writer holds it: plain HDF5 readers and writers are refused ("unable to
- * lock file") -- the file on disk is some ticks behind, and a version 0
- * superblock has no flags to stop them. vfd_swmr_reader's lock does
- * nothing, and readers in SWMR-read mode do not lock. */
+/* HDF5's own file lock: shared while writing, so plain readers (which take
+ * it shared) can open the file, but a plain writer (exclusive) cannot. */
 static herr_t
 writer_lock(H5FD_t *file, hbool_t rw)
 {
-    return vfdswmr_pt_lock(file, W(file)->active ? true : rw);
+    return vfdswmr_pt_lock(file, W(file)->active ? false : rw);
 }
 
 static herr_t
