@@ -111,6 +111,14 @@ registry_has_hdf5(dev_t dev, ino_t ino)
     return found;
 }
 
+bool
+vfdswmr_registry_writes(const char *h5_name)
+{
+    struct stat st;
+
+    return stat(h5_name, &st) == 0 && registry_has_hdf5(st.st_dev, st.st_ino);
+}
+
 /* ---- the claim ---------------------------------------------------------------- */
 
 static int

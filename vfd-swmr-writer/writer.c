@@ -324,6 +324,8 @@ refuse_unsafe_read(vfdswmr_writer_t *w, const char *name)
     vfdswmr_mdhdr_t h;
     int fd, held, closed;
 
+    if (vfdswmr_registry_writes(name))
+        return 0; /* this process writes it: HDF5 shares the open file (as on sec2) */
     if (vfdswmr_md_path(&w->base.cfg, name, md, sizeof md) < 0 || (fd = vfdswmr_open_regular(md, O_RDONLY)) < 0)
         return 0; /* no metadata file: no writer, or one that closed */
     held = vfdswmr_mdlock_held(fd);

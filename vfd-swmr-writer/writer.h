@@ -65,6 +65,8 @@ typedef struct vfdswmr_writer_t {
 int vfdswmr_claim_md(vfdswmr_writer_t *w, const char *h5_name, int *old_fd, bool *replace, bool *again);
 void vfdswmr_registry_add(const vfdswmr_writer_t *w, const char *h5_name);
 void vfdswmr_registry_remove(const vfdswmr_writer_t *w);
+/* Does a writer of this process have the HDF5 file at h5_name open? */
+bool vfdswmr_registry_writes(const char *h5_name);
 
 /* ticker.c; all but start/stop are called with `lock` held. */
 int vfdswmr_ticker_start(vfdswmr_writer_t *w);
