@@ -646,7 +646,7 @@ writer_get_eof(const H5FD_t *file, H5FD_mem_t type)
 static herr_t
 writer_lock(H5FD_t *file, hbool_t rw)
 {
-    return vfdswmr_pt_lock(file, W(file)->active ? false : rw);
+    return vfdswmr_pt_lock(file, W(file)->active ? true : rw);
 }
 
 static herr_t
