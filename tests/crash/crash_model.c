@@ -57,15 +57,6 @@ cm_op_kind(const char *name)
     return (cm_opkind_t)k;
 }
 
-static uint64_t
-mix64(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
-
 int64_t
 cm_dvalue(uint64_t seed, int dset_id, hsize_t r, hsize_t c)
 {
@@ -92,7 +83,7 @@ uint64_t
 cm_sum_row(uint64_t sum, const int64_t *row, hsize_t cols)
 {
     for (hsize_t c = 0; c < cols; c++)
-        sum = mix64(sum ^ (uint64_t)row[c]);
+        sum = swmr_mix64(sum ^ (uint64_t)row[c]);
     return sum;
 }
 
@@ -133,7 +124,7 @@ typedef struct {
 static uint64_t
 draw(rng_t *r)
 {
-    r->x = mix64(r->x);
+    r->x = swmr_mix64(r->x);
     return r->x;
 }
 
@@ -207,7 +198,7 @@ cm_possible(const cm_state_t *s, cm_opkind_t kind)
 void
 cm_next(const cm_state_t *s, cm_op_t *op)
 {
-    rng_t    r = {mix64(s->seed ^ mix64((uint64_t)(s->state + 1) * 0x2545f4914f6cdd1dull))};
+    rng_t    r = {swmr_mix64(s->seed ^ swmr_mix64((uint64_t)(s->state + 1) * 0x2545f4914f6cdd1dull))};
     counts_t c;
     int      w[OP_NKINDS], total = weights(s, &c, w), k;
     int      ngroups = c.ngroups, ndsets = c.ndsets, nappendable = c.nappendable, nparents = c.nparents,

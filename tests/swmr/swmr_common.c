@@ -421,8 +421,8 @@ swmr_parse(opts_t *o, int argc, char **argv, bool writer)
 
 /* --- values and schedules ----------------------------------------------------------------- */
 
-static uint64_t
-mix64(uint64_t x)
+uint64_t
+swmr_mix64(uint64_t x)
 {
     x += 0x9e3779b97f4a7c15ull;
     x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -435,7 +435,7 @@ mix64(uint64_t x)
 int64_t
 swmr_value(uint64_t seed, uint64_t dsid, const hsize_t idx[3], int t)
 {
-    uint64_t h = mix64(seed ^ mix64(dsid ^ mix64(idx[0] ^ mix64(idx[1] ^ mix64(idx[2] ^ mix64((uint64_t)t))))));
+    uint64_t h = swmr_mix64(seed ^ swmr_mix64(dsid ^ swmr_mix64(idx[0] ^ swmr_mix64(idx[1] ^ swmr_mix64(idx[2] ^ swmr_mix64((uint64_t)t))))));
 
     return (int64_t)(((uint64_t)(t + 1) << 40) | (h & HASH_MASK));
 }

@@ -229,4 +229,7 @@ hid_t zoo_pair_file_type(void); /* little-endian file type of the same */
 void  *xcalloc(size_t n, size_t size);
 size_t box_elems(int rank, const hsize_t dims[3]);
 
+/* A 64-bit mixing function (splitmix64's finaliser): the value functions' hash. */
+uint64_t swmr_mix64(uint64_t x);
+
 #endif
