@@ -14,6 +14,7 @@
 #include "h5err.h"
 #include "mdreader.h"
 #include "plan.h"
+#include "stack.h"
 #include "superblock.h"
 
 void
@@ -338,17 +339,14 @@ static int
 lower_sync(void *ctx)
 {
     H5FD_t *lower = ctx;
-    unsigned long flags = 0;
-    void *handle = NULL;
+    int fd;
 
     if (VFDSWMR_GUARDED(herr_t, H5FDflush(lower, H5P_DEFAULT, false), _r < 0) < 0) {
         errno = EIO;
         return -1;
     }
     /* sec2's flush does not reach the disk: fsync where there is a descriptor */
-    if (VFDSWMR_GUARDED(herr_t, H5FDquery(lower, &flags), _r < 0) >= 0 && (flags & H5FD_FEAT_POSIX_COMPAT_HANDLE) &&
-        VFDSWMR_GUARDED(herr_t, H5FDget_vfd_handle(lower, H5P_FILE_ACCESS_DEFAULT, &handle), _r < 0) >= 0 &&
-        handle != NULL && fsync(*(int *)handle) < 0)
+    if ((fd = vfdswmr_lower_fd(lower)) >= 0 && fsync(fd) < 0)
         return -1;
     return 0;
 }

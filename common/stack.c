@@ -147,6 +147,19 @@ vfdswmr_stack_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr
     return f;
 }
 
+int
+vfdswmr_lower_fd(H5FD_t *lower)
+{
+    unsigned long flags = 0;
+    void *handle = NULL;
+
+    if (VFDSWMR_GUARDED(herr_t, H5FDquery(lower, &flags), _r < 0) < 0 || !(flags & H5FD_FEAT_POSIX_COMPAT_HANDLE) ||
+        VFDSWMR_GUARDED(herr_t, H5FDget_vfd_handle(lower, H5P_FILE_ACCESS_DEFAULT, &handle), _r < 0) < 0 ||
+        handle == NULL || *(int *)handle < 0)
+        return -1;
+    return *(int *)handle;
+}
+
 herr_t
 vfdswmr_stack_close(vfdswmr_file_t *f)
 {

@@ -61,6 +61,10 @@ vfdswmr_file_t *vfdswmr_stack_open(const char *name, unsigned flags, hid_t fapl,
 vfdswmr_file_t *vfdswmr_stack_new(hid_t fapl, size_t size, const char *drv_name, vfdswmr_config_check_t check);
 int vfdswmr_stack_open_lower(vfdswmr_file_t *f, const char *name, unsigned flags, haddr_t maxaddr);
 
+/* The POSIX descriptor of a lower file (for fsync and fcntl locks), or -1
+ * when its driver has none (core, ...). */
+int vfdswmr_lower_fd(H5FD_t *lower);
+
 /* Closes the lower file and frees `f`. */
 herr_t vfdswmr_stack_close(vfdswmr_file_t *f);
 

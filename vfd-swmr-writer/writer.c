@@ -74,20 +74,6 @@ store_page(void *ctx, uint64_t page, const uint8_t *image, size_t len)
     return rc;
 }
 
-/* The lower file's POSIX descriptor, or -1 (a driver without one). */
-static int
-lower_fd(vfdswmr_writer_t *w)
-{
-    unsigned long flags = 0;
-    void *handle = NULL;
-
-    if (VFDSWMR_GUARDED(herr_t, H5FDquery(LOWER(w), &flags), _r < 0) < 0 || !(flags & H5FD_FEAT_POSIX_COMPAT_HANDLE) ||
-        VFDSWMR_GUARDED(herr_t, H5FDget_vfd_handle(LOWER(w), H5P_FILE_ACCESS_DEFAULT, &handle), _r < 0) < 0 ||
-        handle == NULL || *(int *)handle < 0)
-        return -1;
-    return *(int *)handle;
-}
-
 /*
  * flush_raw_data: make everything written to the HDF5 file so far durable
  * before the consistency point that refers to it is published, so readers on
@@ -97,7 +83,7 @@ lower_fd(vfdswmr_writer_t *w)
 static int
 sync_hdf5_file(vfdswmr_writer_t *w)
 {
-    int fd = lower_fd(w);
+    int fd = vfdswmr_lower_fd(LOWER(w));
 
     if (fd < 0 || fsync(fd) < 0) {
         VFDSWMR_ERR(H5E_WRITEERROR, "%s: flush_raw_data: cannot fsync the HDF5 file: %s", VFDSWMR_WRITER_NAME,
@@ -172,7 +158,7 @@ prepare_swmr(vfdswmr_writer_t *w, const char *name, hid_t fapl, char *ud_base, s
 static int
 take_hdf5_lock(vfdswmr_writer_t *w, const char *name)
 {
-    int fd = lower_fd(w), rc;
+    int fd = vfdswmr_lower_fd(LOWER(w)), rc;
 
     if (fd < 0 || (rc = vfdswmr_mdlock_hdf5_take(fd)) == 0)
         return 0;
@@ -271,7 +257,7 @@ start_swmr(vfdswmr_writer_t *w, const char *name, unsigned flags, hid_t fapl, ha
         goto fail;
     w->hdf5_id = stat(name, &st) == 0 ? (uint64_t)st.st_ino : 0;
     vfdswmr_mdw_set_hdf5_id(w->mdw, w->hdf5_id);
-    if (cfg->flush_raw_data && lower_fd(w) < 0) {
+    if (cfg->flush_raw_data && vfdswmr_lower_fd(LOWER(w)) < 0) {
         VFDSWMR_ERR(H5E_BADVALUE,
                     "%s: flush_raw_data=1 needs a lower driver with a POSIX file descriptor to fsync (sec2, log), "
                     "not \"%s\"",
@@ -390,7 +376,7 @@ no_reader(vfdswmr_writer_t *w)
 {
     int fd;
 
-    if (!w->base.cfg.maintain_metadata_file || w->base.cfg.generate_updater_files || (fd = lower_fd(w)) < 0)
+    if (!w->base.cfg.maintain_metadata_file || w->base.cfg.generate_updater_files || (fd = vfdswmr_lower_fd(LOWER(w))) < 0)
         return false;
     return vfdswmr_mdlock_readers(fd) == 0;
 }
