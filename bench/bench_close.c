@@ -1,33 +1,44 @@
 /* Create-write-close of a small file: sec2 against vfd_swmr_writer with no
- * reader (H5Fclose writes everything at once) and with one reader attached
- * (H5Fclose keeps publishing until every page has been in the index max_lag
- * ticks). Each cycle: H5Fcreate, one 1000-int dataset written, H5Fflush,
+ * reader (H5Fclose writes everything at once), with one idle reader
+ * attached (it holds an older snapshot: H5Fclose keeps publishing until
+ * every page has been in the index max_lag ticks) and with one reader that
+ * refreshes every 5 ms (H5Fclose ends once it holds the close's snapshot). Each cycle: H5Fcreate, one 1000-int dataset written, H5Fflush,
  * [a reader process opens the file through vfd_swmr_reader], H5Fclose. The
  * medians of the whole cycle and of H5Fclose alone are reported, with
  * tick_len=1;max_lag=3 (0.1 s ticks) like the other benchmarks.
  *   bench_close [-n cycles] FILEDIR OUTDIR      (default 30 cycles, 8 with a reader)
- *   bench_close --reader FILE                   (internal: the attached reader) */
+ *   bench_close --reader|--follower FILE        (internal: the attached reader) */
 #include "bench_h5.h"
 
+#include <poll.h>
 #include <spawn.h>
 
 extern char **environ;
 
-enum mode { M_SEC2, M_VFD, M_VFD_READER, M_N };
+enum mode { M_SEC2, M_VFD, M_VFD_READER, M_VFD_FOLLOWER, M_N };
 static const char *const mode_name[M_N] = {"sec2", "vfd_swmr_writer, no reader",
-                                           "vfd_swmr_writer, 1 reader attached"};
+                                           "vfd_swmr_writer, 1 idle reader attached",
+                                           "vfd_swmr_writer, 1 reader refreshing every 5 ms"};
 
-/* The reader process: open, say so, wait for end of input, close. */
-static int reader_main(const char *path)
+/* The reader process: open, say so, wait for end of input (refreshing
+ * every 5 ms when following), close. */
+static int reader_main(const char *path, int follow)
 {
-    hid_t fapl = breader_fapl(CFG_VFD_DISK, 1, 3), f = H5Fopen(path, H5F_ACC_RDONLY, fapl);
+    hid_t fapl = breader_fapl(CFG_VFD_DISK, 1, 3), f = H5Fopen(path, H5F_ACC_RDONLY, fapl), d;
+    struct pollfd in = {.fd = 0, .events = POLLIN};
     char c;
 
     BCHECK(f);
+    BCHECK(d = H5Dopen2(f, "d", H5P_DEFAULT));
     printf("attached\n");
     fflush(stdout);
-    while (read(0, &c, 1) > 0)
-        ;
+    for (;;) {
+        if (poll(&in, 1, 5) > 0 && read(0, &c, 1) <= 0)
+            break;
+        if (follow)
+            BCHECK(H5Drefresh(d));
+    }
+    H5Dclose(d);
     H5Fclose(f);
     H5Pclose(fapl);
     return 0;
@@ -67,11 +78,12 @@ static void cycles(void *ctx, void *out)
         double excluded = 0;
         pid_t pid = -1;
         int to[2], from[2];
-        if (r->m == M_VFD_READER) { /* not timed: the reader's start */
+        if (r->m >= M_VFD_READER) { /* not timed: the reader's start */
             double e0 = bnow();
             struct timespec tick = {0, 250 * 1000 * 1000}; /* the flush published (0.1 s ticks) */
             nanosleep(&tick, NULL);
-            char *argv[] = {(char *)r->self, "--reader", path, NULL}, line[32] = "";
+            char *argv[] = {(char *)r->self, r->m == M_VFD_READER ? "--reader" : "--follower", path, NULL},
+                 line[32] = "";
             posix_spawn_file_actions_t fa;
             if (pipe(to) < 0 || pipe(from) < 0)
                 bdie("pipe: %s", strerror(errno));
@@ -107,8 +119,8 @@ int main(int argc, char **argv)
 {
     int n = 30, opt;
 
-    if (argc == 3 && !strcmp(argv[1], "--reader"))
-        return reader_main(argv[2]);
+    if (argc == 3 && (!strcmp(argv[1], "--reader") || !strcmp(argv[1], "--follower")))
+        return reader_main(argv[2], !strcmp(argv[1], "--follower"));
     while ((opt = getopt(argc, argv, "n:")) != -1)
         if (opt == 'n')
             n = atoi(optarg);
@@ -120,7 +132,7 @@ int main(int argc, char **argv)
     printf("| mode | cycles | create-write-close, median | H5Fclose, median | cycle / sec2 |\n");
     printf("| --- | ---: | ---: | ---: | ---: |\n");
     for (int m = 0; m < M_N; m++) {
-        struct run r = {m, argv[optind], argv[0], m == M_VFD_READER ? (n < 8 ? n : 8) : n};
+        struct run r = {m, argv[optind], argv[0], m >= M_VFD_READER ? (n < 8 ? n : 8) : n};
         struct times t;
         bisolated(cycles, &r, &t, sizeof t);
         for (int c = 0; c < r.cycles; c++)

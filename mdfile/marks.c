@@ -27,15 +27,23 @@ slot_offset(unsigned slot)
     return (off_t)VFDSWMR_MARKSHDR_SIZE + (off_t)slot * VFDSWMR_MARKSLOT_SIZE;
 }
 
-/* An OFD lock on slot `slot` (cmd F_OFD_SETLK or F_OFD_GETLK). */
+/*
+ * A slot's two locks (OFD, cmd F_OFD_SETLK or F_OFD_GETLK): the claim (its
+ * reserved 8 bytes) makes the slot a reader's; the mark lock (its tick, 8
+ * bytes) says the tick there is that reader's. A reader claims, writes 0,
+ * then takes the mark lock, so a tick under a held mark lock is never what
+ * an earlier owner left.
+ */
+enum { SLOT_MARK = 0, SLOT_CLAIM = 8 };
+
 static int
-slot_lock(int fd, int cmd, short type, unsigned slot, struct flock *fl)
+slot_lock(int fd, int cmd, short type, unsigned slot, int part, struct flock *fl)
 {
     memset(fl, 0, sizeof *fl);
     fl->l_type = type;
     fl->l_whence = SEEK_SET;
-    fl->l_start = slot_offset(slot);
-    fl->l_len = VFDSWMR_MARKSLOT_SIZE;
+    fl->l_start = slot_offset(slot) + part;
+    fl->l_len = 8;
     while (fcntl(fd, cmd, fl) < 0)
         if (errno != EINTR)
             return -1;
@@ -93,21 +101,29 @@ fail:
     return -1;
 }
 
-/* The tick marked in a live slot (a reader holds its lock): true and *tick,
- * or false for a free slot or one whose reader has not marked yet. A slot
- * holds tick + 1, so that 0 means "none" and tick 0 can be marked. */
-static bool
-live_tick(const vfdswmr_marks_t *m, unsigned slot, uint64_t *tick)
+/* A slot as the writer sees it: 1 live with a tick (*tick), 0 live but not
+ * marked yet, -1 free (or unreadable). A slot holds tick + 1, so that 0
+ * means "none" and tick 0 can be marked. */
+static int
+slot_state(const vfdswmr_marks_t *m, unsigned slot, uint64_t *tick)
 {
     struct flock fl;
     uint8_t b[8];
     uint64_t v;
 
-    if (slot_lock(m->fd, F_OFD_GETLK, F_WRLCK, slot, &fl) < 0 || fl.l_type == F_UNLCK ||
-        vfdswmr_pread_all(m->fd, b, sizeof b, (uint64_t)slot_offset(slot)) < 0 || (v = vfdswmr_u64_decode(b)) == 0)
-        return false;
+    if (slot_lock(m->fd, F_OFD_GETLK, F_WRLCK, slot, SLOT_MARK, &fl) < 0 || fl.l_type == F_UNLCK ||
+        vfdswmr_pread_all(m->fd, b, sizeof b, (uint64_t)slot_offset(slot)) < 0)
+        return -1;
+    if ((v = vfdswmr_u64_decode(b)) == 0)
+        return 0;
     *tick = v - 1;
-    return true;
+    return 1;
+}
+
+static bool
+live_tick(const vfdswmr_marks_t *m, unsigned slot, uint64_t *tick)
+{
+    return slot_state(m, slot, tick) == 1;
 }
 
 uint32_t
@@ -146,6 +162,23 @@ vfdswmr_marks_lag(vfdswmr_marks_t *m, uint64_t tick, uint32_t max_lag, uint32_t 
     return tick - oldest + 1 > limit ? limit : (uint32_t)(tick - oldest + 1);
 }
 
+int
+vfdswmr_marks_all_at(vfdswmr_marks_t *m, uint64_t tick, unsigned *readers)
+{
+    *readers = 0;
+    if (m == NULL)
+        return 0;
+    for (unsigned i = 0; i < VFDSWMR_MARKS_SLOTS; i++) {
+        uint64_t t;
+        int st = slot_state(m, i, &t);
+        if (st == 0 || (st == 1 && t < tick))
+            return 0;
+        if (st == 1)
+            (*readers)++;
+    }
+    return 1;
+}
+
 void
 vfdswmr_marks_close(vfdswmr_marks_t *m)
 {
@@ -182,11 +215,17 @@ vfdswmr_mark_attach(vfdswmr_mark_t *r, const char *md_path, uint64_t session)
         return 0; /* not (yet) this session's table: unregistered, max_lag applies */
     }
     for (unsigned i = 0; i < h.nslots; i++) {
-        if (slot_lock(fd, F_OFD_SETLK, F_WRLCK, i, &fl) < 0) {
+        uint8_t zero[8] = {0};
+        if (slot_lock(fd, F_OFD_SETLK, F_WRLCK, i, SLOT_CLAIM, &fl) < 0) {
             if (errno == EAGAIN || errno == EACCES)
                 continue; /* taken */
             close(fd);
             return 0; /* no locks here */
+        }
+        if (vfdswmr_pwrite_all(fd, zero, sizeof zero, (uint64_t)slot_offset(i)) < 0 ||
+            slot_lock(fd, F_OFD_SETLK, F_WRLCK, i, SLOT_MARK, &fl) < 0) {
+            close(fd);
+            return 0;
         }
         *r = (vfdswmr_mark_t){.fd = fd, .slot = i, .session = session};
         return 1;

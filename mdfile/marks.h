@@ -9,8 +9,11 @@
  *       reserved (36 bytes of zeros)                       64 bytes
  *   64  nslots slots of 16 bytes: tick + 1 (u64, 0: none) | reserved u64
  *
- * A reader owns a slot while it holds an OFD write lock on the slot's 16
- * bytes: the lock dies with the reader, so a crashed reader pins nothing.
+ * A reader owns a slot while it holds an OFD write lock on the slot's
+ * reserved 8 bytes (the claim); its tick counts while it also holds one on
+ * the tick's 8 bytes, which it takes after clearing what an earlier owner
+ * left there. The locks die with the reader, so a crashed reader pins
+ * nothing.
  * It writes the tick of each snapshot it adopts into its slot, then checks
  * that the writer had not gone max_lag ticks past that snapshot before the
  * mark was there (from then on the writer sees the mark at every tick).
@@ -57,6 +60,11 @@ int vfdswmr_marks_create(const char *md_path, uint64_t session, vfdswmr_marks_t 
  * (max_lag then protects everyone, as without marks). m may be NULL.
  */
 uint32_t vfdswmr_marks_lag(vfdswmr_marks_t *m, uint64_t tick, uint32_t max_lag, uint32_t limit, unsigned *readers);
+/* Is every live mark at `tick` or later (a reader still clearing or not yet
+ * marking counts as earlier)? 1 yes, with *readers the number of marks; 0
+ * no, or m NULL. Closing, with as many readers registered on the HDF5 file
+ * as marked here, the writer then knows no reader holds an older snapshot. */
+int vfdswmr_marks_all_at(vfdswmr_marks_t *m, uint64_t tick, unsigned *readers);
 /* Remove the table (if its name is still ours) and free m. */
 void vfdswmr_marks_close(vfdswmr_marks_t *m);
 

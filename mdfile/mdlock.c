@@ -5,6 +5,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 static struct flock
 lock_at(short type, off_t where)
@@ -19,6 +21,15 @@ lock_at(short type, off_t where)
     return fl;
 }
 
+/* Where a reader starts looking for a byte of its own. */
+static unsigned
+random_start(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (unsigned)getpid() * 2654435761u ^ (unsigned)ts.tv_nsec;
+}
 
 static int
 take_at(int fd, off_t where)
@@ -56,10 +67,22 @@ vfdswmr_mdlock_hdf5_held(int fd)
     return held_at(fd, VFDSWMR_WRITER_LOCK_OFFSET);
 }
 
-int
-vfdswmr_mdlock_reader(int fd)
+/* Does anyone but us lock byte `where` (we never conflict with ourselves)? */
+static int
+locked_by_other(int fd, off_t where)
 {
-    struct flock fl = lock_at(F_RDLCK, VFDSWMR_READER_LOCK_OFFSET);
+    struct flock fl = lock_at(F_WRLCK, where); /* conflicts with any lock */
+
+    while (fcntl(fd, F_OFD_GETLK, &fl) < 0)
+        if (errno != EINTR)
+            return -1;
+    return fl.l_type != F_UNLCK;
+}
+
+static int
+set_at(int fd, short type, off_t where)
+{
+    struct flock fl = lock_at(type, where);
 
     while (fcntl(fd, F_OFD_SETLK, &fl) < 0)
         if (errno != EINTR)
@@ -68,15 +91,65 @@ vfdswmr_mdlock_reader(int fd)
 }
 
 int
-vfdswmr_mdlock_readers(int fd)
+vfdswmr_mdlock_reader(int fd)
 {
-    /* A write lock conflicts with any reader's read lock. */
-    struct flock fl = lock_at(F_WRLCK, VFDSWMR_READER_LOCK_OFFSET);
+    /* Start at a random byte so that readers arriving together rarely meet. */
+    unsigned first = (unsigned)random_start() % VFDSWMR_READER_SLOTS;
 
-    while (fcntl(fd, F_OFD_GETLK, &fl) < 0)
-        if (errno != EINTR)
+    for (unsigned i = 0; i < 16; i++) {
+        off_t at = VFDSWMR_READER_SLOTS_OFFSET + (off_t)((first + i * 257u) % VFDSWMR_READER_SLOTS);
+        int rc = locked_by_other(fd, at);
+
+        if (rc < 0)
             return -1;
-    return fl.l_type != F_UNLCK;
+        if (rc)
+            continue;
+        if (set_at(fd, F_RDLCK, at) < 0)
+            return -1;
+        if ((rc = locked_by_other(fd, at)) == 0)
+            return 0; /* ours alone: whoever comes now sees us first */
+        if (set_at(fd, F_UNLCK, at) < 0 || rc < 0)
+            return -1;
+    }
+    return set_at(fd, F_RDLCK, VFDSWMR_READER_LOCK_OFFSET);
+}
+
+/* Count the locked bytes in [lo, hi): F_OFD_GETLK reports one lock that
+ * overlaps, not necessarily the first, so count it and look on both sides. */
+static int
+count_locked(int fd, off_t lo, off_t hi, unsigned *count)
+{
+    while (lo < hi) {
+        struct flock fl = lock_at(F_WRLCK, lo);
+        off_t end;
+
+        fl.l_len = hi - lo;
+        while (fcntl(fd, F_OFD_GETLK, &fl) < 0)
+            if (errno != EINTR)
+                return -1;
+        if (fl.l_type == F_UNLCK)
+            return 0;
+        end = fl.l_len == 0 || fl.l_start + fl.l_len > hi ? hi : fl.l_start + fl.l_len;
+        if (fl.l_start < lo)
+            fl.l_start = lo;
+        *count += (unsigned)(end - fl.l_start);
+        if (count_locked(fd, lo, fl.l_start, count) < 0)
+            return -1;
+        lo = end;
+    }
+    return 0;
+}
+
+int
+vfdswmr_mdlock_readers(int fd, unsigned *count)
+{
+    int shared = locked_by_other(fd, VFDSWMR_READER_LOCK_OFFSET);
+
+    *count = 0;
+    if (shared < 0 ||
+        count_locked(fd, VFDSWMR_READER_SLOTS_OFFSET, VFDSWMR_READER_SLOTS_OFFSET + VFDSWMR_READER_SLOTS, count) < 0)
+        return -1;
+    return shared;
 }
 
 

@@ -46,24 +46,34 @@ int vfdswmr_mdlock_hdf5_take(int fd);
 int vfdswmr_mdlock_hdf5_held(int fd);
 
 /*
- * Readers register on the HDF5 file itself: each holds an OFD read lock on
- * one byte far past any data (VFDSWMR_READER_LOCK_OFFSET) from before it
- * reads anything until it closes (or dies, when the kernel drops it).
- * Read locks do not conflict with each other, HDF5's own flock()-based
- * file locks are a different kind, and a byte no file reaches is never
- * read or written. The writer asks whether any reader is registered: when
- * none is, no snapshot but the newest can be in use, and close need not
- * wait max_lag ticks.
+ * Readers register on the HDF5 file itself, from before they read anything
+ * until they close (or die, when the kernel drops the lock): each holds an
+ * OFD read lock on a byte of its own among VFDSWMR_READER_SLOTS bytes far
+ * past any data (from VFDSWMR_READER_SLOTS_OFFSET), so that the writer can
+ * count them. Readers open the file read-only and so can take read locks
+ * only, which do not conflict with each other: a reader finds a free byte by
+ * asking (F_OFD_GETLK) whether anyone else locks it, locks it, and asks
+ * again; of two readers that picked one byte at the same moment at least
+ * one sees the other on its second look and moves on. A byte is registered
+ * once its second look saw nobody else; from then on nobody else stays on
+ * it. A reader that finds no byte of its own in a few tries takes the
+ * shared byte VFDSWMR_READER_LOCK_OFFSET instead: readers there are seen but
+ * not counted. HDF5's own flock()-based locks are a different kind, and a
+ * byte no file reaches is never read or written.
  */
 #define VFDSWMR_READER_LOCK_OFFSET ((off_t)0x7ffffffffffffff0LL)
+#define VFDSWMR_READER_SLOTS_OFFSET ((off_t)0x7fffffffffff0000LL)
+#define VFDSWMR_READER_SLOTS 4096
 
 /* Register a reader on the HDF5 file open on fd (read-only is enough).
  * Returns 0, or -1 with errno (the file system cannot lock: the reader is
  * then not seen, see vfdswmr_mdlock_readers). */
 int vfdswmr_mdlock_reader(int fd);
 
-/* Does any reader hold its registration on the HDF5 file open on fd?
- * Returns 1 yes, 0 no, -1 error (errno). */
-int vfdswmr_mdlock_readers(int fd);
+/* The readers registered on the HDF5 file open on fd: 0 with *count exact,
+ * 1 when some reader is registered on the shared byte (not counted), -1
+ * error (errno). A reader still looking for its byte may be counted; one
+ * that registered is counted until it closes. */
+int vfdswmr_mdlock_readers(int fd, unsigned *count);
 
 #endif

@@ -368,27 +368,33 @@ report_incomplete(vfdswmr_writer_t *w, const char *what)
                 VFDSWMR_WRITER_NAME, what, w->md_path);
 }
 
-/* Is no reader registered on the HDF5 file (mdlock.h)? Only answerable
- * when every reader is local (a metadata file, no updater files) and the
- * lower driver has a descriptor. */
+/*
+ * Does no reader hold a snapshot older than `tick`? Only answerable when
+ * every reader is local (a metadata file, no updater files) and the lower
+ * driver has a descriptor. Every reader registers on the HDF5 file before it
+ * reads anything (mdlock.h), and one that marks its snapshot in the read-mark
+ * table does so after registering: so when no more readers are registered
+ * than hold marks at `tick` or later, every registered reader holds one of
+ * those marks (a reader registering after the count reads at least `tick`).
+ */
 static bool
-no_reader(vfdswmr_writer_t *w)
+readers_current(vfdswmr_writer_t *w, uint64_t tick, int *registered)
 {
+    unsigned n, marked;
     int fd;
 
-    if (!w->base.cfg.maintain_metadata_file || w->base.cfg.generate_updater_files || (fd = vfdswmr_lower_fd(LOWER(w))) < 0)
+    *registered = -1; /* unknown */
+    if (!w->base.cfg.maintain_metadata_file || w->base.cfg.generate_updater_files || (fd = vfdswmr_lower_fd(LOWER(w))) < 0 ||
+        vfdswmr_mdlock_readers(fd, &n) != 0)
         return false;
-    return vfdswmr_mdlock_readers(fd) == 0;
+    *registered = (int)n;
+    return n == 0 || (vfdswmr_marks_all_at(w->marks, tick, &marked) == 1 && marked >= n);
 }
 
-/* Wait one tick, then publish; store the pages that became due. */
+/* Publish a tick; store the pages that became due. */
 static int
 close_tick(vfdswmr_writer_t *w)
 {
-    double wait = vfdswmr_tick_seconds(w);
-    struct timespec ts = {(time_t)wait, (long)((wait - (double)(time_t)wait) * 1e9)};
-
-    nanosleep(&ts, NULL);
     if (vfdswmr_writer_end_tick(w, false) < 0)
         return 0; /* publishing failed: handled by the caller through w->error */
     return vfdswmr_pb_store_due(w->pb, vfdswmr_mdw_tick(w->mdw), w->lag, w->eoa, store_page, w) < 0
@@ -432,14 +438,29 @@ writer_close(H5FD_t *file)
         snprintf(w->error, sizeof w->error, "out of memory at close");
     if (!w->error[0]) {
         int stored = 0;
-        /* With no reader registered, only the snapshot just published can be
-         * in use (a reader that registers from now on reads at least that):
-         * every page may go to the HDF5 file at once. */
-        uint64_t due = no_reader(w) ? UINT64_MAX / 2 : 0, t0 = vfdswmr_mdw_tick(w->mdw);
-        while (!due && stored == 0 && !w->error[0] &&
-               vfdswmr_mdw_tick(w->mdw) < vfdswmr_pb_last_due_tick(w->pb, w->lag))
-            stored = close_tick(w);
-        VFDSWMR_LOG(&w->log, "close_wait", "readers=%s waited_ticks=%llu", due ? "none" : "some or unknown",
+        /* Once no reader holds a snapshot older than the one just published
+         * (none registered, or all marked at it or later), only it can be in
+         * use, and its pages equal what goes to the HDF5 file: every page
+         * may go at once. Until then, pages go when due. */
+        uint64_t t0 = vfdswmr_mdw_tick(w->mdw), due = 0;
+        int registered = -1;
+        /* Ticks as usual; readers are looked at ten times a tick. */
+        double slice = vfdswmr_tick_seconds(w) / 10, next = vfdswmr_now() + vfdswmr_tick_seconds(w);
+        struct timespec ts = {(time_t)slice, (long)((slice - (double)(time_t)slice) * 1e9)};
+        while (!w->error[0] && stored == 0) {
+            if (readers_current(w, t0, &registered)) {
+                due = UINT64_MAX / 2;
+                break;
+            }
+            if (vfdswmr_mdw_tick(w->mdw) >= vfdswmr_pb_last_due_tick(w->pb, w->lag))
+                break;
+            nanosleep(&ts, NULL);
+            if (vfdswmr_now() >= next) {
+                stored = close_tick(w);
+                next += vfdswmr_tick_seconds(w);
+            }
+        }
+        VFDSWMR_LOG(&w->log, "close_wait", "readers=%d all_current=%d waited_ticks=%llu", registered, due != 0,
                     (unsigned long long)(vfdswmr_mdw_tick(w->mdw) - t0));
         if (stored < 0 || vfdswmr_pb_store_due(w->pb, due ? due : vfdswmr_mdw_tick(w->mdw), w->lag,
                                                w->eoa, store_page, w) < 0)

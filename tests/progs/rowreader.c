@@ -14,6 +14,9 @@
  *                     (every 10 ms, for up to $ROWS_TIMEOUT seconds, default
  *                     120), then check every row            "rows N" | "failed"
  *                     (after a failed read: vfdswmr_refresh, then reopen /rows)
+ *         follow MIN  vfdswmr_refresh every 10 ms while the writer runs (up to
+ *                     $ROWS_TIMEOUT seconds), then as verify MIN
+ *                                                           "rows N" | "failed"
  *         read        reopen /rows without refreshing and check every row of
  *                     the snapshot in use                   "rows N" | "failed"
  *         refresh     vfdswmr_refresh                       "refreshed" | "refresh failed"
@@ -206,6 +209,35 @@ status(hid_t file)
 #endif
 }
 
+/* Keep adopting the newest snapshot while the writer runs. */
+static int
+follow(hid_t file)
+{
+    struct timespec pause = {0, 10000000}, start, now;
+    double limit = getenv("ROWS_TIMEOUT") ? atof(getenv("ROWS_TIMEOUT")) : 120;
+    vfdswmr_status_t s;
+
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    for (;;) {
+        if (vfdswmr_refresh(file) < 0 || vfdswmr_get_status(file, &s) < 0) {
+            rows_report("following the writer");
+            return -1;
+        }
+#ifdef VFDSWMR_WRITER_RUNNING
+        if (s.writer_state != VFDSWMR_WRITER_RUNNING)
+            return 0;
+#else
+        return 0; /* no writer state in this vfdswmr.h: one refresh */
+#endif
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if ((double)(now.tv_sec - start.tv_sec) + (double)(now.tv_nsec - start.tv_nsec) * 1e-9 > limit) {
+            fprintf(stderr, "rowreader: the writer still runs after %.0f s\n", limit);
+            return -1;
+        }
+        nanosleep(&pause, NULL);
+    }
+}
+
 static int
 watch(const char *path, const char *config)
 {
@@ -231,6 +263,8 @@ watch(const char *path, const char *config)
                 rows_report("H5Dopen2 of /rows");
             n = dset < 0 ? -1 : wait_and_verify(dset, min);
         }
+        else if (sscanf(line, "follow %lld", &min) == 1)
+            n = dset < 0 || follow(file) < 0 ? -1 : wait_and_verify(dset, min);
         else if (!strcmp(line, "read")) {
             if (dset >= 0 && H5Dclose(dset) < 0)
                 rows_report("H5Dclose of /rows");

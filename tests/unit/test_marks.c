@@ -3,7 +3,10 @@
  * lag the writer keeps follows the oldest live mark, a reader that goes
  * away (its lock dropped) pins nothing, marks older than the limit are
  * released and the reader can tell, and readers of another session or
- * beyond the table's slots are not registered.
+ * beyond the table's slots are not registered. Closing, the writer asks
+ * whether every mark is at a tick, never misled by a tick an earlier owner
+ * of the slot left; and it counts the readers registered on the HDF5 file
+ * (mdfile/mdlock.c), each on a byte of its own.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,12 +14,16 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "testdir.h"
 
 #include "format.h"
 #include "marks.h"
+#include "mdlock.h"
 
 static char md[256];
 
@@ -137,6 +144,78 @@ test_not_registered(void **state)
     vfdswmr_marks_close(m);
 }
 
+static void
+test_all_at(void **state)
+{
+    vfdswmr_marks_t *m;
+    vfdswmr_mark_t a, b, c;
+    unsigned n = 99;
+
+    (void)state;
+    assert_int_equal(vfdswmr_marks_create(md, 7, &m), 0);
+    assert_int_equal(vfdswmr_marks_all_at(m, 5, &n), 1); /* nobody */
+    assert_int_equal(n, 0);
+    assert_int_equal(vfdswmr_mark_attach(&a, md, 7), 1);
+    assert_int_equal(vfdswmr_marks_all_at(m, 0, &n), 0); /* registered, no tick yet: earlier */
+    assert_int_equal(vfdswmr_mark_set(&a, 5), 0);
+    assert_int_equal(vfdswmr_marks_all_at(m, 5, &n), 1);
+    assert_int_equal(n, 1);
+    assert_int_equal(vfdswmr_marks_all_at(m, 6, &n), 0);
+    assert_int_equal(vfdswmr_mark_attach(&b, md, 7), 1);
+    assert_int_equal(vfdswmr_mark_set(&b, 9), 0);
+    assert_int_equal(vfdswmr_marks_all_at(m, 5, &n), 1);
+    assert_int_equal(n, 2);
+    /* b goes, leaving 9 in its slot; c takes the slot: until c marks, the
+     * slot counts as earlier than anything, never as tick 9 */
+    unsigned slot = b.slot;
+    vfdswmr_mark_detach(&b);
+    assert_int_equal(vfdswmr_mark_attach(&c, md, 7), 1);
+    assert_int_equal(c.slot, slot);
+    assert_int_equal(vfdswmr_marks_all_at(m, 0, &n), 0);
+    assert_int_equal(vfdswmr_mark_set(&c, 9), 0);
+    assert_int_equal(vfdswmr_marks_all_at(m, 5, &n), 1);
+    assert_int_equal(n, 2);
+    vfdswmr_mark_detach(&a);
+    vfdswmr_mark_detach(&c);
+    assert_int_equal(vfdswmr_marks_all_at(NULL, 0, &n), 0); /* no table: cannot tell */
+    vfdswmr_marks_close(m);
+}
+
+static void
+test_reader_count(void **state)
+{
+    char path[300];
+    int w, r[40];
+    unsigned n = 99;
+
+    (void)state;
+    snprintf(path, sizeof path, "%s/count.h5", dir);
+    assert_true((w = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644)) >= 0);
+    assert_int_equal(vfdswmr_mdlock_readers(w, &n), 0);
+    assert_int_equal(n, 0);
+    for (int i = 0; i < 40; i++) { /* each open() is a reader of its own */
+        assert_true((r[i] = open(path, O_RDONLY)) >= 0);
+        assert_int_equal(vfdswmr_mdlock_reader(r[i]), 0);
+        assert_int_equal(vfdswmr_mdlock_readers(w, &n), 0);
+        assert_int_equal(n, (unsigned)i + 1);
+    }
+    for (int i = 0; i < 40; i += 2)
+        close(r[i]); /* a reader that closes or dies */
+    assert_int_equal(vfdswmr_mdlock_readers(w, &n), 0);
+    assert_int_equal(n, 20);
+    /* a reader registered on the shared byte is seen, not counted */
+    struct flock fl = {.l_type = F_RDLCK, .l_whence = SEEK_SET, .l_start = VFDSWMR_READER_LOCK_OFFSET, .l_len = 1};
+    assert_true((r[0] = open(path, O_RDONLY)) >= 0);
+    assert_int_equal(fcntl(r[0], F_OFD_SETLK, &fl), 0);
+    assert_int_equal(vfdswmr_mdlock_readers(w, &n), 1);
+    close(r[0]);
+    for (int i = 1; i < 40; i += 2)
+        close(r[i]);
+    assert_int_equal(vfdswmr_mdlock_readers(w, &n), 0);
+    assert_int_equal(n, 0);
+    close(w);
+}
+
 int
 main(void)
 {
@@ -145,6 +224,8 @@ main(void)
         cmocka_unit_test(test_lag_follows_oldest_mark),
         cmocka_unit_test(test_release),
         cmocka_unit_test(test_not_registered),
+        cmocka_unit_test(test_all_at),
+        cmocka_unit_test(test_reader_count),
     };
     if (testdir_setup(NULL) < 0)
         return 1;
