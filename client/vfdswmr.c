@@ -7,6 +7,8 @@
 
 #include <H5FDdevelop.h>
 #include <H5PLpublic.h>
+#include <H5VLnative.h>
+#include <stdlib.h>
 #include <string.h>
 
 #ifndef VFDSWMR_PLUGIN_DIR
@@ -70,14 +72,19 @@ our_handle(hid_t file_id)
 }
 
 static herr_t
-ctl(hid_t file_id, uint64_t op, const void *in)
+ctl_out(hid_t file_id, uint64_t op, const void *in, void *out)
 {
     H5FD_t *h = our_handle(file_id);
-    void *out = NULL;
 
     if (h == NULL)
         return -1;
     return H5FDctl(h, op, H5FD_CTL_FAIL_IF_UNKNOWN_FLAG, in, &out);
+}
+
+static herr_t
+ctl(hid_t file_id, uint64_t op, const void *in)
+{
+    return ctl_out(file_id, op, in, NULL);
 }
 
 herr_t
@@ -111,6 +118,154 @@ vfdswmr_get_status(hid_t file_id, vfdswmr_status_t *status)
 {
     memset(status, 0, sizeof *status);
     return ctl(file_id, VFDSWMR_CTL_GET_STATUS, status);
+}
+
+/* ---- the shared chunk cache ---------------------------------------------- */
+
+/* The file of obj_id, and the object header address of the dataset obj_id
+ * (*dset NULL when obj_id is a file). The caller closes *file. */
+static herr_t
+file_and_dataset(hid_t obj_id, hid_t *file, unsigned long long *addr, const unsigned long long **dset)
+{
+    H5O_info2_t info;
+    haddr_t a;
+
+    H5I_type_t type = H5Iget_type(obj_id);
+
+    *dset = NULL;
+    if ((type != H5I_FILE && type != H5I_DATASET) || (*file = H5Iget_file_id(obj_id)) < 0)
+        return -1; /* only a file or a dataset names what to act on */
+    if (type != H5I_DATASET)
+        return 0;
+    if (H5Oget_info3(obj_id, &info, H5O_INFO_BASIC) < 0 || H5VLnative_token_to_addr(*file, info.token, &a) < 0) {
+        H5Fclose(*file);
+        return -1;
+    }
+    *addr = a;
+    *dset = addr;
+    return 0;
+}
+
+herr_t
+vfdswmr_chunk_cache_configure(hid_t file_id, unsigned long long size, unsigned long long max_entry,
+                              unsigned long long dset_min)
+{
+    vfdswmr_chunk_cache_config_t c = {size, max_entry, dset_min};
+
+    return ctl(file_id, VFDSWMR_CTL_CC_CONFIGURE, &c);
+}
+
+herr_t
+vfdswmr_chunk_cache_get_stats(hid_t obj_id, vfdswmr_chunk_cache_stats_t *stats)
+{
+    const unsigned long long *dset;
+    unsigned long long addr;
+    hid_t file;
+    herr_t rc;
+
+    memset(stats, 0, sizeof *stats);
+    if (file_and_dataset(obj_id, &file, &addr, &dset) < 0)
+        return -1;
+    rc = ctl_out(file, VFDSWMR_CTL_CC_GET_STATS, dset, stats);
+    H5Fclose(file);
+    return rc;
+}
+
+herr_t
+vfdswmr_chunk_cache_reset_stats(hid_t file_id)
+{
+    return ctl(file_id, VFDSWMR_CTL_CC_RESET_STATS, NULL);
+}
+
+herr_t
+vfdswmr_chunk_cache_set_dataset(hid_t dset_id, unsigned long long min_bytes, int nocache)
+{
+    const unsigned long long *dset;
+    unsigned long long addr;
+    hid_t file;
+    herr_t rc = -1;
+
+    if (file_and_dataset(dset_id, &file, &addr, &dset) < 0)
+        return -1;
+    if (dset) {
+        vfdswmr_chunk_cache_dataset_t d = {addr, min_bytes, nocache};
+        rc = ctl(file, VFDSWMR_CTL_CC_SET_DATASET, &d);
+    }
+    H5Fclose(file);
+    return rc;
+}
+
+struct chunk_list {
+    unsigned long long *v;
+    size_t n, cap;
+};
+
+static int
+add_chunk(const hsize_t *offset, unsigned filter_mask, haddr_t addr, hsize_t size, void *op_data)
+{
+    struct chunk_list *l = op_data;
+
+    (void)offset;
+    (void)filter_mask;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 64;
+        unsigned long long *v = realloc(l->v, cap * 2 * sizeof *v);
+        if (v == NULL)
+            return H5_ITER_ERROR;
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[2 * l->n] = addr;
+    l->v[2 * l->n + 1] = size;
+    l->n++;
+    return H5_ITER_CONT;
+}
+
+herr_t
+vfdswmr_chunk_cache_register(hid_t dset_id)
+{
+    const unsigned long long *dset;
+    unsigned long long addr;
+    struct chunk_list l = {NULL, 0, 0};
+    hid_t file, dcpl;
+    herr_t rc = -1;
+
+    if (file_and_dataset(dset_id, &file, &addr, &dset) < 0)
+        return -1;
+    if (dset && (dcpl = H5Dget_create_plist(dset_id)) >= 0) {
+        /* Only chunked datasets have chunks to register. */
+        if (H5Pget_layout(dcpl) != H5D_CHUNKED || H5Dchunk_iter(dset_id, H5P_DEFAULT, add_chunk, &l) >= 0) {
+            vfdswmr_chunk_cache_chunks_t c = {addr, l.n, l.v};
+            rc = ctl(file, VFDSWMR_CTL_CC_REGISTER, &c);
+        }
+        H5Pclose(dcpl);
+    }
+    free(l.v);
+    H5Fclose(file);
+    return rc;
+}
+
+herr_t
+vfdswmr_chunk_cache_evict(hid_t obj_id)
+{
+    const unsigned long long *dset;
+    unsigned long long addr;
+    hid_t file;
+    herr_t rc;
+
+    if (file_and_dataset(obj_id, &file, &addr, &dset) < 0)
+        return -1;
+    rc = ctl(file, VFDSWMR_CTL_CC_EVICT, dset);
+    H5Fclose(file);
+    return rc;
+}
+
+herr_t
+vfdswmr_chunk_cache_flush_dataset(hid_t dset_id, int evict)
+{
+    if (H5Iget_type(dset_id) != H5I_DATASET || H5Dflush(dset_id) < 0)
+        return -1;
+    return evict ? vfdswmr_chunk_cache_evict(dset_id) : 0;
 }
 
 const char *

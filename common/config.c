@@ -74,6 +74,7 @@ static int parse_bool(struct parse_ctx *, const struct key_spec *, const struct 
 static int parse_path(struct parse_ctx *, const struct key_spec *, const struct slice *);
 static int parse_file_name(struct parse_ctx *, const struct key_spec *, const struct slice *);
 static int parse_under(struct parse_ctx *, const struct key_spec *, const struct slice *);
+static int parse_size(struct parse_ctx *, const struct key_spec *, const struct slice *);
 
 /* X(key, parser, field, min, max, unit), in the order of vfdswmr.h. */
 #define CONFIG_KEYS(X)                                                                          \
@@ -94,6 +95,10 @@ static int parse_under(struct parse_ctx *, const struct key_spec *, const struct
     X(open_timeout, parse_uint, open_timeout, 0, VFDSWMR_MAX_TICK_LEN, "tenths of a second")    \
     X(keep_metadata_file, parse_bool, keep_metadata_file, 0, 1, NULL)                           \
     X(updater_keep_ticks, parse_uint, updater_keep_ticks, 0, VFDSWMR_MAX_MAX_LAG, "ticks")       \
+    X(chunk_cache_size, parse_size, chunk_cache_size, 0, 0, NULL)                               \
+    X(chunk_cache_max_entry, parse_size, chunk_cache_max_entry, 0, 0, NULL)                     \
+    X(chunk_cache_dset_min, parse_size, chunk_cache_dset_min, 0, 0, NULL)                       \
+    X(chunk_cache_tag, parse_bool, chunk_cache_tag, 0, 1, NULL)                                 \
     X(under, parse_under, under_name, 0, 0, NULL)
 
 #define KEY_NAME(key, parser, field, lo, hi, unit) #key,
@@ -317,6 +322,46 @@ static int parse_uint(struct parse_ctx *ctx, const struct key_spec *spec, const 
     return 0;
 }
 
+/* A byte count: digits, then optionally K, M, G or T (powers of 1024, either
+ * case, an optional "iB" or "B" after), at most VFDSWMR_MAX_CACHE_SIZE. */
+static int parse_size(struct parse_ctx *ctx, const struct key_spec *spec, const struct slice *v)
+{
+    char text[32];
+    size_t n = 0, i = 0;
+    uint64_t value = 0, unit = 1;
+    bool ok = v->len > 0;
+
+    while (i < v->len && n < sizeof text - 1)
+        text[n++] = ascii_lower(next_char(v, &i));
+    text[n] = '\0';
+    ok = ok && i == v->len;
+    size_t d = 0;
+    for (; ok && text[d] >= '0' && text[d] <= '9'; d++) {
+        value = value * 10 + (uint64_t)(text[d] - '0');
+        ok = value <= VFDSWMR_MAX_CACHE_SIZE;
+    }
+    ok = ok && d > 0;
+    if (ok && text[d]) {
+        const char *units = "kmgt", *u = strchr(units, text[d]);
+        if (u == NULL || !*u)
+            ok = false;
+        else {
+            unit = (uint64_t)1 << (10 * (u - units + 1));
+            const char *rest = text + d + 1;
+            ok = !*rest || !strcmp(rest, "b") || !strcmp(rest, "ib");
+        }
+    }
+    if (!ok || value > VFDSWMR_MAX_CACHE_SIZE / unit) {
+        char shown[ECHO_SIZE];
+        echo(v, shown);
+        return fail(ctx->errbuf, ctx->errlen,
+                    "%s=%s: expected a byte count up to 1T, e.g. 67108864, 64M or 2G (K, M, G, T: powers of 1024)",
+                    spec->name, shown);
+    }
+    *(uint64_t *)field(ctx->cfg, spec) = value * unit;
+    return 0;
+}
+
 static int parse_bool(struct parse_ctx *ctx, const struct key_spec *spec, const struct slice *v)
 {
     char word[sizeof "false" + 1]; /* one more than the longest word */
@@ -526,6 +571,9 @@ void vfdswmr_config_defaults(vfdswmr_config_t *cfg)
     cfg->pb_expansion_threshold = 0;
     cfg->open_timeout = VFDSWMR_DEFAULT_OPEN_TIMEOUT;
     cfg->keep_metadata_file = false;
+    cfg->chunk_cache_tag = true;
+    cfg->chunk_cache_max_entry = UINT64_MAX; /* not given: from chunk_cache_size */
+    cfg->chunk_cache_dset_min = UINT64_MAX;
     memcpy(cfg->under_name, VFDSWMR_DEFAULT_UNDER, sizeof VFDSWMR_DEFAULT_UNDER);
     cfg->under_has_config = false;
 }

@@ -50,6 +50,10 @@ typedef struct vfdswmr_config_t {
     uint32_t open_timeout;           /* tenths of a second a reader waits for the metadata file */
     bool keep_metadata_file;         /* writer: leave the metadata file at close */
     uint32_t updater_keep_ticks;     /* writer: ticks updater files are kept; 0: max_lag + 1 */
+    uint64_t chunk_cache_size;       /* bytes of raw-data chunk images cached; 0: no cache */
+    uint64_t chunk_cache_max_entry;  /* UINT64_MAX (not given): chunk_cache_size / 4 */
+    uint64_t chunk_cache_dset_min;   /* UINT64_MAX (not given): min(10 MiB, chunk_cache_size / 16) */
+    bool chunk_cache_tag;            /* attribute reads to datasets through HDF5's API context */
     char md_file_path[VFDSWMR_MAX_PATH + 1];      /* "" = directory of the HDF5 file */
     char md_file_name[VFDSWMR_MAX_PATH + 1];      /* "" = <HDF5 file name>.md */
     char updater_file_path[VFDSWMR_MAX_PATH + 1]; /* "" = <metadata file>.ud */

@@ -66,6 +66,17 @@
  *                          this many ticks after the one it       + 1)
  *                          carries, 0 to 100000; 0 means
  *                          max_lag + 1
+ * chunk_cache_size         writer, reader, vfd_chunk_cache: the   0 (off)
+ *                          budget of the file's shared raw-data
+ *                          chunk cache, bytes; K, M, G, T suffixes
+ *                          (powers of 1024), e.g. 256M; up to 1T
+ * chunk_cache_max_entry    largest chunk image cached, bytes      size / 4
+ * chunk_cache_dset_min     what each dataset keeps when others    min(10M,
+ *                          need room (its minimum retention)      size / 16)
+ * chunk_cache_tag          0/1: attribute raw reads to datasets   1
+ *                          through HDF5's API context (only on
+ *                          HDF5 versions checked: 1.14.5);
+ *                          otherwise through vfdswmr_cc_register
  * under                    the lower driver: NAME or              sec2
  *                          NAME(its own configuration string),
  *                          e.g. under=core or
@@ -111,6 +122,7 @@ extern "C" {
 #define VFDSWMR_DEFAULT_OPEN_TIMEOUT 100
 /* Ranges of the integer keys. */
 #define VFDSWMR_MAX_TICK_LEN 36000
+#define VFDSWMR_MAX_CACHE_SIZE ((unsigned long long)1 << 40) /* 1 TiB: chunk_cache_* byte counts */
 #define VFDSWMR_MIN_MAX_LAG 3
 #define VFDSWMR_MAX_MAX_LAG 100000
 #define VFDSWMR_MAX_MD_PAGES_RESERVED 65536
@@ -189,6 +201,93 @@ herr_t vfdswmr_get_status(hid_t file_id, vfdswmr_status_t *status);
 #define VFDSWMR_CTL_ENABLE_EOT 642
 #define VFDSWMR_CTL_REFRESH 643
 #define VFDSWMR_CTL_GET_STATUS 644
+
+/*
+ * The shared raw-data chunk cache (chunk_cache_* keys above): one cache per
+ * open file, shared by all its datasets, inside vfd_swmr_writer,
+ * vfd_swmr_reader and vfd_chunk_cache (a pass-through driver for files
+ * without SWMR: HDF5_DRIVER=vfd_chunk_cache, its plugin directory on
+ * HDF5_PLUGIN_PATH). It holds on-disk chunk images exactly as the file
+ * holds them (write-through: every write through the driver updates or
+ * drops what it overlaps), so a crash loses only memory. A reader drops
+ * the cache whenever it adopts a new snapshot. Datasets are told apart by
+ * HDF5's API context (chunk_cache_tag) and by registration below; a dataset
+ * is named by its object header address (what H5Oget_info3 + 
+ * H5VLnative_token_to_addr give).
+ */
+#define VFDSWMR_CHUNK_CACHE_NAME "vfd_chunk_cache"
+#define VFDSWMR_CHUNK_CACHE_VALUE ((H5FD_class_value_t)31003)
+
+typedef struct vfdswmr_chunk_cache_stats_t {
+    unsigned long long lookups;       /* raw-data reads looked up (lookups = hits + misses) */
+    unsigned long long hits;          /* ... served from the cache */
+    unsigned long long misses;        /* ... read from the file */
+    unsigned long long bytes_served;  /* bytes of hits */
+    unsigned long long bytes_loaded;  /* bytes put into the cache */
+    unsigned long long insertions;    /* chunk images put into the cache */
+    unsigned long long evictions;     /* ... removed for room or by an evict call */
+    unsigned long long invalidations; /* ... removed because the file changed under them */
+    unsigned long long updates;       /* ... whose bytes a write replaced */
+    unsigned long long entries;       /* now: images held */
+    unsigned long long bytes;         /* now: bytes held */
+} vfdswmr_chunk_cache_stats_t;
+
+/* Set the budget (0: off, dropping everything), the largest image cached (0:
+ * size / 4) and the per-dataset minimum retention (ULLONG_MAX: min(10 MiB,
+ * size / 16)) of the file's cache, evicting what no longer fits. */
+herr_t vfdswmr_chunk_cache_configure(hid_t file_id, unsigned long long size, unsigned long long max_entry,
+                                     unsigned long long dset_min);
+/* Statistics of a dataset (obj_id a dataset) or of the whole file. */
+herr_t vfdswmr_chunk_cache_get_stats(hid_t obj_id, vfdswmr_chunk_cache_stats_t *stats);
+/* Zero the counters of the file and of every dataset. */
+herr_t vfdswmr_chunk_cache_reset_stats(hid_t file_id);
+/* A dataset's minimum retention (ULLONG_MAX: the file's default) and
+ * whether its chunks are cached at all (nocache also drops what is held). */
+herr_t vfdswmr_chunk_cache_set_dataset(hid_t dset_id, unsigned long long min_bytes, int nocache);
+/* Tell the cache where the dataset's chunks are (H5Dchunk_iter): reads are
+ * attributed to it without the API context, and a read of part of a chunk
+ * loads the whole chunk once. Call again after the dataset grew. */
+herr_t vfdswmr_chunk_cache_register(hid_t dset_id);
+/* Drop what the cache holds of a dataset (obj_id a dataset) or everything
+ * (obj_id a file). */
+herr_t vfdswmr_chunk_cache_evict(hid_t obj_id);
+/* H5Dflush(dset_id) (HDF5's own chunk cache writes its dirty chunks through
+ * the driver), then, when evict is set, drop what the cache holds of it. */
+herr_t vfdswmr_chunk_cache_flush_dataset(hid_t dset_id, int evict);
+
+/*
+ * The ctl operations behind those functions (H5FDctl on the handle the
+ * marker property gives, as above; every driver with the cache answers
+ * them, also while the cache is off). `out` arguments: *output points to
+ * the caller's structure, which the driver fills.
+ *   CONFIGURE     in: const vfdswmr_chunk_cache_config_t *
+ *   GET_STATS     in: const unsigned long long *dataset, NULL for the file;
+ *                 out: vfdswmr_chunk_cache_stats_t
+ *   RESET_STATS   -
+ *   SET_DATASET   in: const vfdswmr_chunk_cache_dataset_t *
+ *   EVICT         in: const unsigned long long *dataset, NULL for all
+ *   REGISTER      in: const vfdswmr_chunk_cache_chunks_t * (replaces the
+ *                 dataset's chunk map; n 0 forgets it)
+ */
+#define VFDSWMR_CTL_CC_CONFIGURE 660
+#define VFDSWMR_CTL_CC_GET_STATS 661
+#define VFDSWMR_CTL_CC_RESET_STATS 662
+#define VFDSWMR_CTL_CC_SET_DATASET 663
+#define VFDSWMR_CTL_CC_EVICT 664
+#define VFDSWMR_CTL_CC_REGISTER 665
+
+typedef struct vfdswmr_chunk_cache_config_t {
+    unsigned long long size, max_entry, dset_min; /* as vfdswmr_chunk_cache_configure */
+} vfdswmr_chunk_cache_config_t;
+typedef struct vfdswmr_chunk_cache_dataset_t {
+    unsigned long long dataset, min_bytes; /* as vfdswmr_chunk_cache_set_dataset */
+    int nocache;
+} vfdswmr_chunk_cache_dataset_t;
+typedef struct vfdswmr_chunk_cache_chunks_t {
+    unsigned long long dataset;
+    size_t n;
+    const unsigned long long *chunks; /* n pairs: address, size in the file */
+} vfdswmr_chunk_cache_chunks_t;
 
 /* The version of this library, e.g. "0.1.0". */
 const char *vfdswmr_version(void);

@@ -90,18 +90,25 @@ reader_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr)
     if (NULL == (r = (rdr_t *)vfdswmr_stack_new(fapl, sizeof *r, RDR_NAME, NULL)))
         return NULL;
     r->md.fd = -1;
+    if (vfdswmr_ccf_init(&r->cc, &r->base.cfg, RDR_NAME) < 0) {
+        vfdswmr_ccf_fini(&r->cc);
+        free(r);
+        return NULL;
+    }
     register_reader(r, name);
     /* Find (or, with presume_posix_semantics=0, wait for) the metadata file
      * and load its snapshot, before the HDF5 file is opened. */
     if (vfdswmr_rdr_md_init(&r->md, &r->base.cfg, name) < 0 ||
         vfdswmr_rdr_md_attach(&r->md, !r->base.cfg.presume_posix_semantics, r->base.cfg.open_timeout) < 0) {
         unregister_reader(r);
+        vfdswmr_ccf_fini(&r->cc);
         free(r);
         return NULL;
     }
     if (vfdswmr_stack_open_lower(&r->base, name, flags, maxaddr) < 0) {
         vfdswmr_rdr_md_release(&r->md);
         unregister_reader(r);
+        vfdswmr_ccf_fini(&r->cc);
         free(r);
         return NULL;
     }
@@ -113,6 +120,7 @@ reader_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr)
         vfdswmr_log_close(&r->log);
         vfdswmr_rdr_md_release(&r->md);
         unregister_reader(r);
+        vfdswmr_ccf_fini(&r->cc);
         vfdswmr_stack_close(&r->base);
         return NULL;
     }
@@ -133,6 +141,7 @@ reader_close(H5FD_t *file)
     vfdswmr_log_close(&r->log);
     vfdswmr_rdr_md_release(&r->md);
     vfdswmr_rdr_cache_free(r);
+    vfdswmr_ccf_fini(&r->cc);
     unregister_reader(r);
     return vfdswmr_stack_close(&r->base);
 }
@@ -182,7 +191,7 @@ static herr_t
 reader_read(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, void *buf)
 {
     if (type == H5FD_MEM_DRAW)
-        return vfdswmr_pt_read(file, type, dxpl, addr, size, buf);
+        return vfdswmr_ccf_read(&RDR(file)->cc, RDR(file)->base.lower, type, dxpl, addr, size, buf);
     return vfdswmr_rdr_read_meta(RDR(file), type, dxpl, addr, size, buf);
 }
 
@@ -228,6 +237,10 @@ reader_unlock(H5FD_t *file)
 static herr_t
 reader_ctl(H5FD_t *file, uint64_t op, uint64_t flags, const void *in, void **out)
 {
+    int rc = vfdswmr_ccf_ctl(&RDR(file)->cc, op, in, out);
+
+    if (rc != 1)
+        return rc;
     switch (op) {
     case VFDSWMR_CTL_REFRESH:
         return vfdswmr_rdr_refresh(RDR(file));

@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "ccfile.h"
 #include "marks.h"
 #include "mdreader.h"
 #include "log.h"
@@ -83,6 +84,7 @@ typedef struct rdr_t {
     rdr_image_t cache[RDR_CACHE_SLOTS];
     uint64_t use_clock;
     vfdswmr_log_t log;   /* log_file_path (common/log.h) */
+    vfdswmr_ccfile_t cc; /* the shared raw-data chunk cache, dropped at every adopted snapshot */
 } rdr_t;
 
 /* ---- locate.c ------------------------------------------------------------ */

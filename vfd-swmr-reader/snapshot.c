@@ -97,6 +97,7 @@ adopt(rdr_t *r, vfdswmr_mdsnap_t *snap, int fd, dev_t dev, ino_t ino)
     vfdswmr_mdsnap_free(&md->snap);
     md->snap = *snap;
     vfdswmr_rdr_cache_drop(r);
+    vfdswmr_ccf_invalidate_all(&r->cc); /* raw data may have changed at the same addresses */
     if (fd != md->fd) {
         if (md->fd >= 0)
             close(md->fd);

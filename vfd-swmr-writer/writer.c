@@ -68,6 +68,7 @@ store_page(void *ctx, uint64_t page, const uint8_t *image, size_t len)
                                           len, image),
                                 _r < 0);
 
+    vfdswmr_ccf_written(&w->cc, page * VFDSWMR_WRITER_PAGE_SIZE, len, image, rc >= 0);
     w->pages_stored++;
     if (w->closing)
         vfdswmr_test_kill_point("close");
@@ -112,6 +113,7 @@ static void
 writer_free(vfdswmr_writer_t *w)
 {
     vfdswmr_pb_destroy(w->pb);
+    vfdswmr_ccf_fini(&w->cc);
     vfdswmr_log_close(&w->log);
     pthread_mutex_destroy(&w->lock);
     pthread_cond_destroy(&w->wake);
@@ -341,6 +343,11 @@ writer_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr)
         return NULL;
     pthread_mutex_init(&w->lock, NULL);
     pthread_cond_init(&w->wake, NULL);
+    if (vfdswmr_ccf_init(&w->cc, &w->base.cfg, VFDSWMR_WRITER_NAME) < 0) {
+        writer_free(w);
+        free(w);
+        return NULL;
+    }
     /* A read-only open through the writer driver (h5dump, probes): pass through. */
     w->active = (flags & H5F_ACC_RDWR) != 0;
     w->swmr_write = (flags & H5F_ACC_SWMR_WRITE) != 0;
@@ -503,9 +510,9 @@ writer_read(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size
     herr_t rc;
 
     if (!w->active)
-        return vfdswmr_pt_read(file, type, dxpl, addr, size, buf);
+        return vfdswmr_ccf_read(&w->cc, LOWER(w), type, dxpl, addr, size, buf);
     pthread_mutex_lock(&w->lock);
-    rc = vfdswmr_pt_read(file, type, dxpl, addr, size, buf);
+    rc = vfdswmr_ccf_read(&w->cc, LOWER(w), type, dxpl, addr, size, buf);
     if (rc >= 0)
         vfdswmr_pb_read(w->pb, addr, size, buf);
     pthread_mutex_unlock(&w->lock);
@@ -537,11 +544,15 @@ writer_write(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t siz
     vfdswmr_writer_t *w = W(file);
     herr_t rc = 0;
 
-    if (!w->active)
-        return vfdswmr_pt_write(file, type, dxpl, addr, size, buf);
+    if (!w->active) {
+        rc = vfdswmr_pt_write(file, type, dxpl, addr, size, buf);
+        vfdswmr_ccf_written(&w->cc, addr, size, buf, rc >= 0);
+        return rc;
+    }
     pthread_mutex_lock(&w->lock);
     if (type == H5FD_MEM_DRAW) { /* raw data and the global heap: straight to the file */
         rc = vfdswmr_pt_write(file, type, dxpl, addr, size, buf);
+        vfdswmr_ccf_written(&w->cc, addr, size, buf, rc >= 0);
         if (rc >= 0)
             vfdswmr_pb_write_raw(w->pb, addr, size, buf);
     }
@@ -600,10 +611,14 @@ writer_truncate(H5FD_t *file, hid_t dxpl, hbool_t closing)
     vfdswmr_writer_t *w = W(file);
     herr_t rc;
 
-    if (!w->active)
-        return vfdswmr_pt_truncate(file, dxpl, closing);
+    if (!w->active) {
+        rc = vfdswmr_pt_truncate(file, dxpl, closing);
+        vfdswmr_ccf_truncated(&w->cc, rc < 0 ? 0 : vfdswmr_pt_get_eof(file, H5FD_MEM_DEFAULT));
+        return rc;
+    }
     pthread_mutex_lock(&w->lock);
     rc = vfdswmr_pt_truncate(file, dxpl, closing);
+    vfdswmr_ccf_truncated(&w->cc, rc < 0 ? 0 : vfdswmr_pt_get_eof(file, H5FD_MEM_DEFAULT));
     w->truncated = true;
     pthread_mutex_unlock(&w->lock);
     return rc;
@@ -718,6 +733,8 @@ writer_ctl(H5FD_t *file, uint64_t op, uint64_t flags, const void *in, void **out
     vfdswmr_writer_t *w = W(file);
     herr_t rc;
 
+    if ((rc = vfdswmr_ccf_ctl(&w->cc, op, in, out)) != 1)
+        return rc;
     if (!w->active && op >= VFDSWMR_CTL_END_TICK && op <= VFDSWMR_CTL_GET_STATUS) {
         VFDSWMR_ERR(H5E_BADVALUE, "%s: the file is open read-only; VFD SWMR is off", VFDSWMR_WRITER_NAME);
         return -1;

@@ -20,6 +20,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 
+#include "ccfile.h"
 #include "log.h"
 #include "marks.h"
 #include "mdwriter.h"
@@ -36,6 +37,9 @@ typedef struct vfdswmr_writer_t {
     char md_path[VFDSWMR_MAX_PATH + 64];
     uint64_t hdf5_id;             /* st_ino of the HDF5 file, 0 unknown */
     vfdswmr_log_t log;
+    vfdswmr_ccfile_t cc;          /* the shared raw-data chunk cache: the HDF5 file's bytes, page
+                                     buffer not included (reads add it on top); own mutex, taken
+                                     inside `lock` */
 
     pthread_mutex_t lock;
     pthread_cond_t wake;

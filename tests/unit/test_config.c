@@ -18,7 +18,8 @@
 #define KEY_LIST                                                                                \
     "tick_len, max_lag, md_pages_reserved, presume_posix_semantics, maintain_metadata_file, "  \
     "generate_updater_files, flush_raw_data, md_file_path, md_file_name, updater_file_path, "  \
-    "log_file_path, pb_expansion_threshold, open_timeout, keep_metadata_file, updater_keep_ticks, under"
+    "log_file_path, pb_expansion_threshold, open_timeout, keep_metadata_file, updater_keep_ticks, "    \
+    "chunk_cache_size, chunk_cache_max_entry, chunk_cache_dset_min, chunk_cache_tag, under"
 
 #define UNDER_FORM ": expected a driver name ([A-Za-z0-9_]+), optionally followed by (its configuration)"
 
@@ -109,7 +110,8 @@ static void test_keys_table(void **state)
         "tick_len",     "max_lag",           "md_pages_reserved", "presume_posix_semantics",
         "maintain_metadata_file", "generate_updater_files", "flush_raw_data", "md_file_path",
         "md_file_name", "updater_file_path", "log_file_path", "pb_expansion_threshold",
-        "open_timeout", "keep_metadata_file", "updater_keep_ticks", "under"};
+        "open_timeout", "keep_metadata_file", "updater_keep_ticks", "chunk_cache_size",
+        "chunk_cache_max_entry", "chunk_cache_dset_min", "chunk_cache_tag", "under"};
     size_t n = sizeof expected / sizeof expected[0];
     for (size_t i = 0; i < n; i++) {
         assert_non_null(vfdswmr_config_keys[i]);
@@ -506,6 +508,38 @@ static void test_trailing_backslash(void **state)
     free(cfg);
 }
 
+static void test_sizes(void **state)
+{
+    static const struct {
+        const char *text;
+        uint64_t bytes;
+    } good[] = {{"0", 0},          {"4096", 4096},         {"1k", 1024},          {"64M", 64ull << 20},
+                {"64MiB", 64ull << 20}, {"2g", 2ull << 30}, {"3GB", 3ull << 30}, {"1T", 1ull << 40},
+                {" 8K ", 8192},     {"1099511627776", 1ull << 40}};
+    static const char *const bad[] = {"", "-1", "1.5M", "M", "12Q", "1Mx", "1KiBB", "2T", "1099511627777",
+                                      "99999999999999999999999"};
+    char text[128], want[256];
+
+    (void)state;
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        parse_one(text, sizeof text, "chunk_cache_size", good[i].text);
+        vfdswmr_config_t *cfg = parse_ok(text);
+        assert_true(cfg->chunk_cache_size == good[i].bytes);
+        free(cfg);
+    }
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        parse_one(text, sizeof text, "chunk_cache_max_entry", bad[i]);
+        snprintf(want, sizeof want,
+                 "chunk_cache_max_entry=%s: expected a byte count up to 1T, e.g. 67108864, 64M or 2G (K, M, G, "
+                 "T: powers of 1024)",
+                 bad[i]);
+        expect_error(text, want);
+    }
+    vfdswmr_config_t *cfg = parse_ok("chunk_cache_size=1M;chunk_cache_dset_min=0;chunk_cache_tag=0");
+    assert_true(cfg->chunk_cache_dset_min == 0 && cfg->chunk_cache_max_entry == UINT64_MAX && !cfg->chunk_cache_tag);
+    free(cfg);
+}
+
 static void test_key_errors(void **state)
 {
     (void)state;
@@ -748,6 +782,7 @@ int main(void)
         cmocka_unit_test(test_blanks_and_separators),
         cmocka_unit_test(test_trailing_backslash),
         cmocka_unit_test(test_key_errors),
+        cmocka_unit_test(test_sizes),
         cmocka_unit_test(test_echo_truncated_and_sanitized),
         cmocka_unit_test(test_under_valid),
         cmocka_unit_test(test_under_invalid),

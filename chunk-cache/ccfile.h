@@ -1,0 +1,71 @@
+/*
+ * A driver's shared chunk cache (cache.h) for one open file: what the
+ * writer, the reader and vfd_chunk_cache call from their callbacks.
+ *
+ *   read:   raw-data reads (H5FD_MEM_DRAW) go through vfdswmr_ccf_read,
+ *           which serves hits and reads misses from the lower file; other
+ *           types are not cached.
+ *   write:  after every write the driver makes (or takes into its page
+ *           buffer, for the writer), whatever its type, vfdswmr_ccf_written
+ *           updates the cached bytes it overlaps -- or drops them when the
+ *           write failed -- so cached bytes always equal what the file holds
+ *           for this process (write-through; the cache never holds a byte
+ *           the file does not).
+ *   truncate: vfdswmr_ccf_truncated drops what lies past the new end.
+ *   reader: vfdswmr_ccf_invalidate_all at every new snapshot.
+ *   ctl:    vfdswmr_ccf_ctl answers VFDSWMR_CTL_CC_* (include/vfdswmr.h).
+ *
+ * Datasets: a read is attributed to the dataset whose object header address
+ * HDF5's API context holds as its tag during the dataset's raw I/O
+ * (H5CX_get_tag, exported by libhdf5 but declared in a private header;
+ * looked up at run time and used only on HDF5 versions where that was
+ * checked), else to the dataset that registered the chunk containing it,
+ * else to none (VFDSWMR_CC_ANON). A read inside a registered chunk loads the
+ * whole chunk.
+ *
+ * Thread safety: one mutex per file; the writer's tick thread may write
+ * while the application reads. A miss is read from the lower file and
+ * inserted under the mutex, and vfdswmr_ccf_written runs after the lower
+ * write under it, so an insert never brings back bytes a write replaced.
+ *
+ * Error contract: driver-callback style -- negative with the reason pushed
+ * on HDF5's error stack (h5err.h).
+ */
+#ifndef VFDSWMR_CHUNK_CACHE_CCFILE_H
+#define VFDSWMR_CHUNK_CACHE_CCFILE_H
+
+#include <hdf5.h>
+#include <H5FDdevelop.h>
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "cache.h"
+#include "config.h"
+
+typedef struct vfdswmr_ccfile {
+    bool ready;       /* the mutex exists (vfdswmr_ccf_fini may always be called after init) */
+    pthread_mutex_t mu;
+    vfdswmr_cc_t *cc; /* NULL: the cache is off */
+    bool use_tag;     /* chunk_cache_tag, and the tag is usable here */
+    const char *drv_name;
+} vfdswmr_ccfile_t;
+
+/* Set up from the configuration (chunk_cache_*); the cache is off with
+ * chunk_cache_size=0 but still answers its ctl operations. 0 or -1; either
+ * way vfdswmr_ccf_fini may follow (f zeroed before: fini does nothing). */
+int vfdswmr_ccf_init(vfdswmr_ccfile_t *f, const vfdswmr_config_t *cfg, const char *drv_name);
+void vfdswmr_ccf_fini(vfdswmr_ccfile_t *f);
+
+/* Read [addr, addr + size) of `type` through the cache from `lower`. */
+herr_t vfdswmr_ccf_read(vfdswmr_ccfile_t *f, H5FD_t *lower, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size,
+                        void *buf);
+/* The file's bytes [addr, addr + size) are now buf (ok), or unknown (!ok). */
+void vfdswmr_ccf_written(vfdswmr_ccfile_t *f, haddr_t addr, size_t size, const void *buf, bool ok);
+void vfdswmr_ccf_truncated(vfdswmr_ccfile_t *f, haddr_t eof);
+void vfdswmr_ccf_invalidate_all(vfdswmr_ccfile_t *f);
+
+/* Answer a VFDSWMR_CTL_CC_* operation: 0 done, -1 failed (reason on the
+ * stack), 1 not a cache operation. */
+int vfdswmr_ccf_ctl(vfdswmr_ccfile_t *f, uint64_t op, const void *in, void **out);
+
+#endif

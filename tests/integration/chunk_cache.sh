@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# The shared raw-data chunk cache through HDF5, in real processes:
+#  - a randomized model (tests/progs/cctest.c: hyperslab writes and reads,
+#    H5Dwrite_chunk/H5Dread_chunk at the same and at new addresses,
+#    H5Dset_extent shrink and regrow, evictions, budget changes; HDF5's own
+#    chunk cache off and on) checks every value read and the statistics'
+#    identities, through vfd_chunk_cache and through vfd_swmr_writer;
+#  - reads are attributed to their datasets (HDF5's API context), and a
+#    registered chunk is loaded whole once for a column read;
+#  - h5dump prints the same through the cache (a budget small enough to
+#    evict) as through sec2, for the standalone driver and the reader;
+#  - an SWMR reader with the cache sees every row the writer appends into
+#    chunks at the same address, at every step;
+#  - a bad chunk_cache_size is refused with a message naming it.
+. "${VFDSWMR_TESTLIB:?}"
+. "${VFDSWMR_PROCLIB:?}"
+
+cc=$VFDSWMR_PROGS/cctest
+run() { ${VFDSWMR_VALGRIND:-} "$cc" "$@"; }
+
+for seed in 1 2 3; do
+    out=$(with_driver vfd_chunk_cache "chunk_cache_size=256K" run "$WORK/model.h5" model $seed 2>&1) ||
+        fail "vfd_chunk_cache, seed $seed: $out"
+    ok "vfd_chunk_cache: $out"
+done
+out=$(with_driver vfd_swmr_writer "tick_len=1;max_lag=3;chunk_cache_size=256K" run "$WORK/wmodel.h5" model 4 2>&1) ||
+    fail "vfd_swmr_writer: $out"
+ok "vfd_swmr_writer with the cache: $out"
+[ ! -e "$WORK/wmodel.h5.md" ] || fail "the writer left its metadata file"
+
+out=$(with_driver vfd_chunk_cache "chunk_cache_size=64M" run "$WORK/attr.h5" attribution 2>&1) || fail "$out"
+ok "$out"
+out=$(with_driver vfd_chunk_cache "chunk_cache_size=64M" run "$WORK/col.h5" column 2>&1) || fail "$out"
+ok "$out"
+
+# h5dump: the same text through sec2 and through the cache (16 KiB: evictions)
+run "$WORK/zoo.h5" make >/dev/null || fail "cctest make"
+dump() { "$H5DUMP" "$WORK/zoo.h5" | sed -e '1s/".*"/FILE/'; }
+want=$(dump) || fail "h5dump through sec2"
+[ "$(printf '%s\n' "$want" | wc -l)" -gt 100 ] || fail "h5dump printed too little: $want"
+for drv in vfd_chunk_cache vfd_swmr_reader; do
+    got=$(with_driver $drv "chunk_cache_size=16K;chunk_cache_max_entry=8K" dump) || fail "h5dump through $drv"
+    [ "$got" = "$want" ] || fail "h5dump through $drv with the cache differs: $(diff <(echo "$want") <(echo "$got") | head)"
+    ok "h5dump through $drv with a 16 KiB cache prints what sec2 does ($(printf '%s\n' "$want" | wc -l) lines)"
+done
+
+# SWMR: appends into partly filled chunks (256 rows a chunk, 100 at a time)
+f=$WORK/rows.h5
+proc_start w env HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="tick_len=1;max_lag=5" \
+    "$VFDSWMR_PROGS/rowwriter" "$f" create
+proc_read w
+[ "$ANSWER" = "ready 0" ] || fail "writer not ready: $ANSWER $(proc_err w)"
+proc_expect w "append 100" "flushed 100"
+proc_start r "$VFDSWMR_PROGS/rowreader" "$f" watch --config "chunk_cache_size=1M"
+proc_read r
+[[ $ANSWER == ready* ]] || fail "reader not ready: $ANSWER $(proc_err r)"
+for ((total = 200; total <= 1200; total += 100)); do
+    proc_expect w "append 100" "flushed $total"
+    proc_expect r "verify $total" "rows $total"
+done
+ok "a reader with the cache saw every row of 12 appends into shared chunks, each right"
+proc_expect w close closed
+proc_end w
+proc_expect r "verify 1200" "rows 1200"
+proc_expect r quit closed
+proc_end r
+[ "$PROC_STATUS" = 0 ] || fail "reader exit status $PROC_STATUS: $(proc_err r)"
+
+out=$(with_driver vfd_chunk_cache "chunk_cache_size=12Q" "$H5DUMP" "$WORK/zoo.h5" 2>&1) && fail "12Q accepted: $out"
+[[ $out == *"chunk_cache_size=12Q: expected a byte count"* ]] || fail "no clear message for 12Q: $out"
+ok "chunk_cache_size=12Q is refused, naming the key"
+finish
