@@ -9,6 +9,8 @@
  * and ignored. Everything but reads, writes, truncation and the cache's
  * ctl operations passes through to the lower driver (common/stack.c).
  */
+#include <stdlib.h>
+
 #include "ccfile.h"
 #include "h5err.h"
 #include "plugin.h"

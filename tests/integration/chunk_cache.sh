@@ -51,6 +51,7 @@ proc_start w env HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="tick_len=1;max_
 proc_read w
 [ "$ANSWER" = "ready 0" ] || fail "writer not ready: $ANSWER $(proc_err w)"
 proc_expect w "append 100" "flushed 100"
+proc_expect w tick ticked # published: the reader can open
 proc_start r "$VFDSWMR_PROGS/rowreader" "$f" watch --config "chunk_cache_size=1M"
 proc_read r
 [[ $ANSWER == ready* ]] || fail "reader not ready: $ANSWER $(proc_err r)"
@@ -66,7 +67,12 @@ proc_expect r quit closed
 proc_end r
 [ "$PROC_STATUS" = 0 ] || fail "reader exit status $PROC_STATUS: $(proc_err r)"
 
-out=$(with_driver vfd_chunk_cache "chunk_cache_size=12Q" "$H5DUMP" "$WORK/zoo.h5" 2>&1) && fail "12Q accepted: $out"
-[[ $out == *"chunk_cache_size=12Q: expected a byte count"* ]] || fail "no clear message for 12Q: $out"
-ok "chunk_cache_size=12Q is refused, naming the key"
+before=$(md5sum <"$WORK/zoo.h5")
+for drv in vfd_chunk_cache vfd_swmr_writer; do
+    out=$(with_driver $drv "chunk_cache_size=12Q" "$VFDSWMR_PROGS/tryopen" "$WORK/zoo.h5" rdwr 2>&1) &&
+        fail "$drv: 12Q accepted: $out"
+    [[ $out == *"chunk_cache_size=12Q: expected a byte count"* ]] || fail "$drv: no clear message for 12Q: $out"
+done
+[ "$(md5sum <"$WORK/zoo.h5")" = "$before" ] || fail "a refused open changed the file"
+ok "chunk_cache_size=12Q is refused by both drivers, naming the key; the file is unchanged"
 finish
