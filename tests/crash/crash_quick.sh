@@ -7,7 +7,9 @@
 #      normally while two readers walk the file; plain HDF5 then reads exactly the final
 #      state, with everything the readers saw;
 #   3. CRASH_QUICK_TRIALS (default 8) trials of crash_harness.sh from seed 7: writers killed
-#      in operations, at random moments and inside H5Fclose, files recovered and verified.
+#      in operations, at random moments and inside H5Fclose, files recovered and verified;
+#      then 4 more from seed 107 with the shared chunk cache on in writers and readers
+#      (chunk_cache_size=1M): a crash costs the same as without it.
 #      Without a recovery command (VFDSWMR_RECOVER) it runs them with --baseline instead,
 #      prints how many crashed files plain HDF5 cannot read as the last snapshot, and the
 #      test is skipped (exit 77).
@@ -113,4 +115,6 @@ if [ ! -x "${VFDSWMR_RECOVER:-}" ]; then
 fi
 bash "$HERE/crash_harness.sh" "$trials" 7 || { KEEP=1; fail "crash harness"; }
 ok "crash harness: $trials trials"
+CRASH_CONFIG="$CONFIG;chunk_cache_size=1M" bash "$HERE/crash_harness.sh" 4 107 || { KEEP=1; fail "crash harness with the chunk cache"; }
+ok "crash harness with the chunk cache: 4 trials"
 echo "$CHECKS checks passed"

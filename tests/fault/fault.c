@@ -17,6 +17,8 @@
  *                        the three keys above that replaces them, so a test
  *                        can move the limit while a writer runs (write it
  *                        to PATH.tmp and rename it over PATH)
+ *   trace_file=PATH      append one line per read and write that reaches
+ *                        this driver: "read|write TYPE ADDRESS SIZE"
  *
  * A failed write sets errno and pushes one message on the HDF5 error stack:
  *   vfd_fault: cannot write SIZE bytes at address ADDR of "NAME": <strerror>
@@ -52,6 +54,7 @@ typedef struct {
     fault_limits_t limits;
     char state_file[PATH_MAX];
     char name[PATH_MAX];
+    FILE *trace; /* trace_file, or NULL */
     unsigned long long writes; /* writes so far, failed ones included */
 } fault_t;
 
@@ -100,7 +103,8 @@ parse_count(const char *v, unsigned long long *out)
  * not name another). Returns 0, or -1 with a message in err.
  */
 static int
-parse(const char *text, fault_limits_t *lim, char *state_file, size_t state_len, char *err, size_t errlen)
+parse(const char *text, fault_limits_t *lim, char *state_file, size_t state_len, char *trace_file, char *err,
+      size_t errlen)
 {
     const char *p = text ? text : "";
 
@@ -138,15 +142,15 @@ parse(const char *text, fault_limits_t *lim, char *state_file, size_t state_len,
             }
             lim->fail_errno = errnos[i].value;
         }
-        else if (!strcmp(key, "state_file") && state_file) {
-            if (snprintf(state_file, state_len, "%s", val) >= (int)state_len) {
-                snprintf(err, errlen, "state_file: path too long");
+        else if ((!strcmp(key, "state_file") && state_file) || (!strcmp(key, "trace_file") && trace_file)) {
+            if (snprintf(key[0] == 's' ? state_file : trace_file, state_len, "%s", val) >= (int)state_len) {
+                snprintf(err, errlen, "%s: path too long", key);
                 return -1;
             }
         }
         else {
             snprintf(err, errlen, "unknown key \"%s\"; accepted keys: max_eof, fail_after_writes, fail_errno%s",
-                     key, state_file ? ", state_file" : "");
+                     key, state_file ? ", state_file, trace_file" : "");
             return -1;
         }
         p = *end ? end + 1 : end;
@@ -187,7 +191,7 @@ current_limits(const fault_t *f, fault_limits_t *lim)
     }
     text[n] = '\0';
     limits_default(lim);
-    if (parse(text, lim, NULL, 0, err, sizeof err) < 0) {
+    if (parse(text, lim, NULL, 0, NULL, err, sizeof err) < 0) {
         VFDSWMR_ERR(H5E_BADVALUE, "%s: bad state file \"%s\": %s", FAULT_NAME, f->state_file, err);
         return -1;
     }
@@ -198,7 +202,7 @@ static H5FD_t *
 fault_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr)
 {
     fault_t *f;
-    char *text = NULL, err[PATH_MAX + 128];
+    char *text = NULL, err[PATH_MAX + 128], trace_file[PATH_MAX] = "";
     ssize_t len;
     hid_t lower_fapl;
     int rc;
@@ -218,11 +222,16 @@ fault_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr)
         VFDSWMR_ERR(H5E_CANTGET, "%s: cannot read the driver configuration string", FAULT_NAME);
         goto fail;
     }
-    rc = parse(text, &f->limits, f->state_file, sizeof f->state_file, err, sizeof err);
+    rc = parse(text, &f->limits, f->state_file, sizeof f->state_file, trace_file, err, sizeof err);
     free(text);
     text = NULL;
     if (rc < 0) {
         VFDSWMR_ERR(H5E_BADVALUE, "%s: bad configuration: %s", FAULT_NAME, err);
+        goto fail;
+    }
+    if (trace_file[0] && (f->trace = fopen(trace_file, "a")) == NULL) {
+        VFDSWMR_ERR(H5E_CANTOPENFILE, "%s: cannot open the trace file \"%s\": %s", FAULT_NAME, trace_file,
+                    strerror(errno));
         goto fail;
     }
     /* sec2 by its own setter: a default FAPL could name this very driver
@@ -240,9 +249,35 @@ fault_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr)
     }
     return &f->base.pub;
 fail:
+    if (f->trace)
+        fclose(f->trace);
     free(text);
     free(f);
     return NULL;
+}
+
+static herr_t
+fault_close(H5FD_t *file)
+{
+    fault_t *f = (fault_t *)file;
+
+    if (f->trace)
+        fclose(f->trace);
+    return vfdswmr_pt_close(file);
+}
+
+static void
+trace(fault_t *f, const char *what, H5FD_mem_t type, haddr_t addr, size_t size)
+{
+    if (f->trace)
+        fprintf(f->trace, "%s %d %llu %zu\n", what, (int)type, (unsigned long long)addr, size);
+}
+
+static herr_t
+fault_read(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, void *buf)
+{
+    trace((fault_t *)file, "read", type, addr, size);
+    return vfdswmr_pt_read(file, type, dxpl, addr, size, buf);
 }
 
 /* sec2's feature flags, the POSIX-compatible handle included (file may be
@@ -265,6 +300,7 @@ fault_write(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size
 
     if (current_limits(f, &lim) < 0)
         return -1;
+    trace(f, "write", type, addr, size);
     f->writes++;
     if (f->writes > lim.fail_after_writes) {
         ok = 0;
@@ -303,6 +339,8 @@ fault_delete(const char *name, hid_t fapl)
 static const H5FD_class_t fault_class = {
     VFDSWMR_CLASS_BASE(FAULT_VALUE, FAULT_NAME),
     .open = fault_open,
+    .close = fault_close,
+    .read = fault_read,
     .query = fault_query,
     .write = fault_write,
     .del = fault_delete,

@@ -11,6 +11,8 @@
 #    evict) as through sec2, for the standalone driver and the reader;
 #  - an SWMR reader with the cache sees every row the writer appends into
 #    chunks at the same address, at every step;
+#  - with chunk_cache_size=0 the lower driver sees exactly the calls it sees
+#    without vfd_chunk_cache (vfd_fault's trace of every read and write);
 #  - a bad chunk_cache_size is refused with a message naming it.
 . "${VFDSWMR_TESTLIB:?}"
 . "${VFDSWMR_PROCLIB:?}"
@@ -66,6 +68,22 @@ proc_expect r "verify 1200" "rows 1200"
 proc_expect r quit closed
 proc_end r
 [ "$PROC_STATUS" = 0 ] || fail "reader exit status $PROC_STATUS: $(proc_err r)"
+
+# chunk_cache_size=0: the same reads and writes reach the lower driver
+for t in direct cached; do
+    rm -f "$WORK/t.h5" "$WORK/$t.trace"
+    if [ $t = direct ]; then
+        drv=vfd_fault cfg="trace_file=$WORK/$t.trace"
+    else
+        drv=vfd_chunk_cache cfg="chunk_cache_size=0;under=vfd_fault(trace_file=$WORK/$t.trace)"
+    fi
+    with_driver $drv "$cfg" "$cc" "$WORK/t.h5" make >/dev/null || fail "cctest make through $drv"
+    with_driver $drv "$cfg" "$H5DUMP" "$WORK/t.h5" >/dev/null || fail "h5dump through $drv"
+done
+[ "$(wc -l <"$WORK/direct.trace")" -gt 50 ] || fail "the trace is too short: $(cat "$WORK/direct.trace")"
+cmp -s "$WORK/direct.trace" "$WORK/cached.trace" ||
+    fail "chunk_cache_size=0 changed the lower driver's calls: $(diff "$WORK/direct.trace" "$WORK/cached.trace" | head)"
+ok "chunk_cache_size=0: the lower driver sees the same $(wc -l <"$WORK/direct.trace") reads and writes as without the cache"
 
 before=$(md5sum <"$WORK/zoo.h5")
 for drv in vfd_chunk_cache vfd_swmr_writer; do
