@@ -172,6 +172,27 @@ vfdswmr_ccf_invalidate_all(vfdswmr_ccfile_t *f)
     pthread_mutex_unlock(&f->mu);
 }
 
+void
+vfdswmr_ccf_invalidate(vfdswmr_ccfile_t *f, uint64_t addr, uint64_t len)
+{
+    pthread_mutex_lock(&f->mu);
+    if (f->cc)
+        vfdswmr_cc_invalidate(f->cc, addr, len);
+    pthread_mutex_unlock(&f->mu);
+}
+
+bool
+vfdswmr_ccf_holds_data(vfdswmr_ccfile_t *f)
+{
+    vfdswmr_cc_stats_t s = {0};
+
+    pthread_mutex_lock(&f->mu);
+    if (f->cc)
+        vfdswmr_cc_stats(f->cc, VFDSWMR_CC_ALL, &s);
+    pthread_mutex_unlock(&f->mu);
+    return s.entries > 0;
+}
+
 /* ---- ctl operations -------------------------------------------------------------- */
 
 static int

@@ -12,7 +12,9 @@
  *           for this process (write-through; the cache never holds a byte
  *           the file does not).
  *   truncate: vfdswmr_ccf_truncated drops what lies past the new end.
- *   reader: vfdswmr_ccf_invalidate_all at every new snapshot.
+ *   reader: at every new snapshot, vfdswmr_ccf_invalidate for what the
+ *           writer wrote since the previous one (mdfile/rawlog.h), or
+ *           vfdswmr_ccf_invalidate_all when that cannot be told.
  *   ctl:    vfdswmr_ccf_ctl answers VFDSWMR_CTL_CC_* (include/vfdswmr.h).
  *
  * Datasets: a read is attributed to the dataset whose object header address
@@ -63,6 +65,10 @@ herr_t vfdswmr_ccf_read(vfdswmr_ccfile_t *f, H5FD_t *lower, H5FD_mem_t type, hid
 void vfdswmr_ccf_written(vfdswmr_ccfile_t *f, haddr_t addr, size_t size, const void *buf, bool ok);
 void vfdswmr_ccf_truncated(vfdswmr_ccfile_t *f, haddr_t eof);
 void vfdswmr_ccf_invalidate_all(vfdswmr_ccfile_t *f);
+/* The file's bytes [addr, addr + len) may have changed: drop what overlaps. */
+void vfdswmr_ccf_invalidate(vfdswmr_ccfile_t *f, uint64_t addr, uint64_t len);
+/* Whether the cache holds anything (false: nothing to invalidate). */
+bool vfdswmr_ccf_holds_data(vfdswmr_ccfile_t *f);
 
 /* Answer a VFDSWMR_CTL_CC_* operation: 0 done, -1 failed (reason on the
  * stack), 1 not a cache operation. */

@@ -209,8 +209,10 @@ herr_t vfdswmr_get_status(hid_t file_id, vfdswmr_status_t *status);
  * without SWMR: HDF5_DRIVER=vfd_chunk_cache, its plugin directory on
  * HDF5_PLUGIN_PATH). It holds on-disk chunk images exactly as the file
  * holds them (write-through: every write through the driver updates or
- * drops what it overlaps), so a crash loses only memory. A reader drops
- * the cache whenever it adopts a new snapshot. Datasets are told apart by
+ * drops what it overlaps), so a crash loses only memory. A reader that
+ * adopts a new snapshot drops what the writer wrote since its previous one
+ * (the writer's raw-data write log, "<metadata file>.raw"), or everything
+ * when the log cannot tell. Datasets are told apart by
  * HDF5's API context (chunk_cache_tag) and by registration below; a dataset
  * is named by its object header address (what H5Oget_info3 + 
  * H5VLnative_token_to_addr give).

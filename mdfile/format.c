@@ -31,6 +31,7 @@ static const uint8_t MAGIC_VIDX[MAGIC_LEN] = {'V', 'I', 'D', 'X'};
 static const uint8_t MAGIC_VUDH[MAGIC_LEN] = {'V', 'U', 'D', 'H'};
 static const uint8_t MAGIC_VUCL[MAGIC_LEN] = {'V', 'U', 'C', 'L'};
 static const uint8_t MAGIC_VRDM[MAGIC_LEN] = {'V', 'R', 'D', 'M'};
+static const uint8_t MAGIC_VRAW[MAGIC_LEN] = {'V', 'R', 'A', 'W'};
 
 /* ---- byte readers and writers ------------------------------------------ */
 
@@ -799,5 +800,77 @@ vfdswmr_markshdr_decode(const uint8_t *buf, size_t len, vfdswmr_markshdr_t *h)
         memset(h, 0, sizeof *h);
         return VFDSWMR_MD_ECOUNT;
     }
+    return VFDSWMR_MD_OK;
+}
+
+/* ---- raw-data write log ------------------------------------------------------ */
+
+size_t
+vfdswmr_rawlog_size(uint32_t n)
+{
+    return VFDSWMR_RAWLOG_HDR_SIZE + (size_t)n * VFDSWMR_RAWRANGE_SIZE + CKSUM_LEN;
+}
+
+void
+vfdswmr_rawlog_encode(const vfdswmr_rawloghdr_t *h, const vfdswmr_rawrange_t *r, uint8_t *out)
+{
+    uint8_t *p = out;
+
+    memcpy(p, MAGIC_VRAW, MAGIC_LEN);
+    p = put32(p + MAGIC_LEN, VFDSWMR_RAWLOG_FORMAT_VERSION);
+    p = put64(p, h->session);
+    p = put64(p, h->first_tick);
+    p = put64(p, h->last_tick);
+    p = put32(p, h->count);
+    for (uint32_t i = 0; i < h->count; i++) {
+        p = put64(p, r[i].tick);
+        p = put64(p, r[i].addr);
+        p = put64(p, r[i].len);
+    }
+    seal(out, p);
+}
+
+vfdswmr_mderr_t
+vfdswmr_rawlog_decode(const uint8_t *buf, size_t len, vfdswmr_rawloghdr_t *h, vfdswmr_rawrange_t **r)
+{
+    const uint8_t *p = buf + MAGIC_LEN;
+    vfdswmr_mderr_t err;
+
+    memset(h, 0, sizeof *h);
+    *r = NULL;
+    if (len < VFDSWMR_RAWLOG_HDR_SIZE)
+        return VFDSWMR_MD_ESHORT;
+    if (memcmp(buf, MAGIC_VRAW, MAGIC_LEN) != 0)
+        return VFDSWMR_MD_EMAGIC;
+    if (take32(&p) != VFDSWMR_RAWLOG_FORMAT_VERSION)
+        return VFDSWMR_MD_EVERSION;
+    vfdswmr_rawloghdr_t d = {.session = take64(&p), .first_tick = take64(&p), .last_tick = take64(&p)};
+    d.count = take32(&p);
+    if (d.count > VFDSWMR_RAWLOG_MAX)
+        return VFDSWMR_MD_ECOUNT;
+    if (len < vfdswmr_rawlog_size(d.count))
+        return d.count > (len - VFDSWMR_RAWLOG_HDR_SIZE) / VFDSWMR_RAWRANGE_SIZE ? VFDSWMR_MD_ECOUNT
+                                                                                  : VFDSWMR_MD_ESHORT;
+    if ((err = check_frame(buf, len, vfdswmr_rawlog_size(d.count), MAGIC_VRAW)) != VFDSWMR_MD_OK)
+        return err;
+    if (d.last_tick != UINT64_MAX && d.first_tick > d.last_tick + 1)
+        return VFDSWMR_MD_ETICK;
+    vfdswmr_rawrange_t *v = d.count ? malloc((size_t)d.count * sizeof *v) : NULL;
+    if (d.count && v == NULL)
+        return VFDSWMR_MD_ENOMEM;
+    for (uint32_t i = 0; i < d.count; i++) {
+        v[i].tick = take64(&p);
+        v[i].addr = take64(&p);
+        v[i].len = take64(&p);
+        err = v[i].tick < d.first_tick || v[i].tick > d.last_tick ? VFDSWMR_MD_ETICK
+              : v[i].len == 0 || v[i].addr + v[i].len < v[i].addr ? VFDSWMR_MD_ERANGE
+                                                                   : VFDSWMR_MD_OK;
+        if (err != VFDSWMR_MD_OK) {
+            free(v);
+            return err;
+        }
+    }
+    *h = d;
+    *r = v;
     return VFDSWMR_MD_OK;
 }

@@ -230,6 +230,35 @@ void vfdswmr_markshdr_encode(const vfdswmr_markshdr_t *h, uint8_t out[VFDSWMR_MA
  * (nslots 0 or more than 65536). No checksum: the header is written once,
  * then only release_below is rewritten, 8 aligned bytes at a time. */
 vfdswmr_mderr_t vfdswmr_markshdr_decode(const uint8_t *buf, size_t len, vfdswmr_markshdr_t *h);
+/* ---- raw-data write log ("VRAW"), "<metadata file>.raw" (rawlog.h) ------- */
+#define VFDSWMR_RAWLOG_FORMAT_VERSION 1
+#define VFDSWMR_RAWLOG_HDR_SIZE 36 /* before the ranges */
+#define VFDSWMR_RAWRANGE_SIZE 24
+/* The most ranges a log may hold (the decoder refuses more). */
+#define VFDSWMR_RAWLOG_MAX 65536
+typedef struct vfdswmr_rawloghdr_t {
+    uint64_t session;    /* the writer session */
+    uint64_t first_tick; /* every write of ticks first_tick .. last_tick is listed */
+    uint64_t last_tick;  /* the tick whose publish the log was written for */
+    uint32_t count;      /* ranges that follow */
+} vfdswmr_rawloghdr_t;
+typedef struct vfdswmr_rawrange_t {
+    uint64_t tick; /* the tick that published the write */
+    uint64_t addr; /* first byte written in the HDF5 file */
+    uint64_t len;  /* bytes; >= 1 */
+} vfdswmr_rawrange_t;
+/* Bytes of a log with n ranges (checksum included). */
+size_t vfdswmr_rawlog_size(uint32_t n);
+/* out holds vfdswmr_rawlog_size(h->count) bytes. */
+void vfdswmr_rawlog_encode(const vfdswmr_rawloghdr_t *h, const vfdswmr_rawrange_t *r, uint8_t *out);
+/* ESHORT, EMAGIC, EVERSION, ECOUNT (count over VFDSWMR_RAWLOG_MAX or the
+ * buffer), ECHECKSUM, ETICK (first_tick > last_tick + 1, or a range's tick
+ * outside them), ERANGE (a range of length 0 or past 2^64). len may exceed
+ * the log (a longer earlier log under it). *r is malloc'd (NULL when count
+ * is 0); the caller frees it. */
+vfdswmr_mderr_t vfdswmr_rawlog_decode(const uint8_t *buf, size_t len, vfdswmr_rawloghdr_t *h,
+                                      vfdswmr_rawrange_t **r);
+
 /* A slot's tick (and release_below): one little-endian u64. */
 void vfdswmr_u64_encode(uint64_t v, uint8_t out[8]);
 uint64_t vfdswmr_u64_decode(const uint8_t in[8]);

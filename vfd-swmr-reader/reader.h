@@ -84,7 +84,7 @@ typedef struct rdr_t {
     rdr_image_t cache[RDR_CACHE_SLOTS];
     uint64_t use_clock;
     vfdswmr_log_t log;   /* log_file_path (common/log.h) */
-    vfdswmr_ccfile_t cc; /* the shared raw-data chunk cache, dropped at every adopted snapshot */
+    vfdswmr_ccfile_t cc; /* the shared raw-data chunk cache (what changed dropped at each snapshot) */
 } rdr_t;
 
 /* ---- locate.c ------------------------------------------------------------ */

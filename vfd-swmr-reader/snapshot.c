@@ -14,6 +14,7 @@
  *    of any writer that starts later, which overwrites nothing before its
  *    tick max_lag. The lag check therefore also looks for such a writer.
  */
+#include "rawlog.h"
 #include "reader.h"
 
 #include <errno.h>
@@ -81,6 +82,25 @@ vfdswmr_rdr_status(const rdr_t *r, vfdswmr_status_t *st)
     st->max_lag = s->hdr.max_lag;
 }
 
+static void
+drop_range(void *ctx, uint64_t addr, uint64_t len)
+{
+    vfdswmr_ccf_invalidate(ctx, addr, len);
+}
+
+/* The chunk cache holds raw data read under snapshot `from` (or later):
+ * drop what the writer wrote in the ticks after it, up to snapshot `to` --
+ * everything when the raw-data write log cannot tell (rawlog.h). */
+static void
+drop_raw_writes(rdr_t *r, const vfdswmr_mdhdr_t *from, const vfdswmr_mdhdr_t *to)
+{
+    if (!vfdswmr_ccf_holds_data(&r->cc))
+        return;
+    if (from->session != to->session || from->tick > to->tick ||
+        !vfdswmr_rawlog_read(r->md.path, to->session, from->tick, to->tick, drop_range, &r->cc))
+        vfdswmr_ccf_invalidate_all(&r->cc);
+}
+
 /* Replace the adopted snapshot by *snap, loaded from fd (a new file when
  * it differs from md.fd, which is then closed). */
 static int
@@ -94,10 +114,10 @@ adopt(rdr_t *r, vfdswmr_mdsnap_t *snap, int fd, dev_t dev, ino_t ino)
             close(fd);
         return -1;
     }
+    drop_raw_writes(r, &md->snap.hdr, &snap->hdr); /* raw data may have changed at the same addresses */
     vfdswmr_mdsnap_free(&md->snap);
     md->snap = *snap;
     vfdswmr_rdr_cache_drop(r);
-    vfdswmr_ccf_invalidate_all(&r->cc); /* raw data may have changed at the same addresses */
     if (fd != md->fd) {
         if (md->fd >= 0)
             close(md->fd);

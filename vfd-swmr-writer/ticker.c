@@ -39,6 +39,12 @@ vfdswmr_writer_end_tick(vfdswmr_writer_t *w, bool final)
                                w->closing ? w->base.cfg.max_lag : VFDSWMR_MARK_RELEASE_FACTOR * w->base.cfg.max_lag,
                                &w->marked_readers);
     vfdswmr_mdw_set_keep_lag(w->mdw, w->lag);
+    /* Before the header: a reader that sees tick T finds T's writes listed. */
+    if (w->rawlog && vfdswmr_rawlog_publish(w->rawlog, tick, w->lag) < 0) {
+        VFDSWMR_LOG(&w->log, "warning", "cannot write the raw-data write log: %s", strerror(errno));
+        vfdswmr_rawlog_close(w->rawlog); /* readers then drop their caches at every snapshot */
+        w->rawlog = NULL;
+    }
     if (vfdswmr_pb_prepare(w->pb, tick, w->lag, final, &changes, &nc, &removals, &nr) < 0) {
         snprintf(w->error, sizeof w->error, "out of memory preparing tick %llu", (unsigned long long)tick);
         return -1;

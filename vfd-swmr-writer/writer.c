@@ -69,6 +69,7 @@ store_page(void *ctx, uint64_t page, const uint8_t *image, size_t len)
                                 _r < 0);
 
     vfdswmr_ccf_written(&w->cc, page * VFDSWMR_WRITER_PAGE_SIZE, len, image, rc >= 0);
+    vfdswmr_rawlog_add(w->rawlog, vfdswmr_mdw_tick(w->mdw) + 1, page * VFDSWMR_WRITER_PAGE_SIZE, len);
     w->pages_stored++;
     if (w->closing)
         vfdswmr_test_kill_point("close");
@@ -249,6 +250,10 @@ start_swmr(vfdswmr_writer_t *w, const char *name, unsigned flags, hid_t fapl, ha
      * keep the max_lag contract. */
     if (o.md_path && vfdswmr_marks_create(w->md_path, vfdswmr_mdw_session(w->mdw), &w->marks) < 0)
         VFDSWMR_LOG(&w->log, "warning", "no read-mark table: %s", strerror(errno));
+    /* Without the raw-data write log, caching readers drop their chunk
+     * cache at every snapshot. */
+    if (o.md_path && vfdswmr_rawlog_create(w->md_path, vfdswmr_mdw_session(w->mdw), &w->rawlog) < 0)
+        VFDSWMR_LOG(&w->log, "warning", "no raw-data write log: %s", strerror(errno));
     if (!replace && vfdswmr_mdw_link(w->mdw, false, err, sizeof err) < 0) {
         VFDSWMR_ERR(H5E_CANTCREATE, "%s: %s", VFDSWMR_WRITER_NAME, err);
         goto fail;
@@ -295,6 +300,8 @@ fail:
     w->mdw = NULL;
     vfdswmr_marks_close(w->marks);
     w->marks = NULL;
+    vfdswmr_rawlog_close(w->rawlog);
+    w->rawlog = NULL;
     if (old_fd >= 0)
         close(old_fd);
     return -1;
@@ -495,6 +502,7 @@ writer_close(H5FD_t *file)
         rc = -1;
     }
     vfdswmr_marks_close(w->marks);
+    vfdswmr_rawlog_close(w->rawlog);
     writer_free(w);
     if (vfdswmr_stack_close(&w->base) < 0)
         rc = -1;
@@ -553,6 +561,7 @@ writer_write(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t siz
     if (type == H5FD_MEM_DRAW) { /* raw data and the global heap: straight to the file */
         rc = vfdswmr_pt_write(file, type, dxpl, addr, size, buf);
         vfdswmr_ccf_written(&w->cc, addr, size, buf, rc >= 0);
+        vfdswmr_rawlog_add(w->rawlog, vfdswmr_mdw_tick(w->mdw) + 1, addr, size); /* even failed: bytes unknown */
         if (rc >= 0)
             vfdswmr_pb_write_raw(w->pb, addr, size, buf);
     }
@@ -618,7 +627,10 @@ writer_truncate(H5FD_t *file, hid_t dxpl, hbool_t closing)
     }
     pthread_mutex_lock(&w->lock);
     rc = vfdswmr_pt_truncate(file, dxpl, closing);
-    vfdswmr_ccf_truncated(&w->cc, rc < 0 ? 0 : vfdswmr_pt_get_eof(file, H5FD_MEM_DEFAULT));
+    haddr_t eof = rc < 0 ? 0 : vfdswmr_pt_get_eof(file, H5FD_MEM_DEFAULT);
+    eof = eof == HADDR_UNDEF ? 0 : eof;
+    vfdswmr_ccf_truncated(&w->cc, eof);
+    vfdswmr_rawlog_add(w->rawlog, vfdswmr_mdw_tick(w->mdw) + 1, eof, UINT64_MAX - eof);
     w->truncated = true;
     pthread_mutex_unlock(&w->lock);
     return rc;

@@ -23,6 +23,7 @@
 #include "ccfile.h"
 #include "log.h"
 #include "marks.h"
+#include "rawlog.h"
 #include "mdwriter.h"
 #include "pagebuf.h"
 #include "stack.h"
@@ -49,6 +50,7 @@ typedef struct vfdswmr_writer_t {
     vfdswmr_pagebuf_t *pb;
     vfdswmr_mdw_t *mdw;
     vfdswmr_marks_t *marks;       /* read marks of local readers (marks.h), or NULL */
+    vfdswmr_rawlog_t *rawlog;     /* what this session wrote to the HDF5 file, per tick (rawlog.h) */
     uint32_t lag;                 /* what is kept for readers: max_lag, or more for read marks */
     unsigned marked_readers;      /* live read marks at the last tick */
     uint64_t eoa;                 /* current end of allocated space */

@@ -145,10 +145,22 @@ static void seed_udcl(seed_dir_t *d)
     seed_one_udcl(d, 4096, 3, lengths);
 }
 
+static void seed_rawlog(seed_dir_t *d)
+{
+    static const vfdswmr_rawrange_t r[] = {{3, 4096, 100}, {4, 0, 1}, {4, 1 << 20, 4096}, {5, 12, UINT64_MAX - 12}};
+    static const vfdswmr_rawloghdr_t hdrs[] = {{7, 1, 0, 0}, {7, 3, 5, 4}, {UINT64_MAX, 4, 4, 2}};
+    uint8_t mode[1], body[MAX_SEED];
+    for (size_t i = 0; i < sizeof hdrs / sizeof hdrs[0]; i++) {
+        vfdswmr_rawlog_encode(&hdrs[i], hdrs[i].first_tick == 4 ? r + 1 : r, body);
+        emit(d, mode, 1, body, vfdswmr_rawlog_size(hdrs[i].count));
+    }
+}
+
 static const struct {
     const char *name;
     void (*write)(seed_dir_t *d);
-} targets[] = {{"mdhdr", seed_mdhdr}, {"mdidx", seed_mdidx}, {"udhdr", seed_udhdr}, {"udcl", seed_udcl}};
+} targets[] = {{"mdhdr", seed_mdhdr}, {"mdidx", seed_mdidx}, {"udhdr", seed_udhdr}, {"udcl", seed_udcl},
+               {"rawlog", seed_rawlog}};
 
 static int make_dir(const char *path)
 {
@@ -174,7 +186,7 @@ int main(int argc, char **argv)
     int status = 0;
 
     if (argc != 3) {
-        fprintf(stderr, "usage: seed {mdhdr|mdidx|udhdr|udcl} DIR | seed all DIR\n");
+        fprintf(stderr, "usage: seed {mdhdr|mdidx|udhdr|udcl|rawlog} DIR | seed all DIR\n");
         return 1;
     }
     if (strcmp(argv[1], "all") == 0) {
@@ -190,6 +202,6 @@ int main(int argc, char **argv)
     for (size_t t = 0; t < ntargets; t++)
         if (strcmp(argv[1], targets[t].name) == 0)
             return run(t, argv[2]);
-    fprintf(stderr, "seed: unknown target \"%s\" (mdhdr, mdidx, udhdr, udcl or all)\n", argv[1]);
+    fprintf(stderr, "seed: unknown target \"%s\" (mdhdr, mdidx, udhdr, udcl, rawlog or all)\n", argv[1]);
     return 1;
 }

@@ -10,7 +10,9 @@
 #  - h5dump prints the same through the cache (a budget small enough to
 #    evict) as through sec2, for the standalone driver and the reader;
 #  - an SWMR reader with the cache sees every row the writer appends into
-#    chunks at the same address, at every step;
+#    chunks at the same address, at every step, and keeps (hits) the chunks
+#    the writer no longer writes: it drops only what the raw-data write log
+#    says the ticks since its last snapshot wrote;
 #  - with chunk_cache_size=0 the lower driver sees exactly the calls it sees
 #    without vfd_chunk_cache (vfd_fault's trace of every read and write);
 #  - a bad chunk_cache_size is refused with a message naming it.
@@ -48,7 +50,7 @@ done
 
 # SWMR: appends into partly filled chunks (256 rows a chunk, 100 at a time)
 f=$WORK/rows.h5
-proc_start w env HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="tick_len=1;max_lag=5" \
+proc_start w env HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="tick_len=1;max_lag=20" \
     "$VFDSWMR_PROGS/rowwriter" "$f" create
 proc_read w
 [ "$ANSWER" = "ready 0" ] || fail "writer not ready: $ANSWER $(proc_err w)"
@@ -62,6 +64,11 @@ for ((total = 200; total <= 1200; total += 100)); do
     proc_expect r "verify $total" "rows $total"
 done
 ok "a reader with the cache saw every row of 12 appends into shared chunks, each right"
+proc_ask r ccstats
+hits=$(sed -n 's/.* hits=\([0-9]*\) .*/\1/p' <<<"$ANSWER") inval=$(sed -n 's/.* invalidations=\([0-9]*\) .*/\1/p' <<<"$ANSWER")
+[ "${hits:-0}" -gt 0 ] || fail "the reader's cache never hit across refreshes: $ANSWER"
+[ "${inval:-0}" -gt 0 ] || fail "the reader's cache never dropped a rewritten chunk: $ANSWER"
+ok "across refreshes the reader kept the full chunks and dropped the rewritten ones ($ANSWER)"
 proc_expect w close closed
 proc_end w
 proc_expect r "verify 1200" "rows 1200"

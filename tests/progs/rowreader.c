@@ -23,6 +23,8 @@
  *         status      vfdswmr_get_status    "status tick=T writer_state=S
  *                     tick_len=L max_lag=M" (the numbers; or "status tick=T
  *                     writer_state=unavailable" when vfdswmr.h has no writer state)
+ *         ccstats     the shared chunk cache's statistics   "ccstats lookups=L hits=H
+ *                     invalidations=I entries=E" (vfdswmr_chunk_cache_get_stats)
  *         quit        close the file                        "closed" | "close failed"
  *
  * --config selects vfd_swmr_reader with that configuration through
@@ -291,6 +293,19 @@ watch(const char *path, const char *config)
             status(file);
             continue;
         }
+#ifdef VFDSWMR_CTL_CC_GET_STATS
+        else if (!strcmp(line, "ccstats")) {
+            vfdswmr_chunk_cache_stats_t s;
+            if (vfdswmr_chunk_cache_get_stats(file, &s) < 0) {
+                rows_report("vfdswmr_chunk_cache_get_stats");
+                printf("ccstats failed\n");
+            }
+            else
+                printf("ccstats lookups=%llu hits=%llu invalidations=%llu entries=%llu\n", s.lookups, s.hits,
+                       s.invalidations, s.entries);
+            continue;
+        }
+#endif
         else if (!strcmp(line, "quit"))
             break;
         else {

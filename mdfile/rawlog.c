@@ -1,0 +1,194 @@
+/* The raw-data write log; see rawlog.h (and docs/FORMAT.md, "VRAW"). */
+#include "rawlog.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "plan.h"
+#include "safefile.h"
+
+/* Invariant: r[0 .. n) sorted by tick (adds come in tick order), every tick
+ * >= first_tick; first_tick only rises. */
+struct vfdswmr_rawlog {
+    int fd;
+    char *path;
+    dev_t dev;
+    ino_t ino;
+    uint64_t session, first_tick;
+    vfdswmr_rawrange_t r[VFDSWMR_RAWLOG_CAP];
+    uint32_t n;
+};
+
+int
+vfdswmr_rawlog_name(char *out, size_t len, const char *md_path)
+{
+    int n = snprintf(out, len, "%s.raw", md_path);
+    return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+int
+vfdswmr_rawlog_create(const char *md_path, uint64_t session, vfdswmr_rawlog_t **out)
+{
+    vfdswmr_rawlog_t *l = calloc(1, sizeof *l);
+    size_t plen = strlen(md_path) + 8;
+    char tmp[4096 + 64];
+    struct stat st;
+    int e;
+
+    *out = NULL;
+    if (l == NULL || NULL == (l->path = malloc(plen)) || vfdswmr_rawlog_name(l->path, plen, md_path) < 0) {
+        e = ENOMEM;
+        goto fail;
+    }
+    l->session = session;
+    l->first_tick = 1; /* tick 0 wrote nothing: the file as it was */
+    if ((l->fd = vfdswmr_create_temp(l->path, tmp, sizeof tmp, 0644)) < 0) {
+        e = errno;
+        goto fail;
+    }
+    if (vfdswmr_rawlog_publish(l, 0, 1) < 0 || fstat(l->fd, &st) < 0 || rename(tmp, l->path) < 0) {
+        e = errno;
+        unlink(tmp);
+        close(l->fd);
+        goto fail;
+    }
+    l->dev = st.st_dev;
+    l->ino = st.st_ino;
+    *out = l;
+    return 0;
+fail:
+    if (l)
+        free(l->path);
+    free(l);
+    errno = e;
+    return -1;
+}
+
+/* Make room for one more range of `tick`: drop the oldest tick, or, when
+ * every range is of `tick`, collapse them into one covering them all. */
+static void
+make_room(vfdswmr_rawlog_t *l, uint64_t tick)
+{
+    uint32_t k = 0;
+
+    if (l->r[0].tick < tick) {
+        uint64_t oldest = l->r[0].tick;
+        while (k < l->n && l->r[k].tick == oldest)
+            k++;
+        memmove(l->r, l->r + k, (l->n - k) * sizeof l->r[0]);
+        l->n -= k;
+        l->first_tick = oldest + 1;
+        return;
+    }
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (k = 0; k < l->n; k++) {
+        lo = l->r[k].addr < lo ? l->r[k].addr : lo;
+        hi = l->r[k].addr + l->r[k].len > hi ? l->r[k].addr + l->r[k].len : hi;
+    }
+    l->r[0] = (vfdswmr_rawrange_t){tick, lo, hi - lo};
+    l->n = 1;
+}
+
+void
+vfdswmr_rawlog_add(vfdswmr_rawlog_t *l, uint64_t tick, uint64_t addr, uint64_t len)
+{
+    vfdswmr_rawrange_t *last;
+
+    if (l == NULL || len == 0)
+        return;
+    if (addr + len < addr)
+        len = UINT64_MAX - addr;
+    last = l->n ? &l->r[l->n - 1] : NULL;
+    /* appends (the common case) extend the previous range */
+    if (last && last->tick == tick && addr <= last->addr + last->len && addr + len >= last->addr) {
+        uint64_t lo = addr < last->addr ? addr : last->addr;
+        uint64_t hi = addr + len > last->addr + last->len ? addr + len : last->addr + last->len;
+        last->addr = lo;
+        last->len = hi - lo;
+        return;
+    }
+    if (l->n == VFDSWMR_RAWLOG_CAP)
+        make_room(l, tick);
+    if (l->n == VFDSWMR_RAWLOG_CAP) { /* collapsed to one of this tick: widen it */
+        vfdswmr_rawlog_add(l, tick, addr, len);
+        return;
+    }
+    l->r[l->n++] = (vfdswmr_rawrange_t){tick, addr, len};
+}
+
+int
+vfdswmr_rawlog_publish(vfdswmr_rawlog_t *l, uint64_t tick, uint64_t window)
+{
+    uint32_t k = 0;
+    uint8_t *buf;
+    size_t len;
+    int rc;
+
+    /* keep ticks tick - window + 1 .. tick */
+    if (tick >= window && tick - window + 1 > l->first_tick) {
+        l->first_tick = tick - window + 1;
+        while (k < l->n && l->r[k].tick < l->first_tick)
+            k++;
+        memmove(l->r, l->r + k, (l->n - k) * sizeof l->r[0]);
+        l->n -= k;
+    }
+    vfdswmr_rawloghdr_t h = {l->session, l->first_tick, tick, 0};
+    while (h.count < l->n && l->r[h.count].tick <= tick)
+        h.count++; /* adds for later ticks wait for their publish */
+    len = vfdswmr_rawlog_size(h.count);
+    if ((buf = malloc(len)) == NULL)
+        return -1;
+    vfdswmr_rawlog_encode(&h, l->r, buf);
+    rc = vfdswmr_pwrite_all(l->fd, buf, len, 0) < 0 || ftruncate(l->fd, (off_t)len) < 0 ? -1 : 0;
+    free(buf);
+    return rc;
+}
+
+void
+vfdswmr_rawlog_close(vfdswmr_rawlog_t *l)
+{
+    struct stat st;
+
+    if (l == NULL)
+        return;
+    if (stat(l->path, &st) == 0 && st.st_dev == l->dev && st.st_ino == l->ino)
+        unlink(l->path);
+    close(l->fd);
+    free(l->path);
+    free(l);
+}
+
+int
+vfdswmr_rawlog_read(const char *md_path, uint64_t session, uint64_t from, uint64_t to,
+                    void (*fn)(void *ctx, uint64_t addr, uint64_t len), void *ctx)
+{
+    char path[4096 + 64];
+    size_t cap = vfdswmr_rawlog_size(VFDSWMR_RAWLOG_CAP);
+    uint8_t *buf;
+    vfdswmr_rawloghdr_t h;
+    vfdswmr_rawrange_t *r = NULL;
+    ssize_t got;
+    int fd, ok;
+
+    if (vfdswmr_rawlog_name(path, sizeof path, md_path) < 0 || (fd = vfdswmr_open_regular(path, O_RDONLY)) < 0)
+        return 0;
+    if ((buf = malloc(cap)) == NULL) {
+        close(fd);
+        return 0;
+    }
+    got = pread(fd, buf, cap, 0);
+    close(fd);
+    ok = got > 0 && vfdswmr_rawlog_decode(buf, (size_t)got, &h, &r) == VFDSWMR_MD_OK && h.session == session &&
+         h.first_tick <= from + 1 && h.last_tick >= to;
+    free(buf);
+    for (uint32_t i = 0; ok && i < h.count; i++)
+        if (r[i].tick > from && r[i].tick <= to)
+            fn(ctx, r[i].addr, r[i].len);
+    free(r);
+    return ok;
+}
