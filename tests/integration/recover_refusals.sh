@@ -54,10 +54,12 @@ crashed_writer() {
     proc_kill w
 }
 
-# files: what $data holds, but for read-mark tables (<metadata file>.readers):
-# a dead writer's table serves no writer, and a writer refused only at
-# recovery -- after it made its own table -- removes it (as of this test).
-files() { find "$data" -mindepth 1 -maxdepth 1 ! -name '*.readers' -printf '%f\n' | sort; }
+# files: what $data holds, but for read-mark tables (<metadata file>.readers)
+# and raw-data write logs (<metadata file>.raw): a dead writer's serve no
+# writer (readers of its session find them stale and drop their caches),
+# and a writer refused only at recovery -- after it made its own -- removes
+# them (as of this test).
+files() { find "$data" -mindepth 1 -maxdepth 1 ! -name '*.readers' ! -name '*.raw' -printf '%f\n' | sort; }
 # keep FILE...: copies FILE.before for unchanged, and the listing of $data.
 keep() {
     local f
