@@ -48,6 +48,11 @@ limits_of(unsigned long long size, unsigned long long max_entry, unsigned long l
 
     if (max_entry != 0 && max_entry != UINT64_MAX)
         l.max_entry = (size_t)max_entry;
+    /* An entry larger than the budget is never kept, so it must never be
+     * loaded either: load_chunk would read a whole chunk for every small
+     * read of it and throw it away. */
+    if (l.max_entry > l.size)
+        l.max_entry = l.size;
     if (dset_min != UINT64_MAX)
         l.dset_min = (size_t)dset_min;
     return l;

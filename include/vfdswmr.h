@@ -71,6 +71,7 @@
  *                          chunk cache, bytes; K, M, G, T suffixes
  *                          (powers of 1024), e.g. 256M; up to 1T
  * chunk_cache_max_entry    largest chunk image cached, bytes      size / 4
+ *                          (at most the size)
  * chunk_cache_dset_min     what each dataset keeps when others    min(10M,
  *                          need room (its minimum retention)      size / 16)
  * chunk_cache_tag          0/1: attribute raw reads to datasets   1
@@ -233,7 +234,7 @@ typedef struct vfdswmr_chunk_cache_stats_t {
 } vfdswmr_chunk_cache_stats_t;
 
 /* Set the budget (0: off, dropping everything), the largest image cached (0:
- * size / 4) and the per-dataset minimum retention (ULLONG_MAX: min(10 MiB,
+ * size / 4; never more than the size) and the per-dataset minimum retention (ULLONG_MAX: min(10 MiB,
  * size / 16)) of the file's cache, evicting what no longer fits. */
 herr_t vfdswmr_chunk_cache_configure(hid_t file_id, unsigned long long size, unsigned long long max_entry,
                                      unsigned long long dset_min);

@@ -6,7 +6,8 @@
 #    chunk cache off and on) checks every value read and the statistics'
 #    identities, through vfd_chunk_cache and through vfd_swmr_writer;
 #  - reads are attributed to their datasets (HDF5's API context), and a
-#    registered chunk is loaded whole once for a column read;
+#    registered chunk is loaded whole once for a column read -- but not when
+#    it is larger than the budget (chunk_cache_max_entry above the size);
 #  - h5dump prints the same through the cache (a budget small enough to
 #    evict) as through sec2, for the standalone driver and the reader;
 #  - an SWMR reader with the cache sees every row the writer appends into
@@ -32,6 +33,13 @@ out=$(with_driver vfd_chunk_cache "chunk_cache_size=64M" run "$WORK/attr.h5" att
 ok "$out"
 out=$(with_driver vfd_chunk_cache "chunk_cache_size=64M" run "$WORK/col.h5" column 2>&1) || fail "$out"
 ok "$out"
+# A largest entry above the budget (key, then configure): a chunk too big to
+# keep is not loaded whole for each small read of it.
+for drv in vfd_chunk_cache vfd_swmr_writer; do
+    out=$(with_driver $drv "tick_len=1;max_lag=3;chunk_cache_size=64K;chunk_cache_max_entry=1T" run "$WORK/big.h5" bigentry 2>&1) ||
+        fail "$drv: $out"
+    ok "$drv: $out"
+done
 
 # h5dump: the same text through sec2 and through the cache (16 KiB: evictions)
 run "$WORK/zoo.h5" make >/dev/null || fail "cctest make"
