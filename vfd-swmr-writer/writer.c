@@ -709,6 +709,10 @@ ctl_locked(vfdswmr_writer_t *w, uint64_t op, const void *in)
         return 0;
     case VFDSWMR_CTL_GET_STATUS: {
         vfdswmr_status_t *s = (vfdswmr_status_t *)(uintptr_t)in;
+        if (s == NULL) {
+            VFDSWMR_ERR(H5E_BADVALUE, "%s: GET_STATUS needs a vfdswmr_status_t as input", VFDSWMR_WRITER_NAME);
+            return -1;
+        }
         vfdswmr_pb_stats(w->pb, &st);
         vfdswmr_mdw_index(w->mdw, &n);
         *s = (vfdswmr_status_t){.is_writer = 1, .tick = vfdswmr_mdw_tick(w->mdw),

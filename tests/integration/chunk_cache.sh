@@ -12,6 +12,7 @@
 #    evict) as through sec2, for the standalone driver and the reader;
 #  - an SWMR reader with the cache sees every row the writer appends into
 #    chunks at the same address, at every step;
+#  - H5FDctl with NULL or absurd arguments fails or does no harm;
 #  - a bad chunk_cache_size is refused with a message naming it.
 . "${VFDSWMR_TESTLIB:?}"
 . "${VFDSWMR_PROCLIB:?}"
@@ -38,6 +39,13 @@ ok "$out"
 for drv in vfd_chunk_cache vfd_swmr_writer; do
     out=$(with_driver $drv "tick_len=1;max_lag=3;chunk_cache_size=64K;chunk_cache_max_entry=1T" run "$WORK/big.h5" bigentry 2>&1) ||
         fail "$drv: $out"
+    ok "$drv: $out"
+done
+
+# H5FDctl on the driver's handle with NULL and absurd arguments: errors or
+# harmless, never a crash
+for drv in vfd_chunk_cache vfd_swmr_writer; do
+    out=$(with_driver $drv "tick_len=1;max_lag=3;chunk_cache_size=64K" run "$WORK/ctl.h5" ctl 2>&1) || fail "$drv: $out"
     ok "$drv: $out"
 done
 
