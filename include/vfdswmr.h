@@ -192,11 +192,15 @@ herr_t vfdswmr_get_status(hid_t file_id, vfdswmr_status_t *status);
 /*
  * The ctl operations behind those functions, for H5FDctl() on the handle
  * H5Fget_vfd_handle() returns when its FAPL holds the property
- * VFDSWMR_HANDLE_PROPERTY (any value). Op codes lie in HDF5's range for
- * experimental use (512-1023). GET_STATUS takes a vfdswmr_status_t * as
- * its input and fills it.
+ * VFDSWMR_HANDLE_PROPERTY (any value). When that property is an int, the
+ * drivers set it to VFDSWMR_HANDLE_ACK: a file open through another driver
+ * leaves it alone, and its handle is that driver's (for sec2 a pointer to
+ * its descriptor), which must not be passed to H5FDctl. Op codes lie in
+ * HDF5's range for experimental use (512-1023). GET_STATUS takes a
+ * vfdswmr_status_t * as its input and fills it.
  */
 #define VFDSWMR_HANDLE_PROPERTY "vfdswmr_handle"
+#define VFDSWMR_HANDLE_ACK 0x56534852 /* "VSHR" */
 #define VFDSWMR_CTL_END_TICK 640
 #define VFDSWMR_CTL_DISABLE_EOT 641
 #define VFDSWMR_CTL_ENABLE_EOT 642
