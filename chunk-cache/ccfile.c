@@ -90,6 +90,16 @@ vfdswmr_ccf_fini(vfdswmr_ccfile_t *f)
     f->ready = false;
 }
 
+void
+vfdswmr_ccf_forbid(vfdswmr_ccfile_t *f, const char *why)
+{
+    pthread_mutex_lock(&f->mu);
+    vfdswmr_cc_free(f->cc);
+    f->cc = NULL;
+    f->forbidden = why;
+    pthread_mutex_unlock(&f->mu);
+}
+
 /* ---- I/O ----------------------------------------------------------------------- */
 
 static herr_t
@@ -184,6 +194,10 @@ configure(vfdswmr_ccfile_t *f, const vfdswmr_chunk_cache_config_t *c)
 {
     if (c->size > VFDSWMR_MAX_CACHE_SIZE) {
         VFDSWMR_ERR(H5E_BADVALUE, "%s: chunk cache size %llu is over the limit (1 TiB)", f->drv_name, c->size);
+        return -1;
+    }
+    if (c->size > 0 && f->forbidden) {
+        VFDSWMR_ERR(H5E_BADVALUE, "%s: no chunk cache on this file: %s", f->drv_name, f->forbidden);
         return -1;
     }
     vfdswmr_cc_limits_t l = limits_of(c->size, c->max_entry, c->dset_min);

@@ -39,6 +39,12 @@ ccdrv_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr)
         free(d);
         return NULL;
     }
+    /* HDF5's own SWMR: a writer elsewhere changes chunks in place and
+     * appends into them, and nothing here hears of it (H5Drefresh reloads
+     * metadata only), so cached chunks would go stale. */
+    if (flags & H5F_ACC_SWMR_READ)
+        vfdswmr_ccf_forbid(&d->cc, "it is open for SWMR reading (H5F_ACC_SWMR_READ), and another process writing "
+                                   "it would leave cached chunks stale; read it through vfd_swmr_reader");
     return &d->base.pub;
 }
 

@@ -12,6 +12,8 @@
 #    evict) as through sec2, for the standalone driver and the reader;
 #  - an SWMR reader with the cache sees every row the writer appends into
 #    chunks at the same address, at every step;
+#  - a legacy SWMR reader (H5F_ACC_SWMR_READ) through vfd_chunk_cache sees
+#    appends and rewrites in place after H5Drefresh (no cache on such a file);
 #  - H5FDctl with NULL or absurd arguments fails or does no harm;
 #  - a bad chunk_cache_size is refused with a message naming it.
 . "${VFDSWMR_TESTLIB:?}"
@@ -41,6 +43,14 @@ for drv in vfd_chunk_cache vfd_swmr_writer; do
         fail "$drv: $out"
     ok "$drv: $out"
 done
+
+# HDF5's own SWMR: a reader through vfd_chunk_cache (H5F_ACC_SWMR_READ) sees
+# every append into the chunk it read and every rewrite in place after
+# H5Drefresh, as through sec2 -- the driver does not cache such a file
+out=$(run "$WORK/legacy0.h5" legacy 2>&1) || fail "sec2: $out"
+out=$(with_driver vfd_chunk_cache "chunk_cache_size=1M" run "$WORK/legacy.h5" legacy 2>&1) ||
+    fail "vfd_chunk_cache: $out"
+ok "vfd_chunk_cache: $out"
 
 # H5FDctl on the driver's handle with NULL and absurd arguments: errors or
 # harmless, never a crash
