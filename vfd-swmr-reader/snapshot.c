@@ -81,6 +81,20 @@ vfdswmr_rdr_status(const rdr_t *r, vfdswmr_status_t *st)
     st->max_lag = s->hdr.max_lag;
 }
 
+/*
+ * Forget every raw-data byte read so far: the chunk cache's, and a chunk
+ * cache below us (under=vfd_chunk_cache(...), which hears of no writer and
+ * is told through its ctl; other lower drivers ignore the operation). Raw
+ * data is not versioned: the writer appends into chunks and rewrites them
+ * at the same addresses.
+ */
+static void
+drop_raw(rdr_t *r)
+{
+    vfdswmr_ccf_invalidate_all(&r->cc);
+    (void)VFDSWMR_GUARDED(herr_t, H5FDctl(r->base.lower, VFDSWMR_CTL_CC_EVICT, 0, NULL, NULL), _r < 0);
+}
+
 /* Replace the adopted snapshot by *snap, loaded from fd (a new file when
  * it differs from md.fd, which is then closed). */
 static int
@@ -97,7 +111,7 @@ adopt(rdr_t *r, vfdswmr_mdsnap_t *snap, int fd, dev_t dev, ino_t ino)
     vfdswmr_mdsnap_free(&md->snap);
     md->snap = *snap;
     vfdswmr_rdr_cache_drop(r);
-    vfdswmr_ccf_invalidate_all(&r->cc); /* raw data may have changed at the same addresses */
+    drop_raw(r); /* raw data may have changed at the same addresses */
     if (fd != md->fd) {
         if (md->fd >= 0)
             close(md->fd);
@@ -149,8 +163,14 @@ vfdswmr_rdr_refresh(rdr_t *r)
 
     if (newest_source(md, &fd, &dev, &ino, &opened) < 0)
         return -1;
-    if (fd < 0)
-        return 0; /* still no writer */
+    if (fd < 0) {
+        /* Still no writer -- now. A whole writer session may have come and
+         * gone since the last refresh, changing raw data in place: the
+         * library reloads the metadata from the HDF5 file, and raw data must
+         * come from there too. */
+        drop_raw(r);
+        return 0;
+    }
     vfdswmr_rdr_load_opts(md, &o);
     if (opened)
         o.first_read = 64u << 10; /* another writer's page size is not known yet */
@@ -165,6 +185,10 @@ vfdswmr_rdr_refresh(rdr_t *r)
     }
     if (!opened && snap.hdr.session == md->snap.hdr.session && snap.hdr.tick == md->snap.hdr.tick) {
         vfdswmr_mdsnap_free(&snap); /* nothing new: keep the cache */
+        /* ... unless its writer is gone (closed, or died): a later writer
+         * may have come and gone meanwhile, as above. */
+        if ((md->snap.hdr.flags & VFDSWMR_MDHDR_FINAL) || vfdswmr_rdr_md_unlinked(md))
+            drop_raw(r);
         return 0;
     }
     return adopt(r, &snap, fd, dev, ino);

@@ -11,7 +11,9 @@
 #  - h5dump prints the same through the cache (a budget small enough to
 #    evict) as through sec2, for the standalone driver and the reader;
 #  - an SWMR reader with the cache sees every row the writer appends into
-#    chunks at the same address, at every step;
+#    chunks at the same address, at every step -- also across whole writer
+#    sessions that begin and end between two of its refreshes, and with the
+#    cache below it (under=vfd_chunk_cache(...));
 #  - a legacy SWMR reader (H5F_ACC_SWMR_READ) through vfd_chunk_cache sees
 #    appends and rewrites in place after H5Drefresh (no cache on such a file);
 #  - H5FDctl with NULL or absurd arguments fails or does no harm;
@@ -92,6 +94,59 @@ proc_expect r "verify 1200" "rows 1200"
 proc_expect r quit closed
 proc_end r
 [ "$PROC_STATUS" = 0 ] || fail "reader exit status $PROC_STATUS: $(proc_err r)"
+
+# A reader that holds no live writer's snapshot -- none ran when it opened,
+# or the one it followed closed -- across whole writer sessions between two
+# refreshes: each appends into the partly filled chunk the reader has cached.
+f=$WORK/sessions.h5
+session() { # ROWS_BEFORE: open the file, append 100 rows, close
+    proc_start w env HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="tick_len=0;max_lag=3" \
+        "$VFDSWMR_PROGS/rowwriter" "$f" "$([ "$1" = 0 ] && echo create || echo open)"
+    proc_read w
+    [ "$ANSWER" = "ready $1" ] || fail "writer not ready: $ANSWER $(proc_err w)"
+    proc_expect w "append 100" "flushed $(($1 + 100))"
+    [ "${2:-}" = keep ] && return
+    proc_expect w close closed
+    proc_end w
+}
+session 0
+proc_start r "$VFDSWMR_PROGS/rowreader" "$f" watch --config "chunk_cache_size=1M"
+proc_read r
+[[ $ANSWER == ready* ]] || fail "reader not ready: $ANSWER $(proc_err r)"
+proc_expect r "verify 100" "rows 100"
+session 100
+proc_expect r "verify 200" "rows 200"
+ok "a reader with the cache opened without a writer sees the rows a whole writer session appended"
+session 200 keep
+proc_expect w tick ticked
+proc_expect r "verify 300" "rows 300" # follows the writer ...
+proc_expect w close closed
+proc_end w
+proc_expect r "verify 300" "rows 300" # ... to its final snapshot
+session 300
+proc_expect r "verify 400" "rows 400"
+ok "... and so does one whose writer closed, after the next whole session"
+proc_expect r quit closed
+proc_end r
+
+# The reader over vfd_chunk_cache (under=...): that cache hears of no
+# writer; the reader empties it with its own at every new snapshot.
+f=$WORK/under.h5
+session 0 keep
+proc_expect w tick ticked
+proc_start r "$VFDSWMR_PROGS/rowreader" "$f" watch --config "under=vfd_chunk_cache(chunk_cache_size=1M)"
+proc_read r
+[[ $ANSWER == ready* ]] || fail "reader not ready: $ANSWER $(proc_err r)"
+for ((total = 200; total <= 500; total += 100)); do
+    proc_expect w "append 100" "flushed $total"
+    proc_expect w tick ticked
+    proc_expect r "verify $total" "rows $total"
+done
+proc_expect w close closed
+proc_end w
+proc_expect r quit closed
+proc_end r
+ok "a reader over vfd_chunk_cache sees every row of 4 appends into shared chunks"
 
 before=$(md5sum <"$WORK/zoo.h5")
 for drv in vfd_chunk_cache vfd_swmr_writer; do
