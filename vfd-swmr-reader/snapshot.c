@@ -214,7 +214,8 @@ released_error(rdr_t *r, uint64_t tick, uint64_t writer_tick)
                     (unsigned long long)writer_tick);
     VFDSWMR_ERR(H5E_READERROR,
                 "%s: reader fell behind: the writer released its snapshot (tick %llu) after it stayed %u times "
-                "max_lag=%u ticks behind (writer at tick %llu): refresh (H5Drefresh/H5Grefresh/vfdswmr_refresh)",
+                "max_lag=%u ticks behind, or max_lag ticks while the writer was closing (writer at tick %llu): "
+                "refresh (H5Drefresh/H5Grefresh/vfdswmr_refresh)",
                 RDR_NAME, (unsigned long long)tick, VFDSWMR_MARK_RELEASE_FACTOR, r->md.max_lag,
                 (unsigned long long)writer_tick);
     return -1;

@@ -116,6 +116,12 @@ for link in symbolic hard; do
     proc_end w
     line=$(grep ' close_wait ' "$log")
     [[ $line == *"readers=1 all_current=0"* ]] || fail "a reader through a $link link: the close did not wait: $line"
+    if [ $link = symbolic ]; then
+        # max_lag ticks behind the closing writer: released, and told so
+        proc_expect r read failed
+        grep -q "released its snapshot.*or max_lag ticks while the writer was closing" "$WORK/r.err" ||
+            fail "the idle reader's error: $(grep 'fell behind' "$WORK/r.err")"
+    fi
     proc_expect r "verify 1000" "rows 1000"
     proc_expect r quit closed
     proc_end r
