@@ -53,6 +53,12 @@ out=$(run "$WORK/legacy0.h5" legacy 2>&1) || fail "sec2: $out"
 out=$(with_driver vfd_chunk_cache "chunk_cache_size=1M" run "$WORK/legacy.h5" legacy 2>&1) ||
     fail "vfd_chunk_cache: $out"
 ok "vfd_chunk_cache: $out"
+# the same reader through vfd_swmr_writer (read-only: a plain handle) and
+# vfd_swmr_reader (no metadata file: the HDF5 file as it is), writer sec2
+for drv in vfd_swmr_writer vfd_swmr_reader; do
+    out=$(run "$WORK/legacy-$drv.h5" legacy $drv "chunk_cache_size=1M" 2>&1) || fail "$drv: $out"
+    ok "$drv: $out"
+done
 
 # H5FDctl on the driver's handle with NULL and absurd arguments: errors or
 # harmless, never a crash

@@ -30,12 +30,14 @@
  *       configured with a largest entry (1 TiB) above its budget (64 KiB):
  *       a column read must not read the 2 MB chunk from the file once per
  *       row (bytes read counted in /proc/self/io).
- *   cctest FILE legacy
+ *   cctest FILE legacy [DRIVER CONFIG]
  *       HDF5's own SWMR: this process writes (H5Fstart_swmr_write), a copy
- *       of it (same environment) reads with H5F_ACC_SWMR_READ. The writer
+ *       of it (same environment; through DRIVER with CONFIG, when given)
+ *       reads with H5F_ACC_SWMR_READ. The writer
  *       appends into the chunk the reader read, then rewrites every element
  *       in place; after each H5Drefresh the reader must see the new values.
- *       Configuring a cache on the SWMR-read file must fail.
+ *       Configuring a cache on the SWMR-read file must fail (but through
+ *       vfd_swmr_reader, which drops its cache at every such refresh).
  *   cctest FILE ctl
  *       H5FDctl on the driver's handle with NULL and absurd arguments, for
  *       every vfd-swmr operation: errors, never a crash; the file stays right.
@@ -544,17 +546,22 @@ legacy_values(int round, int i)
 }
 
 static int
-legacy_reader(const char *path)
+legacy_reader(const char *path, const char *driver, const char *config)
 {
-    hid_t f, d, dapl = H5Pcreate(H5P_DATASET_ACCESS);
+    hid_t f, d, dapl = H5Pcreate(H5P_DATASET_ACCESS), fapl = H5Pcreate(H5P_FILE_ACCESS);
     static int got[1000];
     char cmd;
 
-    if ((f = H5Fopen(path, H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, H5P_DEFAULT)) < 0)
+    if (driver)
+        CHECK(H5Pset_driver_by_name(fapl, driver, config));
+    if ((f = H5Fopen(path, H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, fapl)) < 0)
         die("legacy reader: H5Fopen(SWMR_READ)");
+    /* vfd_swmr_reader keeps its cache (it drops it at every refresh without
+     * a writer of its own); the others must refuse one. */
     H5E_BEGIN_TRY
     {
-        if (vfdswmr_chunk_cache_configure(f, 1 << 20, 0, ~0ull) >= 0)
+        if (vfdswmr_chunk_cache_configure(f, 1 << 20, 0, ~0ull) >= 0 &&
+            (driver == NULL || strcmp(driver, VFDSWMR_READER_NAME) != 0))
             die("legacy reader: a chunk cache was configured on a file open for SWMR reading");
     }
     H5E_END_TRY
@@ -581,7 +588,7 @@ legacy_reader(const char *path)
 }
 
 static int
-legacy(const char *self, const char *path)
+legacy(const char *self, const char *path, const char *driver, const char *config)
 {
     hsize_t n = 10, maxd = H5S_UNLIMITED, ch = 100;
     hid_t f = create_file(path), sp = H5Screate_simple(1, &n, &maxd), dcpl = H5Pcreate(H5P_DATASET_CREATE), d;
@@ -603,7 +610,10 @@ legacy(const char *self, const char *path)
             _exit(1);
         close(to[1]); /* the reader must see the end of the commands */
         close(from[0]);
-        execl(self, self, path, "legacy-reader", (char *)NULL);
+        if (driver)
+            execl(self, self, path, "legacy-reader", driver, config, (char *)NULL);
+        else
+            execl(self, self, path, "legacy-reader", (char *)NULL);
         _exit(127);
     }
     close(to[0]);
@@ -716,12 +726,12 @@ main(int argc, char **argv)
         return make(argv[1]);
     if (argc == 3 && !strcmp(argv[2], "bigentry"))
         return bigentry(argv[1]);
-    if (argc == 3 && !strcmp(argv[2], "legacy"))
-        return legacy(argv[0], argv[1]);
-    if (argc == 3 && !strcmp(argv[2], "legacy-reader"))
-        return legacy_reader(argv[1]);
+    if ((argc == 3 || argc == 5) && !strcmp(argv[2], "legacy"))
+        return legacy(argv[0], argv[1], argc == 5 ? argv[3] : NULL, argc == 5 ? argv[4] : NULL);
+    if ((argc == 3 || argc == 5) && !strcmp(argv[2], "legacy-reader"))
+        return legacy_reader(argv[1], argc == 5 ? argv[3] : NULL, argc == 5 ? argv[4] : NULL);
     if (argc == 3 && !strcmp(argv[2], "ctl"))
         return ctl(argv[1]);
-    fprintf(stderr, "usage: cctest FILE model SEED | attribution | column | make | bigentry | legacy | ctl\n");
+    fprintf(stderr, "usage: cctest FILE model SEED | attribution | column | make | bigentry | legacy [DRIVER CONFIG] | ctl\n");
     return 2;
 }
