@@ -48,6 +48,11 @@ limits_of(unsigned long long size, unsigned long long max_entry, unsigned long l
 
     if (max_entry != 0 && max_entry != UINT64_MAX)
         l.max_entry = (size_t)max_entry;
+    /* An entry larger than the budget is never kept, so it must never be
+     * loaded either: load_chunk would read a whole chunk for every small
+     * read of it and throw it away. */
+    if (l.max_entry > l.size)
+        l.max_entry = l.size;
     if (dset_min != UINT64_MAX)
         l.dset_min = (size_t)dset_min;
     return l;
@@ -83,6 +88,16 @@ vfdswmr_ccf_fini(vfdswmr_ccfile_t *f)
     if (f->ready)
         pthread_mutex_destroy(&f->mu);
     f->ready = false;
+}
+
+void
+vfdswmr_ccf_forbid(vfdswmr_ccfile_t *f, const char *why)
+{
+    pthread_mutex_lock(&f->mu);
+    vfdswmr_cc_free(f->cc);
+    f->cc = NULL;
+    f->forbidden = why;
+    pthread_mutex_unlock(&f->mu);
 }
 
 /* ---- I/O ----------------------------------------------------------------------- */
@@ -200,6 +215,10 @@ configure(vfdswmr_ccfile_t *f, const vfdswmr_chunk_cache_config_t *c)
 {
     if (c->size > VFDSWMR_MAX_CACHE_SIZE) {
         VFDSWMR_ERR(H5E_BADVALUE, "%s: chunk cache size %llu is over the limit (1 TiB)", f->drv_name, c->size);
+        return -1;
+    }
+    if (c->size > 0 && f->forbidden) {
+        VFDSWMR_ERR(H5E_BADVALUE, "%s: no chunk cache on this file: %s", f->drv_name, f->forbidden);
         return -1;
     }
     vfdswmr_cc_limits_t l = limits_of(c->size, c->max_entry, c->dset_min);

@@ -50,6 +50,7 @@ typedef struct vfdswmr_ccfile {
     vfdswmr_cc_t *cc; /* NULL: the cache is off */
     bool use_tag;     /* chunk_cache_tag, and the tag is usable here */
     const char *drv_name;
+    const char *forbidden; /* why this file may not be cached (vfdswmr_ccf_forbid), or NULL */
 } vfdswmr_ccfile_t;
 
 /* Set up from the configuration (chunk_cache_*); the cache is off with
@@ -57,6 +58,9 @@ typedef struct vfdswmr_ccfile {
  * way vfdswmr_ccf_fini may follow (f zeroed before: fini does nothing). */
 int vfdswmr_ccf_init(vfdswmr_ccfile_t *f, const vfdswmr_config_t *cfg, const char *drv_name);
 void vfdswmr_ccf_fini(vfdswmr_ccfile_t *f);
+/* This file may change without the driver seeing it (`why`, a static
+ * string): the cache goes off, and configuring it on again fails with why. */
+void vfdswmr_ccf_forbid(vfdswmr_ccfile_t *f, const char *why);
 
 /* Read [addr, addr + size) of `type` through the cache from `lower`. */
 herr_t vfdswmr_ccf_read(vfdswmr_ccfile_t *f, H5FD_t *lower, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size,

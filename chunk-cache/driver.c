@@ -9,6 +9,7 @@
  * and ignored. Everything but reads, writes, truncation and the cache's
  * ctl operations passes through to the lower driver (common/stack.c).
  */
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "ccfile.h"
@@ -18,6 +19,7 @@
 typedef struct {
     vfdswmr_file_t base; /* first: the pass-through callbacks work on it */
     vfdswmr_ccfile_t cc;
+    bool read_only;
 } ccdrv_t;
 
 #define CCDRV(file) ((ccdrv_t *)(file))
@@ -39,6 +41,13 @@ ccdrv_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr)
         free(d);
         return NULL;
     }
+    /* HDF5's own SWMR: a writer elsewhere changes chunks in place and
+     * appends into them, and nothing here hears of it (H5Drefresh reloads
+     * metadata only), so cached chunks would go stale. */
+    d->read_only = !(flags & H5F_ACC_RDWR);
+    if (flags & H5F_ACC_SWMR_READ)
+        vfdswmr_ccf_forbid(&d->cc, "it is open for SWMR reading (H5F_ACC_SWMR_READ), and another process writing "
+                                   "it would leave cached chunks stale; read it through vfd_swmr_reader");
     return &d->base.pub;
 }
 
@@ -64,6 +73,24 @@ ccdrv_write(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size
     return rc;
 }
 
+/*
+ * On a file open read-only the library flushes only to refresh objects
+ * (H5Drefresh, H5Grefresh, H5Orefresh), and a driver below us may then move
+ * to a newer state of the file: vfd_swmr_reader adopts its writer's newest
+ * snapshot (HDF5_DRIVER_CONFIG='chunk_cache_size=...;under=vfd_swmr_reader'),
+ * with raw data rewritten in place since. So a refresh drops the cache, as
+ * vfdswmr_refresh (VFDSWMR_CTL_REFRESH, passed down) does.
+ */
+static herr_t
+ccdrv_flush(H5FD_t *file, hid_t dxpl, hbool_t closing)
+{
+    herr_t rc = vfdswmr_pt_flush(file, dxpl, closing);
+
+    if (CCDRV(file)->read_only)
+        vfdswmr_ccf_invalidate_all(&CCDRV(file)->cc);
+    return rc;
+}
+
 static herr_t
 ccdrv_truncate(H5FD_t *file, hid_t dxpl, hbool_t closing)
 {
@@ -79,7 +106,12 @@ ccdrv_ctl(H5FD_t *file, uint64_t op, uint64_t flags, const void *in, void **out)
 {
     int rc = vfdswmr_ccf_ctl(&CCDRV(file)->cc, op, in, out);
 
-    return rc == 1 ? vfdswmr_pt_ctl(file, op, flags, in, out) : rc;
+    if (rc != 1)
+        return rc;
+    rc = vfdswmr_pt_ctl(file, op, flags, in, out);
+    if (op == VFDSWMR_CTL_REFRESH) /* a reader below moved to a newer snapshot */
+        vfdswmr_ccf_invalidate_all(&CCDRV(file)->cc);
+    return rc;
 }
 
 static herr_t
@@ -94,6 +126,7 @@ static const H5FD_class_t ccdrv_class = {
     .close = ccdrv_close,
     .read = ccdrv_read,
     .write = ccdrv_write,
+    .flush = ccdrv_flush,
     .truncate = ccdrv_truncate,
     .ctl = ccdrv_ctl,
     .del = ccdrv_delete,

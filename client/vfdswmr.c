@@ -8,6 +8,7 @@
 #include <H5FDdevelop.h>
 #include <H5PLpublic.h>
 #include <H5VLnative.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,28 +54,44 @@ vfdswmr_set_fapl_reader(hid_t fapl_id, const char *config)
     return set_driver(fapl_id, VFDSWMR_READER_NAME, config);
 }
 
-/* The outermost vfd-swmr driver of an open file, through the marker FAPL. */
+/* The outermost vfd-swmr driver of an open file, through the marker FAPL,
+ * which our drivers acknowledge (VFDSWMR_HANDLE_ACK); NULL with a message
+ * when the file is open through another driver, whose handle is something
+ * else (sec2: a pointer to its descriptor). `release`: file_id is the
+ * caller's own reference (H5Iget_file_id), closed here -- the object it
+ * came from keeps the file open -- so that no API call, which would clear
+ * the error stack, follows the message or the ctl operation. */
 static H5FD_t *
-our_handle(hid_t file_id)
+our_handle(hid_t file_id, bool release)
 {
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
-    int marker = 1;
+    int marker = 0;
     void *handle = NULL;
+    bool foreign = false;
 
     if (fapl < 0)
         return NULL;
     if (H5Pinsert2(fapl, VFDSWMR_HANDLE_PROPERTY, sizeof marker, &marker, NULL, NULL, NULL, NULL, NULL, NULL) <
             0 ||
-        H5Fget_vfd_handle(file_id, fapl, &handle) < 0)
+        H5Fget_vfd_handle(file_id, fapl, &handle) < 0 || H5Pget(fapl, VFDSWMR_HANDLE_PROPERTY, &marker) < 0)
         handle = NULL;
+    else if (marker != VFDSWMR_HANDLE_ACK)
+        foreign = true;
     H5Pclose(fapl);
+    if (release)
+        H5Fclose(file_id);
+    if (foreign) { /* after the last API call, which would clear the stack */
+        H5Epush2(H5E_DEFAULT, __FILE__, __func__, __LINE__, H5E_ERR_CLS, H5E_VFL, H5E_BADVALUE,
+                 "the file is not open through vfd_swmr_writer, vfd_swmr_reader or vfd_chunk_cache");
+        return NULL;
+    }
     return handle;
 }
 
 static herr_t
-ctl_out(hid_t file_id, uint64_t op, const void *in, void *out)
+ctl_out(hid_t file_id, bool release, uint64_t op, const void *in, void *out)
 {
-    H5FD_t *h = our_handle(file_id);
+    H5FD_t *h = our_handle(file_id, release);
 
     if (h == NULL)
         return -1;
@@ -84,7 +101,7 @@ ctl_out(hid_t file_id, uint64_t op, const void *in, void *out)
 static herr_t
 ctl(hid_t file_id, uint64_t op, const void *in)
 {
-    return ctl_out(file_id, op, in, NULL);
+    return ctl_out(file_id, false, op, in, NULL);
 }
 
 herr_t
@@ -123,7 +140,8 @@ vfdswmr_get_status(hid_t file_id, vfdswmr_status_t *status)
 /* ---- the shared chunk cache ---------------------------------------------- */
 
 /* The file of obj_id, and the object header address of the dataset obj_id
- * (*dset NULL when obj_id is a file). The caller closes *file. */
+ * (*dset NULL when obj_id is a file). The caller closes *file (ctl_out with
+ * release does). */
 static herr_t
 file_and_dataset(hid_t obj_id, hid_t *file, unsigned long long *addr, const unsigned long long **dset)
 {
@@ -161,14 +179,11 @@ vfdswmr_chunk_cache_get_stats(hid_t obj_id, vfdswmr_chunk_cache_stats_t *stats)
     const unsigned long long *dset;
     unsigned long long addr;
     hid_t file;
-    herr_t rc;
 
     memset(stats, 0, sizeof *stats);
     if (file_and_dataset(obj_id, &file, &addr, &dset) < 0)
         return -1;
-    rc = ctl_out(file, VFDSWMR_CTL_CC_GET_STATS, dset, stats);
-    H5Fclose(file);
-    return rc;
+    return ctl_out(file, true, VFDSWMR_CTL_CC_GET_STATS, dset, stats);
 }
 
 herr_t
@@ -183,16 +198,16 @@ vfdswmr_chunk_cache_set_dataset(hid_t dset_id, unsigned long long min_bytes, int
     const unsigned long long *dset;
     unsigned long long addr;
     hid_t file;
-    herr_t rc = -1;
+    vfdswmr_chunk_cache_dataset_t d;
 
     if (file_and_dataset(dset_id, &file, &addr, &dset) < 0)
         return -1;
-    if (dset) {
-        vfdswmr_chunk_cache_dataset_t d = {addr, min_bytes, nocache};
-        rc = ctl(file, VFDSWMR_CTL_CC_SET_DATASET, &d);
+    if (dset == NULL) {
+        H5Fclose(file);
+        return -1; /* a dataset's setting */
     }
-    H5Fclose(file);
-    return rc;
+    d = (vfdswmr_chunk_cache_dataset_t){addr, min_bytes, nocache};
+    return ctl_out(file, true, VFDSWMR_CTL_CC_SET_DATASET, &d, NULL);
 }
 
 struct chunk_list {
@@ -234,11 +249,14 @@ vfdswmr_chunk_cache_register(hid_t dset_id)
         return -1;
     if (dset && (dcpl = H5Dget_create_plist(dset_id)) >= 0) {
         /* Only chunked datasets have chunks to register. */
-        if (H5Pget_layout(dcpl) != H5D_CHUNKED || H5Dchunk_iter(dset_id, H5P_DEFAULT, add_chunk, &l) >= 0) {
-            vfdswmr_chunk_cache_chunks_t c = {addr, l.n, l.v};
-            rc = ctl(file, VFDSWMR_CTL_CC_REGISTER, &c);
-        }
+        bool listed = H5Pget_layout(dcpl) != H5D_CHUNKED || H5Dchunk_iter(dset_id, H5P_DEFAULT, add_chunk, &l) >= 0;
         H5Pclose(dcpl);
+        if (listed) {
+            vfdswmr_chunk_cache_chunks_t c = {addr, l.n, l.v};
+            rc = ctl_out(file, true, VFDSWMR_CTL_CC_REGISTER, &c, NULL);
+            free(l.v);
+            return rc;
+        }
     }
     free(l.v);
     H5Fclose(file);
@@ -251,13 +269,10 @@ vfdswmr_chunk_cache_evict(hid_t obj_id)
     const unsigned long long *dset;
     unsigned long long addr;
     hid_t file;
-    herr_t rc;
 
     if (file_and_dataset(obj_id, &file, &addr, &dset) < 0)
         return -1;
-    rc = ctl(file, VFDSWMR_CTL_CC_EVICT, dset);
-    H5Fclose(file);
-    return rc;
+    return ctl_out(file, true, VFDSWMR_CTL_CC_EVICT, dset, NULL);
 }
 
 herr_t

@@ -213,8 +213,15 @@ herr_t
 vfdswmr_pt_get_handle(H5FD_t *file, hid_t fapl, void **handle)
 {
     /* The client library asks for our own handle (to call H5FDctl on it)
-     * with a FAPL that carries the marker property. */
+     * with a FAPL that carries the marker property; an int marker is set
+     * to VFDSWMR_HANDLE_ACK, so that the caller knows the handle is ours. */
     if (VFDSWMR_GUARDED(htri_t, H5Pexist(fapl, VFDSWMR_HANDLE_PROPERTY), false) > 0) {
+        size_t size = 0;
+        int ack = VFDSWMR_HANDLE_ACK;
+
+        if (VFDSWMR_GUARDED(herr_t, H5Pget_size(fapl, VFDSWMR_HANDLE_PROPERTY, &size), _r < 0) >= 0 &&
+            size == sizeof ack && VFDSWMR_GUARDED(herr_t, H5Pset(fapl, VFDSWMR_HANDLE_PROPERTY, &ack), _r < 0) < 0)
+            return -1;
         *handle = file;
         return 0;
     }

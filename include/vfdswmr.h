@@ -71,6 +71,7 @@
  *                          chunk cache, bytes; K, M, G, T suffixes
  *                          (powers of 1024), e.g. 256M; up to 1T
  * chunk_cache_max_entry    largest chunk image cached, bytes      size / 4
+ *                          (at most the size)
  * chunk_cache_dset_min     what each dataset keeps when others    min(10M,
  *                          need room (its minimum retention)      size / 16)
  * chunk_cache_tag          0/1: attribute raw reads to datasets   1
@@ -191,11 +192,15 @@ herr_t vfdswmr_get_status(hid_t file_id, vfdswmr_status_t *status);
 /*
  * The ctl operations behind those functions, for H5FDctl() on the handle
  * H5Fget_vfd_handle() returns when its FAPL holds the property
- * VFDSWMR_HANDLE_PROPERTY (any value). Op codes lie in HDF5's range for
- * experimental use (512-1023). GET_STATUS takes a vfdswmr_status_t * as
- * its input and fills it.
+ * VFDSWMR_HANDLE_PROPERTY (any value). When that property is an int, the
+ * drivers set it to VFDSWMR_HANDLE_ACK: a file open through another driver
+ * leaves it alone, and its handle is that driver's (for sec2 a pointer to
+ * its descriptor), which must not be passed to H5FDctl. Op codes lie in
+ * HDF5's range for experimental use (512-1023). GET_STATUS takes a
+ * vfdswmr_status_t * as its input and fills it.
  */
 #define VFDSWMR_HANDLE_PROPERTY "vfdswmr_handle"
+#define VFDSWMR_HANDLE_ACK 0x56534852 /* "VSHR" */
 #define VFDSWMR_CTL_END_TICK 640
 #define VFDSWMR_CTL_DISABLE_EOT 641
 #define VFDSWMR_CTL_ENABLE_EOT 642
@@ -235,7 +240,7 @@ typedef struct vfdswmr_chunk_cache_stats_t {
 } vfdswmr_chunk_cache_stats_t;
 
 /* Set the budget (0: off, dropping everything), the largest image cached (0:
- * size / 4) and the per-dataset minimum retention (ULLONG_MAX: min(10 MiB,
+ * size / 4; never more than the size) and the per-dataset minimum retention (ULLONG_MAX: min(10 MiB,
  * size / 16)) of the file's cache, evicting what no longer fits. */
 herr_t vfdswmr_chunk_cache_configure(hid_t file_id, unsigned long long size, unsigned long long max_entry,
                                      unsigned long long dset_min);

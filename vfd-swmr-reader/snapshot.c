@@ -82,6 +82,20 @@ vfdswmr_rdr_status(const rdr_t *r, vfdswmr_status_t *st)
     st->max_lag = s->hdr.max_lag;
 }
 
+/*
+ * Forget every raw-data byte read so far: the chunk cache's, and a chunk
+ * cache below us (under=vfd_chunk_cache(...), which hears of no writer and
+ * is told through its ctl; other lower drivers ignore the operation). Raw
+ * data is not versioned: the writer appends into chunks and rewrites them
+ * at the same addresses.
+ */
+static void
+drop_raw(rdr_t *r)
+{
+    vfdswmr_ccf_invalidate_all(&r->cc);
+    (void)VFDSWMR_GUARDED(herr_t, H5FDctl(r->base.lower, VFDSWMR_CTL_CC_EVICT, 0, NULL, NULL), _r < 0);
+}
+
 static void
 drop_range(void *ctx, uint64_t addr, uint64_t len)
 {
@@ -90,10 +104,12 @@ drop_range(void *ctx, uint64_t addr, uint64_t len)
 
 /* The chunk cache holds raw data read under snapshot `from` (or later):
  * drop what the writer wrote in the ticks after it, up to snapshot `to` --
- * everything when the raw-data write log cannot tell (rawlog.h). */
+ * everything when the raw-data write log cannot tell (rawlog.h), and
+ * always everything a cache below us holds (it is not told ranges). */
 static void
 drop_raw_writes(rdr_t *r, const vfdswmr_mdhdr_t *from, const vfdswmr_mdhdr_t *to)
 {
+    (void)VFDSWMR_GUARDED(herr_t, H5FDctl(r->base.lower, VFDSWMR_CTL_CC_EVICT, 0, NULL, NULL), _r < 0);
     if (!vfdswmr_ccf_holds_data(&r->cc))
         return;
     if (from->session != to->session || from->tick > to->tick ||
@@ -169,8 +185,14 @@ vfdswmr_rdr_refresh(rdr_t *r)
 
     if (newest_source(md, &fd, &dev, &ino, &opened) < 0)
         return -1;
-    if (fd < 0)
-        return 0; /* still no writer */
+    if (fd < 0) {
+        /* Still no writer -- now. A whole writer session may have come and
+         * gone since the last refresh, changing raw data in place: the
+         * library reloads the metadata from the HDF5 file, and raw data must
+         * come from there too. */
+        drop_raw(r);
+        return 0;
+    }
     vfdswmr_rdr_load_opts(md, &o);
     if (opened)
         o.first_read = 64u << 10; /* another writer's page size is not known yet */
@@ -185,6 +207,10 @@ vfdswmr_rdr_refresh(rdr_t *r)
     }
     if (!opened && snap.hdr.session == md->snap.hdr.session && snap.hdr.tick == md->snap.hdr.tick) {
         vfdswmr_mdsnap_free(&snap); /* nothing new: keep the cache */
+        /* ... unless its writer is gone (closed, or died): a later writer
+         * may have come and gone meanwhile, as above. */
+        if ((md->snap.hdr.flags & VFDSWMR_MDHDR_FINAL) || vfdswmr_rdr_md_unlinked(md))
+            drop_raw(r);
         return 0;
     }
     return adopt(r, &snap, fd, dev, ino);
@@ -210,7 +236,8 @@ released_error(rdr_t *r, uint64_t tick, uint64_t writer_tick)
                     (unsigned long long)writer_tick);
     VFDSWMR_ERR(H5E_READERROR,
                 "%s: reader fell behind: the writer released its snapshot (tick %llu) after it stayed %u times "
-                "max_lag=%u ticks behind (writer at tick %llu): refresh (H5Drefresh/H5Grefresh/vfdswmr_refresh)",
+                "max_lag=%u ticks behind, or max_lag ticks while the writer was closing (writer at tick %llu): "
+                "refresh (H5Drefresh/H5Grefresh/vfdswmr_refresh)",
                 RDR_NAME, (unsigned long long)tick, VFDSWMR_MARK_RELEASE_FACTOR, r->md.max_lag,
                 (unsigned long long)writer_tick);
     return -1;

@@ -357,7 +357,13 @@ writer_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr)
     }
     /* A read-only open through the writer driver (h5dump, probes): pass through. */
     w->active = (flags & H5F_ACC_RDWR) != 0;
+    w->read_only = !w->active;
     w->swmr_write = (flags & H5F_ACC_SWMR_WRITE) != 0;
+    /* As in vfd_chunk_cache: under HDF5's own SWMR another process changes
+     * chunks in place, unseen here. */
+    if (flags & H5F_ACC_SWMR_READ)
+        vfdswmr_ccf_forbid(&w->cc, "it is open for SWMR reading (H5F_ACC_SWMR_READ), and another process writing "
+                                   "it would leave cached chunks stale; read it through vfd_swmr_reader");
     if (w->active ? start_swmr(w, name, flags, fapl, maxaddr) < 0
                   : (refuse_unsafe_read(w, name) < 0 || vfdswmr_stack_open_lower(&w->base, name, flags, maxaddr) < 0)) {
         writer_free(w);
@@ -582,8 +588,12 @@ writer_flush(H5FD_t *file, hid_t dxpl, hbool_t closing)
     vfdswmr_writer_t *w = W(file);
     herr_t rc = 0;
 
-    if (!w->active)
-        return vfdswmr_pt_flush(file, dxpl, closing);
+    if (!w->active) {
+        herr_t prc = vfdswmr_pt_flush(file, dxpl, closing);
+        if (w->read_only) /* a refresh (H5Drefresh...): see vfd_chunk_cache's flush */
+            vfdswmr_ccf_invalidate_all(&w->cc);
+        return prc;
+    }
     pthread_mutex_lock(&w->lock);
     if (w->swmr_write || w->truncated) {
         if (w->base.cfg.flush_raw_data && sync_hdf5_file(w) < 0)
@@ -721,6 +731,10 @@ ctl_locked(vfdswmr_writer_t *w, uint64_t op, const void *in)
         return 0;
     case VFDSWMR_CTL_GET_STATUS: {
         vfdswmr_status_t *s = (vfdswmr_status_t *)(uintptr_t)in;
+        if (s == NULL) {
+            VFDSWMR_ERR(H5E_BADVALUE, "%s: GET_STATUS needs a vfdswmr_status_t as input", VFDSWMR_WRITER_NAME);
+            return -1;
+        }
         vfdswmr_pb_stats(w->pb, &st);
         vfdswmr_mdw_index(w->mdw, &n);
         *s = (vfdswmr_status_t){.is_writer = 1, .tick = vfdswmr_mdw_tick(w->mdw),

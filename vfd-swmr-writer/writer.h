@@ -34,6 +34,7 @@
 typedef struct vfdswmr_writer_t {
     vfdswmr_file_t base;          /* first: the stacked file */
     bool active;                  /* opened for writing: SWMR machinery on */
+    bool read_only;               /* opened without H5F_ACC_RDWR (never active) */
     bool swmr_write;              /* opened with H5F_ACC_SWMR_WRITE */
     char md_path[VFDSWMR_MAX_PATH + 64];
     uint64_t hdf5_id;             /* st_ino of the HDF5 file, 0 unknown */

@@ -27,15 +27,35 @@
  *   cctest FILE make
  *       A file of many kinds of objects (groups, compact, contiguous,
  *       chunked, filtered, variable-length, attributes) for h5dump to compare.
+ *   cctest FILE bigentry
+ *       As column, with the cache as the environment configured it, then
+ *       configured with a largest entry (1 TiB) above its budget (64 KiB):
+ *       a column read must not read the 2 MB chunk from the file once per
+ *       row (bytes read counted in /proc/self/io).
+ *   cctest FILE legacy [DRIVER CONFIG]
+ *       HDF5's own SWMR: this process writes (H5Fstart_swmr_write), a copy
+ *       of it (same environment; through DRIVER with CONFIG, when given)
+ *       reads with H5F_ACC_SWMR_READ. The writer
+ *       appends into the chunk the reader read, then rewrites every element
+ *       in place; after each H5Drefresh the reader must see the new values.
+ *       Configuring a cache on the SWMR-read file must fail (but through
+ *       vfd_swmr_reader, which drops its cache at every such refresh).
+ *   cctest FILE ctl
+ *       H5FDctl on the driver's handle with NULL and absurd arguments, for
+ *       every vfd-swmr operation: errors, never a crash; the file stays right.
  *
  * Prints "ok: ..." and exits 0; 1 with a message on failure; 2 bad usage.
  */
 #include <hdf5.h>
+#include <H5FDdevelop.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "vfdswmr.h"
 
@@ -453,6 +473,247 @@ make(const char *path)
     return 0;
 }
 
+/* Bytes this process read through read(2)/pread(2) so far (rchar), or
+ * ULLONG_MAX when the kernel does not say. */
+static unsigned long long
+bytes_read(void)
+{
+    FILE *fp = fopen("/proc/self/io", "r");
+    char line[128];
+    unsigned long long v = ULLONG_MAX;
+
+    if (fp == NULL)
+        return v;
+    while (fgets(line, sizeof line, fp))
+        if (!strncmp(line, "rchar:", 6))
+            v = strtoull(line + 6, NULL, 10);
+    fclose(fp);
+    return v;
+}
+
+static int
+bigentry(const char *path)
+{
+    enum { ROWS = 1000, COLS = 500 };
+    hsize_t dims[2] = {ROWS, COLS}, ch[2] = {ROWS, COLS}, off[2] = {0, 0}, cnt[2] = {ROWS, 1};
+    hid_t f = create_file(path), sp = H5Screate_simple(2, dims, NULL), dcpl = H5Pcreate(H5P_DATASET_CREATE),
+          dapl = H5Pcreate(H5P_DATASET_ACCESS), d, ms = H5Screate_simple(2, cnt, NULL);
+    static int v[ROWS][COLS], col[ROWS];
+    const unsigned long long chunk = (unsigned long long)ROWS * COLS * sizeof(int);
+
+    if (bytes_read() == ULLONG_MAX) {
+        printf("ok: bigentry: skipped (no /proc/self/io)\n");
+        return 0;
+    }
+    CHECK(H5Pset_chunk(dcpl, 2, ch));
+    CHECK(H5Pset_chunk_cache(dapl, 0, 0, 1.0));
+    CHECK(d = H5Dcreate2(f, "big", H5T_NATIVE_INT, sp, H5P_DEFAULT, dcpl, dapl));
+    for (int r = 0; r < ROWS; r++)
+        for (int c = 0; c < COLS; c++)
+            v[r][c] = r * COLS + c;
+    CHECK(H5Dwrite(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v));
+    CHECK(vfdswmr_chunk_cache_register(d));
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1) /* a largest entry above the budget, through the ctl */
+            CHECK(vfdswmr_chunk_cache_configure(f, 64 << 10, 1ull << 40, ~0ull));
+        CHECK(vfdswmr_chunk_cache_evict(f));
+        off[1] = (hsize_t)(3 + pass);
+        CHECK(H5Sselect_hyperslab(sp, H5S_SELECT_SET, off, NULL, cnt, NULL));
+        unsigned long long before = bytes_read();
+        CHECK(H5Dread(d, H5T_NATIVE_INT, ms, sp, H5P_DEFAULT, col));
+        unsigned long long got = bytes_read() - before;
+        for (int r = 0; r < ROWS; r++)
+            if (col[r] != r * COLS + (int)off[1])
+                die("column %llu row %d: %d", (unsigned long long)off[1], r, col[r]);
+        if (got > 4 * chunk)
+            die("%s: a column read of %d ints read %llu bytes from the file (the chunk is %llu bytes)",
+                pass ? "max_entry 1T, size 64K (configure)" : "the environment's cache", ROWS, got, chunk);
+    }
+    H5Dclose(d);
+    H5Sclose(sp);
+    H5Sclose(ms);
+    H5Pclose(dcpl);
+    H5Pclose(dapl);
+    CHECK(H5Fclose(f));
+    printf("ok: bigentry: a column read never loads a chunk the cache cannot keep\n");
+    return 0;
+}
+
+/* The reader half of legacy: commands on fd 3 ('r': refresh and check the
+ * round's values), answers on fd 4. */
+static int
+legacy_values(int round, int i)
+{
+    return round * 1000 + i + 1;
+}
+
+static int
+legacy_reader(const char *path, const char *driver, const char *config)
+{
+    hid_t f, d, dapl = H5Pcreate(H5P_DATASET_ACCESS), fapl = H5Pcreate(H5P_FILE_ACCESS);
+    static int got[1000];
+    char cmd;
+
+    if (driver)
+        CHECK(H5Pset_driver_by_name(fapl, driver, config));
+    if ((f = H5Fopen(path, H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, fapl)) < 0)
+        die("legacy reader: H5Fopen(SWMR_READ)");
+    /* vfd_swmr_reader keeps its cache (it drops it at every refresh without
+     * a writer of its own); the others must refuse one. */
+    H5E_BEGIN_TRY
+    {
+        if (vfdswmr_chunk_cache_configure(f, 1 << 20, 0, ~0ull) >= 0 &&
+            (driver == NULL || strcmp(driver, VFDSWMR_READER_NAME) != 0))
+            die("legacy reader: a chunk cache was configured on a file open for SWMR reading");
+    }
+    H5E_END_TRY
+    CHECK(H5Pset_chunk_cache(dapl, 0, 0, 1.0)); /* HDF5's own: every read reaches the driver */
+    CHECK(d = H5Dopen2(f, "x", dapl));
+    for (int round = 0; read(3, &cmd, 1) == 1; round++) {
+        hsize_t n;
+        hid_t space;
+        CHECK(H5Drefresh(d));
+        CHECK(space = H5Dget_space(d));
+        CHECK(H5Sget_simple_extent_dims(space, &n, NULL));
+        H5Sclose(space);
+        CHECK(H5Dread(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, got));
+        for (hsize_t i = 0; i < n; i++)
+            if (got[i] != legacy_values(cmd - '0', (int)i))
+                die("legacy reader, round %d: %llu elements, element %llu is %d, the file holds %d", round,
+                    (unsigned long long)n, (unsigned long long)i, got[i], legacy_values(cmd - '0', (int)i));
+        if (write(4, "k", 1) != 1)
+            die("legacy reader: cannot answer");
+    }
+    H5Dclose(d);
+    CHECK(H5Fclose(f));
+    return 0;
+}
+
+static int
+legacy(const char *self, const char *path, const char *driver, const char *config)
+{
+    hsize_t n = 10, maxd = H5S_UNLIMITED, ch = 100;
+    hid_t f = create_file(path), sp = H5Screate_simple(1, &n, &maxd), dcpl = H5Pcreate(H5P_DATASET_CREATE), d;
+    static int v[100];
+    int to[2], from[2], status;
+    char ans;
+    pid_t pid;
+
+    CHECK(H5Pset_chunk(dcpl, 1, &ch));
+    CHECK(d = H5Dcreate2(f, "x", H5T_NATIVE_INT, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT));
+    for (int i = 0; i < 100; i++)
+        v[i] = legacy_values(0, i);
+    CHECK(H5Dwrite(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v));
+    CHECK(H5Fstart_swmr_write(f));
+    if (pipe(to) < 0 || pipe(from) < 0 || (pid = fork()) < 0)
+        die("pipe/fork");
+    if (pid == 0) {
+        if (dup2(to[0], 3) < 0 || dup2(from[1], 4) < 0)
+            _exit(1);
+        close(to[1]); /* the reader must see the end of the commands */
+        close(from[0]);
+        if (driver)
+            execl(self, self, path, "legacy-reader", driver, config, (char *)NULL);
+        else
+            execl(self, self, path, "legacy-reader", (char *)NULL);
+        _exit(127);
+    }
+    close(to[0]);
+    close(from[1]);
+    /* round 0: as written; round 1: appended into the same chunk; round 2:
+     * every element rewritten in place */
+    for (int round = 0; round < 3; round++) {
+        if (round == 1) {
+            n = 50;
+            CHECK(H5Dset_extent(d, &n));
+        }
+        if (round > 0) {
+            for (int i = 0; i < 100; i++)
+                v[i] = legacy_values(round, i);
+            CHECK(H5Dwrite(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v));
+            CHECK(H5Dflush(d));
+            CHECK(H5Fflush(f, H5F_SCOPE_GLOBAL));
+        }
+        char cmd = (char)('0' + round);
+        if (write(to[1], &cmd, 1) != 1 || read(from[0], &ans, 1) != 1)
+            break; /* the reader failed: its status says why */
+    }
+    close(to[1]);
+    if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        die("the SWMR reader failed (status %d)", status);
+    close(from[0]);
+    H5Dclose(d);
+    H5Sclose(sp);
+    H5Pclose(dcpl);
+    CHECK(H5Fclose(f));
+    printf("ok: legacy: an SWMR reader saw every append and every rewrite after H5Drefresh\n");
+    return 0;
+}
+
+/* The driver's own handle (what the client library calls H5FDctl on). */
+static H5FD_t *
+driver_handle(hid_t file)
+{
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    int marker = 0;
+    void *h = NULL;
+
+    CHECK(H5Pinsert2(fapl, VFDSWMR_HANDLE_PROPERTY, sizeof marker, &marker, NULL, NULL, NULL, NULL, NULL, NULL));
+    CHECK(H5Fget_vfd_handle(file, fapl, &h));
+    H5Pclose(fapl);
+    return h;
+}
+
+static int
+ctl(const char *path)
+{
+    hid_t f = create_file(path), sp, d;
+    H5FD_t *h = driver_handle(f);
+    static const uint64_t ops[] = {VFDSWMR_CTL_END_TICK,     VFDSWMR_CTL_DISABLE_EOT,  VFDSWMR_CTL_ENABLE_EOT,
+                                   VFDSWMR_CTL_REFRESH,      VFDSWMR_CTL_GET_STATUS,   VFDSWMR_CTL_CC_CONFIGURE,
+                                   VFDSWMR_CTL_CC_GET_STATS, VFDSWMR_CTL_CC_RESET_STATS, VFDSWMR_CTL_CC_SET_DATASET,
+                                   VFDSWMR_CTL_CC_EVICT,     VFDSWMR_CTL_CC_REGISTER};
+    const vfdswmr_chunk_cache_config_t huge = {~0ull, ~0ull, ~0ull}, big = {1ull << 40, ~0ull - 1, ~0ull - 1};
+    const unsigned long long odd = ~0ull - 1, wrap[2] = {~0ull - 10, 100};
+    const vfdswmr_chunk_cache_chunks_t nochunks = {1, 5, NULL}, wrapping = {2, 1, wrap};
+    const vfdswmr_chunk_cache_dataset_t ds = {~0ull - 1, ~0ull - 5, 1};
+    void *nothing = NULL;
+    int v[1000], got[1000];
+    hsize_t n = 1000;
+
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+        for (uint64_t flags = 0; flags <= H5FD_CTL_FAIL_IF_UNKNOWN_FLAG; flags += H5FD_CTL_FAIL_IF_UNKNOWN_FLAG) {
+            herr_t a = H5FDctl(h, ops[i], flags, NULL, NULL), b = H5FDctl(h, ops[i], flags, NULL, &nothing);
+            if ((ops[i] == VFDSWMR_CTL_CC_CONFIGURE || ops[i] == VFDSWMR_CTL_CC_SET_DATASET ||
+                 ops[i] == VFDSWMR_CTL_CC_REGISTER || ops[i] == VFDSWMR_CTL_CC_GET_STATS) &&
+                (a >= 0 || b >= 0))
+                die("ctl %llu without its argument succeeded", (unsigned long long)ops[i]);
+        }
+    if (H5FDctl(h, VFDSWMR_CTL_CC_CONFIGURE, 0, &huge, NULL) >= 0)
+        die("a chunk cache of 2^64 - 1 bytes was accepted");
+    if (H5FDctl(h, VFDSWMR_CTL_CC_REGISTER, 0, &nochunks, NULL) >= 0)
+        die("5 chunks registered from a NULL array");
+    CHECK(H5FDctl(h, VFDSWMR_CTL_CC_CONFIGURE, 0, &big, NULL)); /* 1 TiB: nothing allocated up front */
+    CHECK(H5FDctl(h, VFDSWMR_CTL_CC_REGISTER, 0, &wrapping, NULL));
+    CHECK(H5FDctl(h, VFDSWMR_CTL_CC_SET_DATASET, 0, &ds, NULL));
+    CHECK(H5FDctl(h, VFDSWMR_CTL_CC_EVICT, 0, &odd, NULL));
+    /* the file still reads what was written */
+    for (int i = 0; i < 1000; i++)
+        v[i] = i * 13 - 5;
+    sp = H5Screate_simple(1, &n, NULL);
+    CHECK(d = H5Dcreate2(f, "d", H5T_NATIVE_INT, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+    CHECK(H5Dwrite(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v));
+    CHECK(H5Dread(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, got));
+    if (memcmp(v, got, sizeof v))
+        die("read after the ctl calls: other values");
+    H5Dclose(d);
+    H5Sclose(sp);
+    CHECK(H5Fclose(f));
+    printf("ok: ctl: NULL and absurd arguments refused or harmless\n");
+    return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -465,6 +726,14 @@ main(int argc, char **argv)
         return column(argv[1]);
     if (argc == 3 && !strcmp(argv[2], "make"))
         return make(argv[1]);
-    fprintf(stderr, "usage: cctest FILE model SEED | attribution | column | make\n");
+    if (argc == 3 && !strcmp(argv[2], "bigentry"))
+        return bigentry(argv[1]);
+    if ((argc == 3 || argc == 5) && !strcmp(argv[2], "legacy"))
+        return legacy(argv[0], argv[1], argc == 5 ? argv[3] : NULL, argc == 5 ? argv[4] : NULL);
+    if ((argc == 3 || argc == 5) && !strcmp(argv[2], "legacy-reader"))
+        return legacy_reader(argv[1], argc == 5 ? argv[3] : NULL, argc == 5 ? argv[4] : NULL);
+    if (argc == 3 && !strcmp(argv[2], "ctl"))
+        return ctl(argv[1]);
+    fprintf(stderr, "usage: cctest FILE model SEED | attribution | column | make | bigentry | legacy [DRIVER CONFIG] | ctl\n");
     return 2;
 }

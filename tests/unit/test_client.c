@@ -155,6 +155,56 @@ test_lower_errors_kept(void **state)
     H5Pclose(fapl);
 }
 
+/* Every call that needs one of our drivers, on files open through other
+ * drivers (sec2, core): an error naming the problem, never a crash (the
+ * handle H5Fget_vfd_handle gives is then the other driver's, not ours). */
+static void
+test_calls_on_other_drivers(void **state)
+{
+    char path[256], errors[4096];
+
+    (void)state;
+    for (int core = 0; core < 2; core++) {
+        hid_t fapl = H5Pcreate(H5P_FILE_ACCESS), file, dset, space;
+        hsize_t n = 10;
+        vfdswmr_status_t st;
+        vfdswmr_chunk_cache_stats_t cs;
+
+        path_of(path, sizeof path, core ? "other-core.h5" : "other-sec2.h5");
+        assert_true((core ? H5Pset_fapl_core(fapl, 1 << 16, 0) : H5Pset_fapl_sec2(fapl)) >= 0);
+        file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+        assert_true(file >= 0);
+        space = H5Screate_simple(1, &n, NULL);
+        dset = H5Dcreate2(file, "d", H5T_NATIVE_INT, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        assert_true(dset >= 0);
+        H5E_BEGIN_TRY
+        {
+            assert_true(vfdswmr_get_status(file, &st) < 0);
+            current_errors(errors);
+            assert_non_null(strstr(errors, "not open through vfd_swmr_writer, vfd_swmr_reader or vfd_chunk_cache"));
+            assert_true(vfdswmr_refresh(file) < 0);
+            assert_true(vfdswmr_end_tick(file) < 0);
+            assert_true(vfdswmr_disable_end_of_tick(file) < 0);
+            assert_true(vfdswmr_enable_end_of_tick(file) < 0);
+            assert_true(vfdswmr_chunk_cache_configure(file, 1 << 20, 0, ~0ull) < 0);
+            assert_true(vfdswmr_chunk_cache_get_stats(file, &cs) < 0);
+            assert_true(vfdswmr_chunk_cache_get_stats(dset, &cs) < 0);
+            current_errors(errors); /* through a dataset too (the client opens the file's identifier) */
+            assert_non_null(strstr(errors, "not open through vfd_swmr_writer, vfd_swmr_reader or vfd_chunk_cache"));
+            assert_true(vfdswmr_chunk_cache_reset_stats(file) < 0);
+            assert_true(vfdswmr_chunk_cache_set_dataset(dset, 0, 1) < 0);
+            assert_true(vfdswmr_chunk_cache_register(dset) < 0);
+            assert_true(vfdswmr_chunk_cache_evict(file) < 0);
+            assert_true(vfdswmr_chunk_cache_flush_dataset(dset, 1) < 0);
+        }
+        H5E_END_TRY
+        H5Dclose(dset);
+        H5Sclose(space);
+        assert_true(H5Fclose(file) >= 0);
+        H5Pclose(fapl);
+    }
+}
+
 static void
 test_version(void **state)
 {
@@ -171,6 +221,7 @@ main(void)
         cmocka_unit_test(test_set_fapl_reader),
         cmocka_unit_test(test_bad_config_on_error_stack),
         cmocka_unit_test(test_lower_errors_kept),
+        cmocka_unit_test(test_calls_on_other_drivers),
         cmocka_unit_test(test_version),
     };
     return cmocka_run_group_tests(tests, testdir_setup, testdir_teardown);
