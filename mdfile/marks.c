@@ -152,20 +152,11 @@ vfdswmr_marks_lag(vfdswmr_marks_t *m, uint64_t tick, uint32_t max_lag, uint32_t 
 }
 
 int
-vfdswmr_marks_all_at(vfdswmr_marks_t *m, uint64_t tick, unsigned *readers)
+vfdswmr_marks_tick(const vfdswmr_marks_t *m, unsigned slot, uint64_t *tick)
 {
-    *readers = 0;
-    if (m == NULL)
-        return 0;
-    for (unsigned i = 0; i < VFDSWMR_MARKS_SLOTS; i++) {
-        uint64_t t;
-        int st = slot_state(m, i, &t);
-        if (st == 0 || (st == 1 && t < tick))
-            return 0;
-        if (st == 1)
-            (*readers)++;
-    }
-    return 1;
+    if (m == NULL || slot >= VFDSWMR_MARKS_SLOTS)
+        return -1;
+    return slot_state(m, slot, tick);
 }
 
 void

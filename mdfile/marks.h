@@ -60,11 +60,10 @@ int vfdswmr_marks_create(const char *md_path, uint64_t session, vfdswmr_marks_t 
  * (max_lag then protects everyone, as without marks). m may be NULL.
  */
 uint32_t vfdswmr_marks_lag(vfdswmr_marks_t *m, uint64_t tick, uint32_t max_lag, uint32_t limit, unsigned *readers);
-/* Is every live mark at `tick` or later (a reader still clearing or not yet
- * marking counts as earlier)? 1 yes, with *readers the number of marks; 0
- * no, or m NULL. Closing, with as many readers registered on the HDF5 file
- * as marked here, the writer then knows no reader holds an older snapshot. */
-int vfdswmr_marks_all_at(vfdswmr_marks_t *m, uint64_t tick, unsigned *readers);
+/* Slot `slot` as the writer sees it: 1 live, with the tick marked in
+ * *tick; 0 live but not marked yet (or still clearing an earlier owner's
+ * tick); -1 free, unreadable, or m NULL. */
+int vfdswmr_marks_tick(const vfdswmr_marks_t *m, unsigned slot, uint64_t *tick);
 /* Remove the table (if its name is still ours) and free m. */
 void vfdswmr_marks_close(vfdswmr_marks_t *m);
 

@@ -90,8 +90,9 @@ set_at(int fd, short type, off_t where)
     return 0;
 }
 
-int
-vfdswmr_mdlock_reader(int fd)
+/* Take a byte of our own (see mdlock.h); its offset to *own. */
+static int
+take_own(int fd, off_t *own)
 {
     /* Start at a random byte so that readers arriving together rarely meet. */
     unsigned first = (unsigned)random_start() % VFDSWMR_READER_SLOTS;
@@ -106,12 +107,74 @@ vfdswmr_mdlock_reader(int fd)
             continue;
         if (set_at(fd, F_RDLCK, at) < 0)
             return -1;
-        if ((rc = locked_by_other(fd, at)) == 0)
-            return 0; /* ours alone: whoever comes now sees us first */
+        if ((rc = locked_by_other(fd, at)) == 0) {
+            *own = at; /* ours alone: whoever comes now sees us first */
+            return 0;
+        }
         if (set_at(fd, F_UNLCK, at) < 0 || rc < 0)
             return -1;
     }
+    *own = VFDSWMR_READER_LOCK_OFFSET;
     return set_at(fd, F_RDLCK, VFDSWMR_READER_LOCK_OFFSET);
+}
+
+int
+vfdswmr_reg_join(vfdswmr_reg_t *g, int fd)
+{
+    *g = (vfdswmr_reg_t){.fd = fd, .own = -1, .slot = -1};
+    if (take_own(fd, &g->own) < 0) {
+        int e = errno;
+        close(fd);
+        g->fd = -1;
+        errno = e;
+        return -1;
+    }
+    return 0;
+}
+
+int
+vfdswmr_reg_marked(vfdswmr_reg_t *g, unsigned slot)
+{
+    if (g->fd < 0 || g->slot == (long)slot)
+        return 0;
+    if (slot >= VFDSWMR_MARKED_SLOTS || g->slot >= 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (set_at(g->fd, F_RDLCK, VFDSWMR_MARKED_OFFSET + (off_t)slot) < 0)
+        return -1;
+    g->slot = (long)slot;
+    /* the shared byte may be another reader's too: dropping ours is fine */
+    if (g->own >= 0 && set_at(g->fd, F_UNLCK, g->own) == 0)
+        g->own = -1;
+    return 0;
+}
+
+int
+vfdswmr_reg_unmarked(vfdswmr_reg_t *g)
+{
+    if (g->fd < 0 || g->slot < 0)
+        return 0;
+    if (g->own < 0 && take_own(g->fd, &g->own) < 0)
+        return -1;
+    if (set_at(g->fd, F_UNLCK, VFDSWMR_MARKED_OFFSET + (off_t)g->slot) < 0)
+        return -1;
+    g->slot = -1;
+    return 0;
+}
+
+void
+vfdswmr_reg_leave(vfdswmr_reg_t *g)
+{
+    if (g->fd >= 0)
+        close(g->fd); /* drops every lock of ours */
+    *g = (vfdswmr_reg_t){.fd = -1, .own = -1, .slot = -1};
+}
+
+int
+vfdswmr_mdlock_marked(int fd, unsigned slot)
+{
+    return locked_by_other(fd, VFDSWMR_MARKED_OFFSET + (off_t)slot);
 }
 
 /* Count the locked bytes in [lo, hi): F_OFD_GETLK reports one lock that

@@ -64,16 +64,47 @@ int vfdswmr_mdlock_hdf5_held(int fd);
 #define VFDSWMR_READER_LOCK_OFFSET ((off_t)0x7ffffffffffffff0LL)
 #define VFDSWMR_READER_SLOTS_OFFSET ((off_t)0x7fffffffffff0000LL)
 #define VFDSWMR_READER_SLOTS 4096
+/*
+ * A reader that holds read mark `slot` in the writer's table (marks.h) is
+ * registered instead on byte VFDSWMR_MARKED_OFFSET + slot: it takes that
+ * byte after its mark holds the tick of the snapshot it holds, then drops
+ * its own byte; before it gives up the mark, it takes a byte of its own
+ * again, then drops the slot's. So a reader is always registered, and one
+ * registered on a slot's byte has its mark there -- unless it died, when
+ * the kernel drops its locks in no promised order: a slot byte without a
+ * live mark then only makes the writer wait, and a live mark without its
+ * slot byte is not looked at.
+ */
+#define VFDSWMR_MARKED_OFFSET ((off_t)0x7fffffffffff2000LL)
+#define VFDSWMR_MARKED_SLOTS 65536
 
-/* Register a reader on the HDF5 file open on fd (read-only is enough).
- * Returns 0, or -1 with errno (the file system cannot lock: the reader is
- * then not seen, see vfdswmr_mdlock_readers). */
-int vfdswmr_mdlock_reader(int fd);
+/* A reader's registration on the HDF5 file (fd < 0: none). */
+typedef struct vfdswmr_reg {
+    int fd;       /* the HDF5 file, read-only is enough; owned */
+    off_t own;    /* the byte of its own, or -1 */
+    long slot;    /* the read-mark slot whose byte it holds, or -1 */
+} vfdswmr_reg_t;
 
-/* The readers registered on the HDF5 file open on fd: 0 with *count exact,
- * 1 when some reader is registered on the shared byte (not counted), -1
- * error (errno). A reader still looking for its byte may be counted; one
- * that registered is counted until it closes. */
+/* Register on the HDF5 file open on fd (taken over: closed by
+ * vfdswmr_reg_leave, or here on failure). 0, or -1 with errno (the file
+ * system cannot lock: the reader is then not seen). */
+int vfdswmr_reg_join(vfdswmr_reg_t *g, int fd);
+/* Move the registration to the byte of read mark `slot` (which holds the
+ * tick of the snapshot held). 0, or -1 (errno; still registered as before). */
+int vfdswmr_reg_marked(vfdswmr_reg_t *g, unsigned slot);
+/* Move it back to a byte of its own, before the mark goes. 0, or -1 (errno;
+ * the slot's byte is kept: the writer then waits, as it must). */
+int vfdswmr_reg_unmarked(vfdswmr_reg_t *g);
+/* Drop the registration (closes the descriptor). */
+void vfdswmr_reg_leave(vfdswmr_reg_t *g);
+
+/* The readers registered on the HDF5 file open on fd on bytes of their
+ * own (not on a slot's byte): 0 with *count exact, 1 when some reader is
+ * registered on the shared byte (not counted), -1 error (errno). A reader
+ * still looking for its byte may be counted; one that registered is counted
+ * until it moves to a slot's byte or closes. */
 int vfdswmr_mdlock_readers(int fd, unsigned *count);
+/* Is some reader registered on read mark slot's byte? 1, 0, -1 (errno). */
+int vfdswmr_mdlock_marked(int fd, unsigned slot);
 
 #endif

@@ -51,6 +51,7 @@ vfdswmr_rdr_md_init(rdr_md_t *md, const vfdswmr_config_t *cfg, const char *name)
 
     memset(md, 0, sizeof *md);
     md->fd = -1;
+    md->reg = (vfdswmr_reg_t){.fd = -1, .own = -1, .slot = -1}; /* the caller registers */
     md->mark.fd = -1;
     md->succ_mark.fd = -1;
     md->cfg = cfg;
@@ -256,6 +257,16 @@ vfdswmr_rdr_md_attach(rdr_md_t *md, bool wait, unsigned timeout_ds)
     }
 }
 
+/* Give up the read mark: registered on a byte of our own first. When that
+ * fails the mark stays (held, with our tick): the writer keeps waiting for
+ * us rather than losing sight of us. */
+static void
+unmark(rdr_md_t *md)
+{
+    if (vfdswmr_reg_unmarked(&md->reg) == 0)
+        vfdswmr_mark_detach(&md->mark);
+}
+
 void
 vfdswmr_rdr_mark(rdr_md_t *md)
 {
@@ -268,13 +279,19 @@ vfdswmr_rdr_mark(rdr_md_t *md)
     if (md->fd < 0 || !md->cfg->presume_posix_semantics) /* a copy kept by vfd_swmr_aux: no writer here */
         return;
     if (md->mark.fd >= 0 && md->mark.session != s->session)
-        vfdswmr_mark_detach(&md->mark); /* another writer session: its own table */
+        unmark(md); /* another writer session: its own table */
+    if (md->mark.fd >= 0 && md->mark.session != s->session)
+        return; /* could not: registered on the old slot's byte, the new writer waits for us */
     if (md->mark.fd < 0 && vfdswmr_mark_attach(&md->mark, md->path, s->session) != 1)
         return;
+    if (vfdswmr_mark_set(&md->mark, s->tick) < 0)
+        return;
+    /* The mark holds our snapshot's tick: register on its slot (mdlock.h). */
+    vfdswmr_reg_marked(&md->reg, md->mark.slot);
     /* In time when the writer had not gone max_lag ticks past the snapshot
      * once the mark was there: from then on it honours it at every tick. */
-    if (vfdswmr_mark_set(&md->mark, s->tick) == 0 && vfdswmr_mdr_read_header(md->fd, &h) == VFDSWMR_MD_OK &&
-        h.session == s->session && h.tick < s->tick + md->max_lag)
+    if (vfdswmr_mdr_read_header(md->fd, &h) == VFDSWMR_MD_OK && h.session == s->session &&
+        h.tick < s->tick + md->max_lag)
         md->marked_tick = s->tick;
 }
 
@@ -283,7 +300,8 @@ vfdswmr_rdr_md_release(rdr_md_t *md)
 {
     vfdswmr_mark_detach(&md->succ_mark);
     md->succ_session = 0;
-    vfdswmr_mark_detach(&md->mark);
+    unmark(md);
+    vfdswmr_mark_detach(&md->mark); /* also when unmark could not: we are going */
     md->marked_tick = 0;
     if (md->fd >= 0)
         close(md->fd);

@@ -61,21 +61,17 @@ refuse_write(const char *name, hid_t fapl)
 static void
 register_reader(rdr_t *r, const char *name)
 {
-    r->reg_fd = vfdswmr_open_regular(name, O_RDONLY);
-    if (r->reg_fd >= 0 && vfdswmr_mdlock_reader(r->reg_fd) < 0) {
-        close(r->reg_fd);
-        r->reg_fd = -1;
-    }
-    else if (r->reg_fd < -1)
-        r->reg_fd = -1;
+    int fd = vfdswmr_open_regular(name, O_RDONLY);
+
+    r->md.reg = (vfdswmr_reg_t){.fd = -1, .own = -1, .slot = -1};
+    if (fd >= 0)
+        vfdswmr_reg_join(&r->md.reg, fd); /* closes fd when it cannot lock */
 }
 
 static void
 unregister_reader(rdr_t *r)
 {
-    if (r->reg_fd >= 0)
-        close(r->reg_fd);
-    r->reg_fd = -1;
+    vfdswmr_reg_leave(&r->md.reg);
 }
 
 static H5FD_t *
@@ -95,11 +91,15 @@ reader_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr)
         free(r);
         return NULL;
     }
+    if (vfdswmr_rdr_md_init(&r->md, &r->base.cfg, name) < 0) { /* paths only: nothing read */
+        vfdswmr_ccf_fini(&r->cc);
+        free(r);
+        return NULL;
+    }
     register_reader(r, name);
     /* Find (or, with presume_posix_semantics=0, wait for) the metadata file
      * and load its snapshot, before the HDF5 file is opened. */
-    if (vfdswmr_rdr_md_init(&r->md, &r->base.cfg, name) < 0 ||
-        vfdswmr_rdr_md_attach(&r->md, !r->base.cfg.presume_posix_semantics, r->base.cfg.open_timeout) < 0) {
+    if (vfdswmr_rdr_md_attach(&r->md, !r->base.cfg.presume_posix_semantics, r->base.cfg.open_timeout) < 0) {
         unregister_reader(r);
         vfdswmr_ccf_fini(&r->cc);
         free(r);

@@ -35,6 +35,7 @@
 
 #include "ccfile.h"
 #include "marks.h"
+#include "mdlock.h"
 #include "mdreader.h"
 #include "log.h"
 #include "stack.h"
@@ -60,6 +61,8 @@ typedef struct rdr_md_t {
     uint32_t reserved_pages; /* md_pages_reserved */
     uint64_t h5_ino;         /* the HDF5 file's inode (0 unknown), to refuse another file's metadata */
     vfdswmr_mark_t mark;     /* our read mark in the writer's table (mark.fd < 0: none) */
+    vfdswmr_reg_t reg;       /* our registration on the HDF5 file: on the mark's slot byte while
+                                the mark holds our snapshot's tick, else a byte of our own */
     uint64_t marked_tick;    /* the adopted snapshot's tick when the writer is sure to honour our
                                 mark for it (then the lag check asks for a release, not max_lag); 0 */
     vfdswmr_mark_t succ_mark; /* holding the file as it was (no writer, or one that closed): our
@@ -78,7 +81,6 @@ typedef struct rdr_image_t {
 
 typedef struct rdr_t {
     vfdswmr_file_t base; /* first: the stacked lower file and the configuration */
-    int reg_fd;          /* the HDF5 file, holding this reader's registration (mdlock.h), or -1 */
     rdr_md_t md;
     haddr_t lib_eoa;     /* the EOA the library last set */
     rdr_image_t cache[RDR_CACHE_SLOTS];

@@ -391,24 +391,40 @@ report_incomplete(vfdswmr_writer_t *w, const char *what)
 /*
  * Does no reader hold a snapshot older than `tick`? Only answerable when
  * every reader is local (a metadata file, no updater files) and the lower
- * driver has a descriptor. Every reader registers on the HDF5 file before it
- * reads anything (mdlock.h), and one that marks its snapshot in the read-mark
- * table does so after registering: so when no more readers are registered
- * than hold marks at `tick` or later, every registered reader holds one of
- * those marks (a reader registering after the count reads at least `tick`).
+ * driver has a descriptor. Every reader is registered on the HDF5 file from
+ * before it reads anything (mdlock.h): on a byte of its own until it holds
+ * a read mark, then on its mark slot's byte. So: no reader on a byte of its
+ * own, and every slot byte held by a reader whose live mark is at `tick` or
+ * later (a reader registering from now on reads at least `tick`). A slot
+ * byte without a live mark (a reader dying, or clearing the slot) is "not
+ * yet"; a live mark without its slot byte belongs to no registered reader.
+ * *registered gets the readers seen (-1: cannot tell).
  */
 static bool
 readers_current(vfdswmr_writer_t *w, uint64_t tick, int *registered)
 {
-    unsigned n, marked;
-    int fd;
+    unsigned own;
+    int fd, held;
+    bool current;
 
-    *registered = -1; /* unknown */
+    *registered = -1;
     if (!w->base.cfg.maintain_metadata_file || w->base.cfg.generate_updater_files || (fd = vfdswmr_lower_fd(LOWER(w))) < 0 ||
-        vfdswmr_mdlock_readers(fd, &n) != 0)
+        vfdswmr_mdlock_readers(fd, &own) != 0)
         return false;
-    *registered = (int)n;
-    return n == 0 || (vfdswmr_marks_all_at(w->marks, tick, &marked) == 1 && marked >= n);
+    current = own == 0;
+    *registered = (int)own;
+    for (unsigned i = 0; i < VFDSWMR_MARKS_SLOTS; i++) {
+        uint64_t t;
+        if ((held = vfdswmr_mdlock_marked(fd, i)) < 0) {
+            *registered = -1;
+            return false;
+        }
+        if (held) {
+            (*registered)++;
+            current = current && vfdswmr_marks_tick(w->marks, i, &t) == 1 && t >= tick;
+        }
+    }
+    return current;
 }
 
 /* Publish a tick; store the pages that became due. */

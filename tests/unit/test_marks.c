@@ -145,39 +145,37 @@ test_not_registered(void **state)
 }
 
 static void
-test_all_at(void **state)
+test_marks_tick(void **state)
 {
     vfdswmr_marks_t *m;
     vfdswmr_mark_t a, b, c;
-    unsigned n = 99;
+    uint64_t t = 99;
 
     (void)state;
     assert_int_equal(vfdswmr_marks_create(md, 7, &m), 0);
-    assert_int_equal(vfdswmr_marks_all_at(m, 5, &n), 1); /* nobody */
-    assert_int_equal(n, 0);
+    assert_int_equal(vfdswmr_marks_tick(m, 0, &t), -1); /* free */
     assert_int_equal(vfdswmr_mark_attach(&a, md, 7), 1);
-    assert_int_equal(vfdswmr_marks_all_at(m, 0, &n), 0); /* registered, no tick yet: earlier */
+    assert_int_equal(vfdswmr_marks_tick(m, a.slot, &t), 0); /* live, not marked yet */
     assert_int_equal(vfdswmr_mark_set(&a, 5), 0);
-    assert_int_equal(vfdswmr_marks_all_at(m, 5, &n), 1);
-    assert_int_equal(n, 1);
-    assert_int_equal(vfdswmr_marks_all_at(m, 6, &n), 0);
+    assert_int_equal(vfdswmr_marks_tick(m, a.slot, &t), 1);
+    assert_int_equal(t, 5);
     assert_int_equal(vfdswmr_mark_attach(&b, md, 7), 1);
     assert_int_equal(vfdswmr_mark_set(&b, 9), 0);
-    assert_int_equal(vfdswmr_marks_all_at(m, 5, &n), 1);
-    assert_int_equal(n, 2);
     /* b goes, leaving 9 in its slot; c takes the slot: until c marks, the
-     * slot counts as earlier than anything, never as tick 9 */
+     * slot is "not marked yet", never tick 9 */
     unsigned slot = b.slot;
     vfdswmr_mark_detach(&b);
+    assert_int_equal(vfdswmr_marks_tick(m, slot, &t), -1);
     assert_int_equal(vfdswmr_mark_attach(&c, md, 7), 1);
     assert_int_equal(c.slot, slot);
-    assert_int_equal(vfdswmr_marks_all_at(m, 0, &n), 0);
-    assert_int_equal(vfdswmr_mark_set(&c, 9), 0);
-    assert_int_equal(vfdswmr_marks_all_at(m, 5, &n), 1);
-    assert_int_equal(n, 2);
+    assert_int_equal(vfdswmr_marks_tick(m, slot, &t), 0);
+    assert_int_equal(vfdswmr_mark_set(&c, 11), 0);
+    assert_int_equal(vfdswmr_marks_tick(m, slot, &t), 1);
+    assert_int_equal(t, 11);
     vfdswmr_mark_detach(&a);
     vfdswmr_mark_detach(&c);
-    assert_int_equal(vfdswmr_marks_all_at(NULL, 0, &n), 0); /* no table: cannot tell */
+    assert_int_equal(vfdswmr_marks_tick(NULL, 0, &t), -1); /* no table: cannot tell */
+    assert_int_equal(vfdswmr_marks_tick(m, VFDSWMR_MARKS_SLOTS, &t), -1);
     vfdswmr_marks_close(m);
 }
 
@@ -185,7 +183,8 @@ static void
 test_reader_count(void **state)
 {
     char path[300];
-    int w, r[40];
+    int w, fd;
+    vfdswmr_reg_t r[40];
     unsigned n = 99;
 
     (void)state;
@@ -194,23 +193,39 @@ test_reader_count(void **state)
     assert_int_equal(vfdswmr_mdlock_readers(w, &n), 0);
     assert_int_equal(n, 0);
     for (int i = 0; i < 40; i++) { /* each open() is a reader of its own */
-        assert_true((r[i] = open(path, O_RDONLY)) >= 0);
-        assert_int_equal(vfdswmr_mdlock_reader(r[i]), 0);
+        assert_true((fd = open(path, O_RDONLY)) >= 0);
+        assert_int_equal(vfdswmr_reg_join(&r[i], fd), 0);
         assert_int_equal(vfdswmr_mdlock_readers(w, &n), 0);
         assert_int_equal(n, (unsigned)i + 1);
     }
     for (int i = 0; i < 40; i += 2)
-        close(r[i]); /* a reader that closes or dies */
+        vfdswmr_reg_leave(&r[i]); /* a reader that closes or dies */
     assert_int_equal(vfdswmr_mdlock_readers(w, &n), 0);
     assert_int_equal(n, 20);
+    /* a reader with a mark moves to its slot's byte, and back */
+    assert_int_equal(vfdswmr_mdlock_marked(w, 3), 0);
+    assert_int_equal(vfdswmr_reg_marked(&r[1], 3), 0);
+    assert_int_equal(vfdswmr_mdlock_marked(w, 3), 1);
+    assert_int_equal(vfdswmr_mdlock_readers(w, &n), 0);
+    assert_int_equal(n, 19);
+    assert_int_equal(vfdswmr_reg_marked(&r[1], 3), 0); /* again: nothing changes */
+    assert_int_equal(vfdswmr_reg_marked(&r[1], 4), -1); /* one slot at a time */
+    assert_int_equal(vfdswmr_reg_unmarked(&r[1]), 0);
+    assert_int_equal(vfdswmr_mdlock_marked(w, 3), 0);
+    assert_int_equal(vfdswmr_mdlock_readers(w, &n), 0);
+    assert_int_equal(n, 20);
+    /* a marked reader that dies: its slot byte goes with it */
+    assert_int_equal(vfdswmr_reg_marked(&r[3], 5), 0);
+    vfdswmr_reg_leave(&r[3]);
+    assert_int_equal(vfdswmr_mdlock_marked(w, 5), 0);
     /* a reader registered on the shared byte is seen, not counted */
     struct flock fl = {.l_type = F_RDLCK, .l_whence = SEEK_SET, .l_start = VFDSWMR_READER_LOCK_OFFSET, .l_len = 1};
-    assert_true((r[0] = open(path, O_RDONLY)) >= 0);
-    assert_int_equal(fcntl(r[0], F_OFD_SETLK, &fl), 0);
+    assert_true((fd = open(path, O_RDONLY)) >= 0);
+    assert_int_equal(fcntl(fd, F_OFD_SETLK, &fl), 0);
     assert_int_equal(vfdswmr_mdlock_readers(w, &n), 1);
-    close(r[0]);
+    close(fd);
     for (int i = 1; i < 40; i += 2)
-        close(r[i]);
+        vfdswmr_reg_leave(&r[i]);
     assert_int_equal(vfdswmr_mdlock_readers(w, &n), 0);
     assert_int_equal(n, 0);
     close(w);
@@ -224,7 +239,7 @@ main(void)
         cmocka_unit_test(test_lag_follows_oldest_mark),
         cmocka_unit_test(test_release),
         cmocka_unit_test(test_not_registered),
-        cmocka_unit_test(test_all_at),
+        cmocka_unit_test(test_marks_tick),
         cmocka_unit_test(test_reader_count),
     };
     if (testdir_setup(NULL) < 0)
