@@ -25,7 +25,7 @@
 
 typedef struct {
     vfdswmr_file_t base; /* first: the pass-through callbacks of common/stack.c work on it */
-    unsigned long long read_us, write_us;
+    unsigned long long read_us, write_us; /* accessed atomically: SET_LATENCY may change them */
     vfd_latency_counts_t n; /* updated atomically: the writer's tick thread writes too */
 } latency_t;
 
@@ -152,7 +152,7 @@ latency_read(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t siz
 {
     latency_t *f = LAT(file);
 
-    pause_us(f->read_us);
+    pause_us(__atomic_load_n(&f->read_us, __ATOMIC_RELAXED));
     count(&f->n.reads, &f->n.read_bytes, size);
     if (type == H5FD_MEM_DRAW)
         count(&f->n.raw_reads, &f->n.raw_read_bytes, size);
@@ -164,7 +164,7 @@ latency_write(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t si
 {
     latency_t *f = LAT(file);
 
-    pause_us(f->write_us);
+    pause_us(__atomic_load_n(&f->write_us, __ATOMIC_RELAXED));
     count(&f->n.writes, &f->n.write_bytes, size);
     return vfdswmr_pt_write(file, type, dxpl, addr, size, buf);
 }
@@ -174,6 +174,17 @@ latency_ctl(H5FD_t *file, uint64_t op, uint64_t flags, const void *in, void **ou
 {
     latency_t *f = LAT(file);
 
+    if (op == VFD_LATENCY_CTL_SET_LATENCY) {
+        const unsigned long long *us = in;
+        if (us == NULL || us[0] > VFD_LATENCY_MAX_US || us[1] > VFD_LATENCY_MAX_US) {
+            VFDSWMR_ERR(H5E_BADVALUE, "%s: SET_LATENCY needs two values from 0 to %llu (microseconds)",
+                        VFD_LATENCY_NAME, VFD_LATENCY_MAX_US);
+            return -1;
+        }
+        __atomic_store_n(&f->read_us, us[0], __ATOMIC_RELAXED);
+        __atomic_store_n(&f->write_us, us[1], __ATOMIC_RELAXED);
+        return 0;
+    }
     if (op != VFD_LATENCY_CTL_GET_COUNTS)
         return vfdswmr_pt_ctl(file, op, flags, in, out);
     if (out == NULL || *out == NULL) {

@@ -32,8 +32,13 @@
 #define VFD_LATENCY_VALUE 31098
 #define VFD_LATENCY_MAX_US 10000000ULL
 
-/* ctl op (HDF5's range for experimental use, apart from include/vfdswmr.h's) */
+/* ctl ops (HDF5's range for experimental use, apart from include/vfdswmr.h's).
+ * SET_LATENCY takes a const unsigned long long[2] as input: the new
+ * read_latency_us and write_latency_us, in force from the next call (a
+ * benchmark opens its files without delay and turns it on for the part it
+ * times). */
 #define VFD_LATENCY_CTL_GET_COUNTS 698
+#define VFD_LATENCY_CTL_SET_LATENCY 699
 
 typedef struct vfd_latency_counts_t {
     unsigned long long reads, read_bytes;   /* every read call, whatever its memory type */
