@@ -410,14 +410,17 @@ section_a(const char *dir)
             runs = 1;
         }
         double base = 0;
-        for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
-            const struct cfg *c = &cfgs[order[i]];
-            struct res rr[64];
-            for (int k = 0; k < runs; k++) {
-                struct a_ctx x = {path, q, c, lats[s]};
-                bisolated(a_run, &x, &rr[k], sizeof rr[k]);
-                csv_row("a", "columns", storage_name(lats[s]), c->name, k, &rr[k]);
+        enum { NO = sizeof order / sizeof order[0] };
+        static struct res all[NO][64];
+        for (int k = 0; k < runs; k++) /* interleaved: run k of every configuration before run k + 1 */
+            for (size_t i = 0; i < NO; i++) {
+                struct a_ctx x = {path, q, &cfgs[order[i]], lats[s]};
+                bisolated(a_run, &x, &all[i][k], sizeof all[i][k]);
+                csv_row("a", "columns", storage_name(lats[s]), cfgs[order[i]].name, k, &all[i][k]);
             }
+        for (size_t i = 0; i < NO; i++) {
+            const struct cfg *c = &cfgs[order[i]];
+            struct res *rr = all[i];
             struct agg g = aggregate(rr, runs);
             double mb[64];
             for (int k = 0; k < runs; k++)
@@ -643,20 +646,19 @@ section_b(const char *dir)
                         nops = slow_ops;
                     }
                     struct agg g[4];
-                    for (int i = 0; i < 4; i++) {
-                        const struct cfg *c = &cfgs[order[i]];
-                        struct res rr[64];
-                        for (int k = 0; k < runs; k++) {
-                            struct b_ctx x = {path, {shapes[sh].n, shapes[sh].nch, defl, skew, warm, nops}, c,
-                                              lats[s]};
-                            bisolated(b_run, &x, &rr[k], sizeof rr[k]);
-                            char wl[96];
-                            snprintf(wl, sizeof wl, "%u datasets %s %s", shapes[sh].n, defl ? "deflate" : "plain",
-                                     skew ? "skewed" : "uniform");
-                            csv_row("b", wl, storage_name(lats[s]), c->name, k, &rr[k]);
+                    static struct res rr[4][64];
+                    char wl[96];
+                    snprintf(wl, sizeof wl, "%u datasets %s %s", shapes[sh].n, defl ? "deflate" : "plain",
+                             skew ? "skewed" : "uniform");
+                    for (int k = 0; k < runs; k++) /* interleaved, as in (a) */
+                        for (int i = 0; i < 4; i++) {
+                            struct b_ctx x = {path, {shapes[sh].n, shapes[sh].nch, defl, skew, warm, nops},
+                                              &cfgs[order[i]], lats[s]};
+                            bisolated(b_run, &x, &rr[i][k], sizeof rr[i][k]);
+                            csv_row("b", wl, storage_name(lats[s]), cfgs[order[i]].name, k, &rr[i][k]);
                         }
-                        g[i] = aggregate(rr, runs);
-                    }
+                    for (int i = 0; i < 4; i++)
+                        g[i] = aggregate(rr[i], runs);
                     eq[s][skew][sh][defl] = g[1].sec / g[3].sec;
                     printf("| %u | %s | %s | %s | %s | %s | %s | %s | %.2fx | %.2fx | %.2f / %.2f / %.2f / %.2f "
                            "| %.0f / %.0f %% |\n",
@@ -900,12 +902,12 @@ section_c(const char *dir)
             }
     printf("\n");
     printf("Registered, the column reads of each tick cost one chunk load instead of one read per row: %.0fx "
-           "faster per tick on 0.5 ms storage (%.1fx locally, where loading a whole 2 MiB chunk for a few KiB "
-           "costs more than the rows it saves). Across ticks the cache cannot help: the reader drops it at every "
+           "faster per tick on 0.5 ms storage; locally they take %.1fx the time, since loading a whole 2 MiB chunk "
+           "for a few KiB costs more than the rows it saves. Across ticks the cache cannot help: the reader drops it at every "
            "snapshot, so re-reading the recent rows whole only pays for copying them into the cache (%.1fx of "
            "the time per tick locally, %.1fx on 0.5 ms storage) -- keeping unchanged chunks across snapshots "
            "needs the writer to publish which raw ranges a tick rewrote (docs/DESIGN.md 8a, future work).\n\n",
-           tm[1][1][0] / tm[1][1][2], tm[0][1][0] / tm[0][1][2], tm[0][0][1] / tm[0][0][0], tm[1][0][1] / tm[1][0][0]);
+           tm[1][1][0] / tm[1][1][2], tm[0][1][2] / tm[0][1][0], tm[0][0][1] / tm[0][0][0], tm[1][0][1] / tm[1][0][0]);
 }
 
 /* ---- (d) controls ---------------------------------------------------------------------- */
@@ -1056,7 +1058,7 @@ static void
 section_d(const char *dir)
 {
     char path[4200], b1[32], b2[32], b3[32];
-    int runs = nruns < 15 ? 15 : nruns;
+    int runs = nruns < 11 ? 11 : nruns;
     struct {
         const char *name;
         int kind;
@@ -1135,6 +1137,21 @@ section_d(const char *dir)
 
 /* ---- main ------------------------------------------------------------------------------ */
 
+/* The first three fields of /proc/loadavg. */
+static void
+loadavg(char *b, size_t n)
+{
+    FILE *f = fopen("/proc/loadavg", "r");
+    double a[3];
+
+    if (f && fscanf(f, "%lf %lf %lf", &a[0], &a[1], &a[2]) == 3)
+        snprintf(b, n, "%.2f, %.2f, %.2f", a[0], a[1], a[2]);
+    else
+        snprintf(b, n, "unknown");
+    if (f)
+        fclose(f);
+}
+
 /* HDF5_PLUGIN_PATH from the build tree this program lies in (bench/ of it). */
 static void
 default_plugin_path(void)
@@ -1183,6 +1200,8 @@ main(int argc, char **argv)
            "`vfd_latency(read_latency_us=...)`, a sleep before every read call of any kind (metadata too). "
            "Every run is a fresh process; times are medians of %d runs unless said otherwise.\n\n",
            budget / (double)MIB, nruns);
+    char la0[64];
+    loadavg(la0, sizeof la0);
     fflush(stdout);
     if (strchr(sections, 'a'))
         section_a(argv[optind]);
@@ -1192,6 +1211,11 @@ main(int argc, char **argv)
         section_c(argv[optind]);
     if (strchr(sections, 'd'))
         section_d(argv[optind]);
+    char la1[64];
+    loadavg(la1, sizeof la1);
+    printf("Load average (1, 5, 15 min) at the start: %s; at the end: %s; %ld cores. Other work on the machine "
+           "shows up as noise, in the CPU-bound rows most.\n\n",
+           la0, la1, sysconf(_SC_NPROCESSORS_ONLN));
     fclose(csv);
     return 0;
 }
