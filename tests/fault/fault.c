@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "h5err.h"
+#include "kv.h"
 #include "plugin.h"
 
 #define FAULT_NAME "vfd_fault"
@@ -63,29 +64,6 @@ static const struct {
     int value;
 } errnos[] = {{"ENOSPC", ENOSPC}, {"EIO", EIO}, {"EDQUOT", EDQUOT}, {"EFBIG", EFBIG}};
 
-/* Copy [p, end) into out (outlen bytes), trimming blanks and resolving
- * backslash escapes. Returns 0, or -1 when it does not fit. */
-static int
-unescape(const char *p, const char *end, char *out, size_t outlen)
-{
-    size_t n = 0;
-
-    while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
-        p++;
-    while (end > p && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\n' || end[-1] == '\r') &&
-           !(end - p >= 2 && end[-2] == '\\'))
-        end--;
-    for (; p < end; p++) {
-        if (*p == '\\' && p + 1 < end)
-            p++;
-        if (n + 1 >= outlen)
-            return -1;
-        out[n++] = *p;
-    }
-    out[n] = '\0';
-    return 0;
-}
-
 static int
 parse_count(const char *v, unsigned long long *out)
 {
@@ -107,23 +85,12 @@ parse(const char *text, fault_limits_t *lim, char *state_file, size_t state_len,
       size_t errlen)
 {
     const char *p = text ? text : "";
+    char key[64], val[PATH_MAX];
+    int rc;
 
-    while (*p) {
-        const char *end = p, *eq;
-        char key[64], val[PATH_MAX];
-
-        while (*end && *end != ';')
-            end += end[0] == '\\' && end[1] ? 2 : 1;
-        for (eq = p; eq < end && *eq != '='; eq++)
-            ;
-        if (unescape(p, eq, key, sizeof key) < 0 || (eq == end) != !key[0]) {
-            snprintf(err, errlen, "expected key=value at \"%.*s\"", (int)(end - p), p);
+    while ((rc = kv_next(&p, key, sizeof key, val, sizeof val, err, errlen)) != 0) {
+        if (rc < 0)
             return -1;
-        }
-        if (eq < end && unescape(eq + 1, end, val, sizeof val) < 0) {
-            snprintf(err, errlen, "%s: value too long", key);
-            return -1;
-        }
         if (!key[0])
             ; /* empty segment */
         else if (!strcmp(key, "max_eof") || !strcmp(key, "fail_after_writes")) {
@@ -153,7 +120,6 @@ parse(const char *text, fault_limits_t *lim, char *state_file, size_t state_len,
                      key, state_file ? ", state_file, trace_file" : "");
             return -1;
         }
-        p = *end ? end + 1 : end;
     }
     return 0;
 }
