@@ -150,7 +150,7 @@ vfdswmr_ccf_read(vfdswmr_ccfile_t *f, H5FD_t *lower, H5FD_mem_t type, hid_t dxpl
         rc = 0;
     else if ((loaded = load_chunk(f, lower, dxpl, addr, size, buf)) != 0)
         rc = loaded < 0 ? -1 : 0;
-    else if ((rc = lower_read(lower, type, dxpl, addr, size, buf)) >= 0)
+    else if ((rc = lower_read(lower, type, dxpl, addr, size, buf)) >= 0 && size >= VFDSWMR_CCF_MIN_ENTRY)
         vfdswmr_cc_insert(f->cc, current_dset(f), addr, size, buf, false); /* not cached when too big */
     pthread_mutex_unlock(&f->mu);
     return rc;

@@ -44,6 +44,13 @@
 #include "cache.h"
 #include "config.h"
 
+/* A miss outside every registered chunk is cached only from this size on:
+ * HDF5 reads a chunk larger than its own cache one element run at a time
+ * (4-byte reads for a column), and caching those costs more than a read
+ * from the page cache (bench_chunk_cache, control (d)); whole chunks that
+ * HDF5's cache misses are larger. */
+#define VFDSWMR_CCF_MIN_ENTRY 1024
+
 typedef struct vfdswmr_ccfile {
     bool ready;       /* the mutex exists (vfdswmr_ccf_fini may always be called after init) */
     pthread_mutex_t mu;
