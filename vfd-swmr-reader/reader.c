@@ -100,9 +100,10 @@ has_signature(rdr_t *r)
     return false;
 }
 
-/* A writer's metadata file whose snapshot holds no page (nothing flushed in
- * its session; the ticks go on regardless) over an HDF5 file without a
- * superblock: the writer created the file and has not flushed it yet. HDF5 would only say "file signature not found";
+/* A writer's metadata file whose snapshot holds no page (no flush published
+ * in its session; the ticks go on regardless) over an HDF5 file without a
+ * superblock: the writer created the file and has not flushed it yet, or
+ * flushed it less than a tick ago. HDF5 would only say "file signature not found";
  * say what it means. Returns -1 with the reason on the stack, else 0. */
 static int
 refuse_unpublished(rdr_t *r, const char *name)
@@ -118,10 +119,10 @@ refuse_unpublished(rdr_t *r, const char *name)
                     RDR_NAME, name, (unsigned long long)h->tick, r->md.path);
     else
         VFDSWMR_ERR(H5E_CANTOPENFILE,
-                    "%s: \"%s\" has no published snapshot yet: its writer has created it but not flushed it "
-                    "(tick %llu in \"%s\" holds no page). Wait for the writer's first flush (H5Fflush, "
-                    "vfdswmr_end_tick; h5py: File.flush()), which it publishes within a tick, then open the file "
-                    "again",
+                    "%s: \"%s\" has no published snapshot yet: its writer has created it and not published a "
+                    "flush of it yet (tick %llu in \"%s\" holds no page). Wait for the writer's first flush "
+                    "(H5Fflush, vfdswmr_end_tick; h5py: File.flush()), which it publishes within a tick, then "
+                    "open the file again",
                     RDR_NAME, name, (unsigned long long)h->tick, r->md.path);
     return -1;
 }

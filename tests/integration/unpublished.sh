@@ -23,15 +23,14 @@ proc_read w
 [ "$ANSWER" = opened ] || fail "the writer answered \"$ANSWER\": $(proc_err w)"
 # The writer's ticks go on meanwhile: whatever tick the reader finds, it holds no page.
 reader_try "$f" && fail "a reader opened a file its writer had not flushed: $OUT"
-[[ $OUT == *"\"$f\" has no published snapshot yet: its writer has created it but not flushed it"* ]] \
+[[ $OUT == *"\"$f\" has no published snapshot yet: its writer has created it and not published a flush of it yet"* ]] \
     || fail "the reader's error does not say the writer has not flushed: $OUT"
 [[ $OUT == *"Wait for the writer's first flush"* ]] || fail "the reader's error does not say to wait: $OUT"
 ok "a reader before the writer's first flush is told to wait for it"
 
 proc_expect w go ready # hold.c writes /held and calls H5Fflush
-# The flush is published within a tick: a reader opens the file once it is.
-# (Each attempt is a handshake with the writer's published state; the
-# reader keeps its refusal until then.)
+# The flush is published within a tick: a reader opens the file once it is
+# (until then it keeps the same refusal).
 for _ in $(seq 1 600); do
     reader_try "$f" && break
     [[ $OUT == *"has no published snapshot yet"* ]] || fail "unexpected reader error after the flush: $OUT"
