@@ -39,7 +39,7 @@ proc_read w
 proc_expect w "append 10" "flushed 10"
 proc_expect w tick ticked # published now: a reader can open the new file
 
-HDF5_DRIVER=vfd_swmr_reader "$H5WATCH" "$f/rows" >"$out" 2>"$WORK/h5watch.err" &
+"${H5TOOL[@]}" HDF5_DRIVER=vfd_swmr_reader "$H5WATCH" "$f/rows" >"$out" 2>"$WORK/h5watch.err" &
 watch=$!
 CLEANUP+=("kill -9 $watch 2>/dev/null")
 wait_output "Monitoring dataset /rows..."
