@@ -16,8 +16,7 @@
 struct vfdswmr_marks {
     int fd;
     char *path;
-    dev_t dev;
-    ino_t ino;
+    vfdswmr_file_id_t id;
     uint64_t release_below;
 };
 
@@ -63,11 +62,9 @@ int
 vfdswmr_marks_create(const char *md_path, uint64_t session, vfdswmr_marks_t **out)
 {
     vfdswmr_marks_t *m = calloc(1, sizeof *m);
-    char tmp[4096 + 64];
     size_t len = VFDSWMR_MARKSHDR_SIZE + (size_t)VFDSWMR_MARKS_SLOTS * VFDSWMR_MARKSLOT_SIZE;
     uint8_t *buf = calloc(1, len);
     vfdswmr_markshdr_t h = {.session = session, .nslots = VFDSWMR_MARKS_SLOTS};
-    struct stat st;
     int e;
 
     *out = NULL;
@@ -76,19 +73,11 @@ vfdswmr_marks_create(const char *md_path, uint64_t session, vfdswmr_marks_t **ou
         e = ENOMEM;
         goto fail;
     }
-    if ((m->fd = vfdswmr_create_temp(m->path, tmp, sizeof tmp, 0644)) < 0) {
-        e = errno;
-        goto fail;
-    }
     vfdswmr_markshdr_encode(&h, buf);
-    if (vfdswmr_pwrite_all(m->fd, buf, len, 0) < 0 || fstat(m->fd, &st) < 0 || rename(tmp, m->path) < 0) {
+    if ((m->fd = vfdswmr_create_named(m->path, buf, len, 0644, &m->id)) < 0) {
         e = errno;
-        unlink(tmp);
-        close(m->fd);
         goto fail;
     }
-    m->dev = st.st_dev;
-    m->ino = st.st_ino;
     free(buf);
     *out = m;
     return 0;
@@ -182,12 +171,9 @@ vfdswmr_marks_all_at(vfdswmr_marks_t *m, uint64_t tick, unsigned *readers)
 void
 vfdswmr_marks_close(vfdswmr_marks_t *m)
 {
-    struct stat st;
-
     if (m == NULL)
         return;
-    if (stat(m->path, &st) == 0 && st.st_dev == m->dev && st.st_ino == m->ino)
-        unlink(m->path);
+    vfdswmr_unlink_if_same(m->path, &m->id);
     close(m->fd);
     free(m->path);
     free(m);

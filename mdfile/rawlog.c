@@ -17,8 +17,7 @@
 struct vfdswmr_rawlog {
     int fd;
     char *path;
-    dev_t dev;
-    ino_t ino;
+    vfdswmr_file_id_t id;
     uint64_t session, first_tick;
     vfdswmr_rawrange_t r[VFDSWMR_RAWLOG_CAP];
     uint32_t n;
@@ -36,8 +35,7 @@ vfdswmr_rawlog_create(const char *md_path, uint64_t session, vfdswmr_rawlog_t **
 {
     vfdswmr_rawlog_t *l = calloc(1, sizeof *l);
     size_t plen = strlen(md_path) + 8;
-    char tmp[4096 + 64];
-    struct stat st;
+    uint8_t empty[VFDSWMR_RAWLOG_HDR_SIZE + 4];
     int e;
 
     *out = NULL;
@@ -47,18 +45,11 @@ vfdswmr_rawlog_create(const char *md_path, uint64_t session, vfdswmr_rawlog_t **
     }
     l->session = session;
     l->first_tick = 1; /* tick 0 wrote nothing: the file as it was */
-    if ((l->fd = vfdswmr_create_temp(l->path, tmp, sizeof tmp, 0644)) < 0) {
+    vfdswmr_rawlog_encode(&(vfdswmr_rawloghdr_t){session, 1, 0, 0}, NULL, empty);
+    if ((l->fd = vfdswmr_create_named(l->path, empty, sizeof empty, 0644, &l->id)) < 0) {
         e = errno;
         goto fail;
     }
-    if (vfdswmr_rawlog_publish(l, 0, 1) < 0 || fstat(l->fd, &st) < 0 || rename(tmp, l->path) < 0) {
-        e = errno;
-        unlink(tmp);
-        close(l->fd);
-        goto fail;
-    }
-    l->dev = st.st_dev;
-    l->ino = st.st_ino;
     *out = l;
     return 0;
 fail:
@@ -152,12 +143,9 @@ vfdswmr_rawlog_publish(vfdswmr_rawlog_t *l, uint64_t tick, uint64_t window)
 void
 vfdswmr_rawlog_close(vfdswmr_rawlog_t *l)
 {
-    struct stat st;
-
     if (l == NULL)
         return;
-    if (stat(l->path, &st) == 0 && st.st_dev == l->dev && st.st_ino == l->ino)
-        unlink(l->path);
+    vfdswmr_unlink_if_same(l->path, &l->id);
     close(l->fd);
     free(l->path);
     free(l);

@@ -11,6 +11,8 @@
  */
 #include "safefile.h"
 
+#include "plan.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -143,4 +145,36 @@ vfdswmr_path_kind(const char *path)
     default:
         return "not a regular file";
     }
+}
+
+int
+vfdswmr_create_named(const char *path, const void *buf, size_t len, mode_t mode, vfdswmr_file_id_t *id)
+{
+    char tmp[4096 + VFDSWMR_TEMP_SUFFIX_LEN + 1];
+    struct stat st;
+    int fd, e;
+
+    if ((fd = vfdswmr_create_temp(path, tmp, sizeof tmp, mode)) < 0)
+        return -1;
+    if (vfdswmr_pwrite_all(fd, buf, len, 0) < 0 || fstat(fd, &st) < 0 || rename(tmp, path) < 0) {
+        e = errno;
+        goto fail;
+    }
+    id->dev = st.st_dev;
+    id->ino = st.st_ino;
+    return fd;
+fail:
+    unlink(tmp);
+    close(fd);
+    errno = e;
+    return -1;
+}
+
+void
+vfdswmr_unlink_if_same(const char *path, const vfdswmr_file_id_t *id)
+{
+    struct stat st;
+
+    if (stat(path, &st) == 0 && st.st_dev == id->dev && st.st_ino == id->ino)
+        unlink(path);
 }

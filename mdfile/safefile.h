@@ -58,6 +58,21 @@ bool vfdswmr_is_temp_suffix(const char *s);
 int vfdswmr_open_regular(const char *path, int flags);
 
 /*
+ * A side file of the writer (read-mark table, raw-data write log) made
+ * whole before it gets its name: `len` bytes of buf written to a new
+ * temporary file next to `path` (vfdswmr_create_temp), then renamed to
+ * `path`. Returns the descriptor (open for reading and writing) with *id
+ * naming the file, or -1 with errno (nothing left behind).
+ */
+typedef struct vfdswmr_file_id {
+    dev_t dev;
+    ino_t ino;
+} vfdswmr_file_id_t;
+int vfdswmr_create_named(const char *path, const void *buf, size_t len, mode_t mode, vfdswmr_file_id_t *id);
+/* Remove path if it still names the file *id (not one that replaced it). */
+void vfdswmr_unlink_if_same(const char *path, const vfdswmr_file_id_t *id);
+
+/*
  * What path is, for a message: "a regular file", "a directory", "a FIFO",
  * "a character device", "a block device", "a socket", "a symbolic link"
  * (dangling), or "missing". Follows symbolic links. Never fails.

@@ -39,7 +39,7 @@ ok "$out"
 
 # h5dump: the same text through sec2 and through the cache (16 KiB: evictions)
 run "$WORK/zoo.h5" make >/dev/null || fail "cctest make"
-dump() { "$H5DUMP" "$WORK/zoo.h5" | sed -e '1s/".*"/FILE/'; }
+dump() { tool "$H5DUMP" "$WORK/zoo.h5" | sed -e '1s/".*"/FILE/'; }
 want=$(dump) || fail "h5dump through sec2"
 [ "$(printf '%s\n' "$want" | wc -l)" -gt 100 ] || fail "h5dump printed too little: $want"
 for drv in vfd_chunk_cache vfd_swmr_reader; do
@@ -85,7 +85,7 @@ for t in direct cached; do
         drv=vfd_chunk_cache cfg="chunk_cache_size=0;under=vfd_fault(trace_file=$WORK/$t.trace)"
     fi
     with_driver $drv "$cfg" "$cc" "$WORK/t.h5" make >/dev/null || fail "cctest make through $drv"
-    with_driver $drv "$cfg" "$H5DUMP" "$WORK/t.h5" >/dev/null || fail "h5dump through $drv"
+    with_driver $drv "$cfg" tool "$H5DUMP" "$WORK/t.h5" >/dev/null || fail "h5dump through $drv"
 done
 [ "$(wc -l <"$WORK/direct.trace")" -gt 50 ] || fail "the trace is too short: $(cat "$WORK/direct.trace")"
 cmp -s "$WORK/direct.trace" "$WORK/cached.trace" ||

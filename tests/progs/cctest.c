@@ -16,7 +16,9 @@
  *   cctest FILE attribution
  *       Two datasets read alternately with HDF5's chunk cache off: each
  *       dataset's statistics count its own reads (the API context's tag, or
- *       registration when the tag is not used), and they add up to the file's.
+ *       registration when the tag is not used), and they add up to the file's;
+ *       a dataset set not to be cached loses its chunks and misses, the
+ *       other keeps its own; evicting one dataset leaves the other's.
  *   cctest FILE column
  *       A 2-D dataset of 2 MB unfiltered chunks, HDF5's chunk cache off: a
  *       column read makes one small read per row; after

@@ -424,6 +424,36 @@ test_open_regular_missing_create(void **state)
     umask(um);
 }
 
+/* A side file made whole under a temporary name, then named; removed only
+ * while the name is still its own. */
+static void
+test_create_named(void **state)
+{
+    const char *p = path("side");
+    vfdswmr_file_id_t id, id2;
+    char buf[16] = "";
+    int fd, fd2;
+
+    (void)state;
+    fd = vfdswmr_create_named(p, "side file", 9, 0644, &id);
+    assert_true(fd >= 0);
+    assert_int_equal(pread(fd, buf, sizeof buf, 0), 9);
+    assert_memory_equal(buf, "side file", 9);
+    assert_int_equal(count_entries(), 1); /* no temporary left */
+    /* another one replaces it: the first one's removal leaves it alone */
+    fd2 = vfdswmr_create_named(p, "second", 6, 0644, &id2);
+    assert_true(fd2 >= 0);
+    vfdswmr_unlink_if_same(p, &id);
+    assert_string_equal(vfdswmr_path_kind(p), "a regular file");
+    vfdswmr_unlink_if_same(p, &id2);
+    assert_string_equal(vfdswmr_path_kind(p), "missing");
+    close(fd);
+    close(fd2);
+    errno = 0;
+    assert_int_equal(vfdswmr_create_named(path("no/such/dir"), "x", 1, 0644, &id), -1);
+    assert_int_equal(errno, ENOENT);
+}
+
 /* ---- updater files ------------------------------------------------------------- */
 
 /*
@@ -487,7 +517,7 @@ main(void)
         T(test_temp_bounded),        T(test_temp_errors),         T(test_temp_suffix),
         T(test_open_regular_file),   T(test_open_regular_fifo),   T(test_open_regular_dir_dev),
         T(test_open_regular_links),  T(test_open_regular_missing_create),
-        T(test_updater_write_planted), T(test_updater_write_fails),
+        T(test_updater_write_planted), T(test_updater_write_fails), T(test_create_named),
     };
     return cmocka_run_group_tests(tests, testdir_setup, testdir_teardown);
 }
