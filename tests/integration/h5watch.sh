@@ -39,7 +39,8 @@ proc_read w
 proc_expect w "append 10" "flushed 10"
 proc_expect w tick ticked # published now: a reader can open the new file
 
-"${H5TOOL[@]}" HDF5_DRIVER=vfd_swmr_reader "$H5WATCH" "$f/rows" >"$out" 2>"$WORK/h5watch.err" &
+# (tool, lib.sh: the sanitizer runtimes for an ASan build; exec: $! is h5watch's pid)
+HDF5_DRIVER=vfd_swmr_reader tool exec "$H5WATCH" "$f/rows" >"$out" 2>"$WORK/h5watch.err" &
 watch=$!
 CLEANUP+=("kill -9 $watch 2>/dev/null")
 wait_output "Monitoring dataset /rows..."

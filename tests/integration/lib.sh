@@ -12,15 +12,6 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/vfdswmr-test.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 CHECKS=0
 
-# The prefix for one of HDF5's own programs (h5dump, h5watch) where it may
-# load the drivers, as "${H5TOOL[@]}" PROGRAM ...: in a sanitizer build
-# (configure --enable-sanitizers) the plugins need the ASan runtime, which
-# those programs are not linked with, preloaded (their own leaks are HDF5's,
-# not looked for). env execs the program: $! of a background one is its pid.
-# shellcheck disable=SC2034
-H5TOOL=(env)
-[ -z "${VFDSWMR_TOOL_PRELOAD:-}" ] \
-    || H5TOOL=(env "LD_PRELOAD=$VFDSWMR_TOOL_PRELOAD" "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0")
 fail() { echo "FAIL: $*" >&2; exit 1; }
 ok()   { CHECKS=$((CHECKS + 1)); echo "ok $CHECKS - $*"; }
 

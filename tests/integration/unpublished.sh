@@ -36,8 +36,8 @@ for _ in $(seq 1 600); do
     [[ $OUT == *"has no published snapshot yet"* ]] || fail "unexpected reader error after the flush: $OUT"
 done
 reader_try "$f" || fail "no reader could open the file after the writer's flush: $OUT"
-"${H5TOOL[@]}" HDF5_DRIVER=vfd_swmr_reader "$H5DUMP" -y -w 0 -d /held "$f" | grep -qF "$want" \
-    || fail "a reader after the first flush does not see /held: $("${H5TOOL[@]}" HDF5_DRIVER=vfd_swmr_reader "$H5DUMP" -d /held "$f" 2>&1)"
+HDF5_DRIVER=vfd_swmr_reader tool "$H5DUMP" -y -w 0 -d /held "$f" | grep -qF "$want" \
+    || fail "a reader after the first flush does not see /held: $(HDF5_DRIVER=vfd_swmr_reader tool "$H5DUMP" -d /held "$f" 2>&1)"
 ok "after the writer's first flush the reader opens the file and reads every value"
 proc_end w # end of input: hold.c closes the file
 [ "$PROC_STATUS" = 0 ] || fail "the writer failed: $(proc_err w)"
@@ -48,7 +48,7 @@ proc_start w env HDF5_DRIVER=vfd_swmr_writer "$VFDSWMR_PROGS/hold" open "$f" unf
 proc_read w
 [ "$ANSWER" = opened ] || fail "the writer (open) answered \"$ANSWER\": $(proc_err w)"
 reader_try "$f" || fail "a reader was refused while a writer had an existing file open: $OUT"
-"${H5TOOL[@]}" HDF5_DRIVER=vfd_swmr_reader "$H5DUMP" -y -w 0 -d /held "$f" | grep -qF "$want" \
+HDF5_DRIVER=vfd_swmr_reader tool "$H5DUMP" -y -w 0 -d /held "$f" | grep -qF "$want" \
     || fail "a reader of an existing file does not see /held before the writer's flush"
 ok "a writer that opened an existing file does not stop readers before its first flush"
 proc_expect w go ready
