@@ -53,15 +53,46 @@ vfdswmr_set_fapl_reader(hid_t fapl_id, const char *config)
     return set_driver(fapl_id, VFDSWMR_READER_NAME, config);
 }
 
+/* 1 when the file's (outermost) driver is one of the project's plugins: only
+ * their get_handle answers the marker FAPL with an H5FD_t (others, sec2 for
+ * one, hand out a pointer to their descriptor). 0 with the reason on the
+ * error stack; -1 when HDF5 failed. */
+static int
+opened_through_ours(hid_t file_id)
+{
+    static const char *const names[] = {VFDSWMR_WRITER_NAME, VFDSWMR_READER_NAME, VFDSWMR_CHUNK_CACHE_NAME};
+    hid_t fapl = H5Fget_access_plist(file_id), probe, driver;
+    int ours = 0;
+
+    if (fapl < 0 || (driver = H5Pget_driver(fapl)) < 0) {
+        if (fapl >= 0)
+            H5Pclose(fapl);
+        return -1;
+    }
+    for (size_t i = 0; i < sizeof names / sizeof names[0] && !ours; i++) {
+        if (H5FDis_driver_registered_by_name(names[i]) <= 0 || (probe = H5Pcreate(H5P_FILE_ACCESS)) < 0)
+            continue; /* never loaded: not this file's driver */
+        ours = H5Pset_driver_by_name(probe, names[i], NULL) >= 0 && H5Pget_driver(probe) == driver;
+        H5Pclose(probe);
+    }
+    H5Pclose(fapl);
+    if (!ours)
+        H5Epush2(H5E_DEFAULT, __FILE__, __func__, __LINE__, H5E_ERR_CLS, H5E_VFL, H5E_BADVALUE,
+                 "libvfdswmr: the file was not opened through %s, %s or %s: no tick, snapshot or chunk cache "
+                 "to act on",
+                 names[0], names[1], names[2]);
+    return ours;
+}
+
 /* The outermost vfd-swmr driver of an open file, through the marker FAPL. */
 static H5FD_t *
 our_handle(hid_t file_id)
 {
-    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    hid_t fapl;
     int marker = 1;
     void *handle = NULL;
 
-    if (fapl < 0)
+    if (opened_through_ours(file_id) != 1 || (fapl = H5Pcreate(H5P_FILE_ACCESS)) < 0)
         return NULL;
     if (H5Pinsert2(fapl, VFDSWMR_HANDLE_PROPERTY, sizeof marker, &marker, NULL, NULL, NULL, NULL, NULL, NULL) <
             0 ||

@@ -155,6 +155,39 @@ test_lower_errors_kept(void **state)
     H5Pclose(fapl);
 }
 
+/* The tick, snapshot and chunk-cache calls on a file opened through another
+ * driver (sec2, core) fail with a message, and touch nothing (they used to
+ * take sec2's descriptor pointer for a driver handle). */
+static void
+test_calls_on_other_drivers(void **state)
+{
+    char path[256], errors[4096];
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS), file;
+    vfdswmr_status_t st;
+    vfdswmr_chunk_cache_stats_t cs;
+
+    (void)state;
+    path_of(path, sizeof path, "plain.h5");
+    for (int core = 0; core < 2; core++) {
+        assert_true((core ? H5Pset_fapl_core(fapl, 4096, 0) : H5Pset_fapl_sec2(fapl)) >= 0);
+        file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+        assert_true(file >= 0);
+        H5E_BEGIN_TRY
+        {
+            assert_true(vfdswmr_refresh(file) < 0);
+            current_errors(errors);
+            assert_non_null(strstr(errors, "libvfdswmr: the file was not opened through vfd_swmr_writer, "
+                                           "vfd_swmr_reader or vfd_chunk_cache"));
+            assert_true(vfdswmr_end_tick(file) < 0);
+            assert_true(vfdswmr_get_status(file, &st) < 0);
+            assert_true(vfdswmr_chunk_cache_get_stats(file, &cs) < 0);
+        }
+        H5E_END_TRY
+        assert_true(H5Fclose(file) >= 0);
+    }
+    H5Pclose(fapl);
+}
+
 static void
 test_version(void **state)
 {
@@ -171,6 +204,7 @@ main(void)
         cmocka_unit_test(test_set_fapl_reader),
         cmocka_unit_test(test_bad_config_on_error_stack),
         cmocka_unit_test(test_lower_errors_kept),
+        cmocka_unit_test(test_calls_on_other_drivers),
         cmocka_unit_test(test_version),
     };
     return cmocka_run_group_tests(tests, testdir_setup, testdir_teardown);
