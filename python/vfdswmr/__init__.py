@@ -226,10 +226,12 @@ def refresh(f):
     Each refresh of an object adopts the newest snapshot again, so while the writer publishes,
     two open objects may show states one or more ticks apart; open objects afresh after a
     refresh to see one state."""
+    if not isinstance(f, (h5py.File, h5py.h5f.FileID)):
+        raise TypeError("vfdswmr.refresh takes an h5py.File (or h5py.h5f.FileID), not %s" % type(f).__name__)
     fid = _id(f)
     _check(_lib.vfdswmr_refresh(fid), "vfdswmr_refresh")
-    # The root group is held by the file itself: vfdswmr_refresh alone never shows new
-    # top-level objects. H5Grefresh on a root group identifier does.
+    # HDF5 keeps the root group it has read: after vfdswmr_refresh alone a reader that had
+    # listed / does not see new top-level objects. H5Grefresh on an identifier of / does.
     root = h5py.h5g.open(f.id if isinstance(f, h5py.File) else f, b"/")
     _check(_hdf5.H5Grefresh(root.id), "H5Grefresh of /")
     types = _H5F_OBJ_DATASET | _H5F_OBJ_GROUP
