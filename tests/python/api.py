@@ -66,9 +66,16 @@ try:
         out["sum"] = rows.sum(dtype=np.uint64)
         out["n"] = len(rows)
         names = (vfdswmr.driver(live), vfdswmr.driver(out), live.driver, out.driver)
+        try:
+            vfdswmr.status(out)
+            t.fail("vfdswmr.status of a plain sec2 file succeeded")
+        except vfdswmr.VfdSwmrError as e:
+            if "not opened through vfd_swmr_writer, vfd_swmr_reader or vfd_chunk_cache" not in str(e):
+                t.fail("vfdswmr.status of a plain file: unclear error: %s" % e)
     if names != ("vfd_swmr_reader", "sec2", "unknown", "sec2"):
         t.fail("driver names (vfdswmr.driver live, result; h5py live, result): %r" % (names,))
-    t.ok("vfdswmr.driver names the plugin; h5py's File.driver says 'unknown' (HDF5 gives no plugin names)")
+    t.ok("vfdswmr.driver names the plugin; h5py's File.driver says 'unknown' (HDF5 gives no plugin names); "
+         "status of a plain file is refused")
     want = sum(t.row_value(i) for i in range(1000)) % (1 << 64)
     # The result file is a plain file: a separate plain process reads it (no driver, no helper).
     got = subprocess.run([sys.executable, "-c", "import h5py, sys; f = h5py.File(sys.argv[1]); "
