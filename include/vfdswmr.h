@@ -186,6 +186,9 @@ typedef struct vfdswmr_status_t {
     int writer_state;                 /* VFDSWMR_WRITER_* above (the writer itself: RUNNING or FAILED) */
     unsigned tick_len;                /* the writer's tick_len and max_lag (reader: as recorded in the */
     unsigned max_lag;                 /* metadata file; 0 before a writer was seen) */
+    unsigned long long writer_tick;   /* the newest tick the writer has published, read from the metadata
+                                         file when asked (writer: tick). A reader's lag in ticks is
+                                         writer_tick - tick while session is the writer's; 0: no writer seen */
 } vfdswmr_status_t;
 herr_t vfdswmr_get_status(hid_t file_id, vfdswmr_status_t *status);
 

@@ -1,8 +1,13 @@
 # VFDSWMR_CHECK_HDF5
 # Find an HDF5 >= 1.14.0 with the public VFD plugin API. Looks, in order, at
-# --with-hdf5=PREFIX, the h5cc on PATH, pkg-config's hdf5, and the prefix
-# scripts/bootstrap builds into. Substitutes HDF5_PREFIX, HDF5_CPPFLAGS,
-# HDF5_LDFLAGS (with an rpath, so tests and tools find the library) and HDF5_LIBS.
+# --with-hdf5=PREFIX, the h5cc on PATH (its directory's parent, and the -L
+# directories `h5cc -show` names), pkg-config's hdf5 (its prefix, and the -L
+# directories it names), Debian's serial HDF5 (/usr/lib/<triplet>/hdf5/serial,
+# which has include/ and lib/ links: Debian 13's libhdf5-dev is HDF5 1.14.5),
+# and the prefixes scripts/bootstrap builds into. A candidate is a directory
+# with include/H5public.h and lib/libhdf5.so. Substitutes HDF5_PREFIX,
+# HDF5_CPPFLAGS, HDF5_LDFLAGS (with an rpath, so tests and tools find the
+# library) and HDF5_LIBS.
 AC_DEFUN([VFDSWMR_CHECK_HDF5], [
 AC_ARG_WITH([hdf5],
     [AS_HELP_STRING([--with-hdf5=PREFIX], [HDF5 >= 1.14.0 installation to build against])],
@@ -10,14 +15,29 @@ AC_ARG_WITH([hdf5],
 vfdswmr_hdf5_candidates=
 AS_IF([test "x$with_hdf5" != xauto && test "x$with_hdf5" != xyes],
     [vfdswmr_hdf5_candidates="$with_hdf5"],
-    [AS_IF([test -n "`command -v h5cc 2>/dev/null`"],
-        [vfdswmr_hdf5_candidates="`dirname \`dirname \\\`command -v h5cc\\\`\``"])
+    [vfdswmr_Ldirs=
+     AS_IF([test -n "`command -v h5cc 2>/dev/null`"],
+        [vfdswmr_hdf5_candidates="`dirname \`dirname \\\`command -v h5cc\\\`\``"
+         vfdswmr_Ldirs=`HDF5_USE_SHLIB=yes h5cc -show 2>/dev/null | tr ' ' '\n' | sed -n 's/^-L//p'`])
      vfdswmr_pc=`$PKG_CONFIG --variable=prefix hdf5 2>/dev/null`
      AS_IF([test -n "$vfdswmr_pc"], [vfdswmr_hdf5_candidates="$vfdswmr_hdf5_candidates $vfdswmr_pc"])
+     vfdswmr_Ldirs="$vfdswmr_Ldirs `$PKG_CONFIG --libs-only-L hdf5 2>/dev/null | tr ' ' '\n' | sed -n 's/^-L//p'`"
+     for vfdswmr_d in $vfdswmr_Ldirs; do
+         vfdswmr_hdf5_candidates="$vfdswmr_hdf5_candidates $vfdswmr_d `dirname $vfdswmr_d`"
+     done
+     vfdswmr_triplet=`$CC -print-multiarch 2>/dev/null`
+     AS_IF([test -n "$vfdswmr_triplet"],
+        [vfdswmr_hdf5_candidates="$vfdswmr_hdf5_candidates /usr/lib/$vfdswmr_triplet/hdf5/serial"])
      vfdswmr_cache="${VFDSWMR_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/vfd-swmr}"
-     vfdswmr_hdf5_candidates="$vfdswmr_hdf5_candidates $vfdswmr_cache/hdf5-1.14.5"])
+     vfdswmr_hdf5_candidates="$vfdswmr_hdf5_candidates $vfdswmr_cache/hdf5-1.14.5-r3 $vfdswmr_cache/hdf5-1.14.5"])
 HDF5_PREFIX=
+vfdswmr_tried=
 for vfdswmr_p in $vfdswmr_hdf5_candidates; do
+    dnl the same directory once; directories without HDF5's header and library are not compiled against
+    case " $vfdswmr_tried " in *" $vfdswmr_p "*) continue ;; esac
+    vfdswmr_tried="$vfdswmr_tried $vfdswmr_p"
+    AS_IF([test "x$with_hdf5" = xauto || test "x$with_hdf5" = xyes],
+        [test -f "$vfdswmr_p/include/H5public.h" && test -e "$vfdswmr_p/lib/libhdf5.so" || continue])
     AC_MSG_CHECKING([for HDF5 >= 1.14 with the VFD plugin API in $vfdswmr_p])
     vfdswmr_save_CPPFLAGS=$CPPFLAGS
     vfdswmr_save_LDFLAGS=$LDFLAGS
@@ -40,7 +60,7 @@ for vfdswmr_p in $vfdswmr_hdf5_candidates; do
     AS_IF([test -n "$HDF5_PREFIX"], [AC_MSG_RESULT([yes]); break], [AC_MSG_RESULT([no])])
 done
 AS_IF([test -z "$HDF5_PREFIX"],
-    [AC_MSG_ERROR([HDF5 >= 1.14.0 not found (looked in:$vfdswmr_hdf5_candidates). Run scripts/bootstrap to build it, or pass --with-hdf5=PREFIX.])])
+    [AC_MSG_ERROR([HDF5 >= 1.14.0 not found (looked in:$vfdswmr_tried). Run scripts/bootstrap to build it, or pass --with-hdf5=PREFIX.])])
 AC_SUBST([HDF5_PREFIX])
 AC_SUBST([HDF5_CPPFLAGS], ["-I$HDF5_PREFIX/include"])
 AC_SUBST([HDF5_LDFLAGS], ["-L$HDF5_PREFIX/lib -Wl,-rpath,$HDF5_PREFIX/lib"])

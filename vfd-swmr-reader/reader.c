@@ -25,6 +25,8 @@
 #include <string.h>
 
 #include <fcntl.h>
+#include <stdbool.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "h5err.h"
@@ -74,6 +76,53 @@ unregister_reader(rdr_t *r)
     vfdswmr_reg_leave(&r->md.reg);
 }
 
+/* True when the HDF5 file (through the lower driver's POSIX descriptor)
+ * holds HDF5's signature where the library looks for it: at 0, 512, 1024,
+ * ... below its end. Without a descriptor (under=core, ...), true: nothing
+ * to tell. */
+static bool
+has_signature(rdr_t *r)
+{
+    static const uint8_t sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+    int fd = vfdswmr_lower_fd(r->base.lower);
+    uint8_t buf[8];
+    struct stat st;
+
+    if (fd < 0 || fstat(fd, &st) < 0)
+        return true;
+    for (off_t a = 0; a + (off_t)sizeof buf <= st.st_size; a = a ? 2 * a : 512)
+        if (pread(fd, buf, sizeof buf, a) == (ssize_t)sizeof buf && memcmp(buf, sig, sizeof sig) == 0)
+            return true;
+    return false;
+}
+
+/* A writer's metadata file whose snapshot holds no page (no flush published
+ * in its session; the ticks go on regardless) over an HDF5 file without a
+ * superblock: the writer created the file and has not flushed it yet, or
+ * flushed it less than a tick ago. HDF5 would only say "file signature not found";
+ * say what it means. Returns -1 with the reason on the stack, else 0. */
+static int
+refuse_unpublished(rdr_t *r, const char *name)
+{
+    const vfdswmr_mdhdr_t *h = &r->md.snap.hdr;
+
+    if (r->md.fd < 0 || r->md.snap.idx.nentries != 0 || (h->flags & VFDSWMR_MDHDR_FINAL) || has_signature(r))
+        return 0;
+    if (r->base.cfg.presume_posix_semantics && vfdswmr_mdlock_held(r->md.fd) == 0)
+        VFDSWMR_ERR(H5E_CANTOPENFILE,
+                    "%s: \"%s\" has no published snapshot: its writer created it and ended without ever "
+                    "flushing it (tick %llu in \"%s\" holds no page), so it holds nothing to read",
+                    RDR_NAME, name, (unsigned long long)h->tick, r->md.path);
+    else
+        VFDSWMR_ERR(H5E_CANTOPENFILE,
+                    "%s: \"%s\" has no published snapshot yet: its writer has created it and not published a "
+                    "flush of it yet (tick %llu in \"%s\" holds no page). Wait for the writer's first flush "
+                    "(H5Fflush, vfdswmr_end_tick; h5py: File.flush()), which it publishes within a tick, then "
+                    "open the file again",
+                    RDR_NAME, name, (unsigned long long)h->tick, r->md.path);
+    return -1;
+}
+
 static H5FD_t *
 reader_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr)
 {
@@ -110,6 +159,13 @@ reader_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr)
         unregister_reader(r);
         vfdswmr_ccf_fini(&r->cc);
         free(r);
+        return NULL;
+    }
+    if (refuse_unpublished(r, name) < 0) {
+        vfdswmr_rdr_md_release(&r->md);
+        unregister_reader(r);
+        vfdswmr_ccf_fini(&r->cc);
+        vfdswmr_stack_close(&r->base);
         return NULL;
     }
     r->lib_eoa = HADDR_UNDEF;

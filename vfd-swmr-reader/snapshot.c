@@ -47,16 +47,19 @@ vfdswmr_rdr_forward_eoa(rdr_t *r)
     return rc < 0 ? -1 : 0;
 }
 
-/* What the reader can tell of the writer of its metadata file. */
+/* What the reader can tell of the writer of its metadata file; *tick: the
+ * newest tick its header names now (0 without one). */
 static int
-writer_state(const rdr_t *r)
+writer_state(const rdr_t *r, unsigned long long *tick)
 {
     vfdswmr_mdhdr_t h;
 
+    *tick = 0;
     if (r->md.fd < 0)
         return VFDSWMR_WRITER_NONE;
     if (vfdswmr_mdr_read_header(r->md.fd, &h) != VFDSWMR_MD_OK)
         h = r->md.snap.hdr;
+    *tick = h.tick;
     if (h.flags & VFDSWMR_MDHDR_FINAL)
         return VFDSWMR_WRITER_CLOSED;
     if (!r->base.cfg.presume_posix_semantics)
@@ -77,7 +80,7 @@ vfdswmr_rdr_status(const rdr_t *r, vfdswmr_status_t *st)
     st->session = s->hdr.session;
     st->eoa = s->hdr.eoa;
     st->index_entries = s->idx.nentries;
-    st->writer_state = writer_state(r);
+    st->writer_state = writer_state(r, &st->writer_tick);
     st->tick_len = s->hdr.tick_len;
     st->max_lag = s->hdr.max_lag;
 }

@@ -757,7 +757,8 @@ ctl_locked(vfdswmr_writer_t *w, uint64_t op, const void *in)
                                 .session = vfdswmr_mdw_session(w->mdw), .eoa = w->cp_eoa, .index_entries = n,
                                 .pages_cached = st.images,
                                 .writer_state = w->error[0] ? VFDSWMR_WRITER_FAILED : VFDSWMR_WRITER_RUNNING,
-                                .tick_len = w->base.cfg.tick_len, .max_lag = w->base.cfg.max_lag};
+                                .tick_len = w->base.cfg.tick_len, .max_lag = w->base.cfg.max_lag,
+                                .writer_tick = vfdswmr_mdw_tick(w->mdw)};
         return 0;
     }
     case VFDSWMR_CTL_REFRESH:

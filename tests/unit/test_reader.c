@@ -426,6 +426,9 @@ test_lag_check(void **state)
 
     publish_empty_ticks(&fx, MAX_LAG - 1); /* tick 3: still within max_lag */
     assert_int_equal(read_dataset(file, "a", NA, 3), 0);
+    /* The status tells the lag: the snapshot's tick and the writer's newest. */
+    assert_int_equal(status_of(file).tick, 1);
+    assert_int_equal(status_of(file).writer_tick, 3);
     publish_empty_ticks(&fx, 1); /* tick 4 = 1 + max_lag */
     assert_open_fails(file, "a",
                       "vfd_swmr_reader: reader fell behind: its snapshot (tick 1) is max_lag=3 or more ticks older "
@@ -433,6 +436,7 @@ test_lag_check(void **state)
 
     assert_true(vfdswmr_refresh(file) >= 0);
     assert_int_equal(status_of(file).tick, 4);
+    assert_int_equal(status_of(file).writer_tick, 4);
     assert_int_equal(read_dataset(file, "a", NA, 3), 0);
 
     /* H5Drefresh reaches the driver's flush: it adopts tick 7 itself. */

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# A reader that opens a file before its writer's first flush is told to wait
+# for that flush (not HDF5's "file signature not found"), opens the file
+# once the writer has flushed, and is told plainly when the writer died
+# without ever flushing. A writer that opened an existing file and has not
+# flushed yet does not stop readers: the file on disk is whole.
+. "${VFDSWMR_TESTLIB:?}"
+. "${VFDSWMR_PROCLIB:?}"
+
+export HDF5_DRIVER_CONFIG='tick_len=1;max_lag=3'
+f=$WORK/new.h5
+want=$(seq -s ', ' 0 3 297) # /held of tests/progs/hold.c, as h5dump -y -w 0 prints it
+# reader_try FILE: one read-only open through vfd_swmr_reader (rowreader
+# checks /rows, which hold.c files do not have: only the open matters here),
+# its stderr into OUT; true when the open itself succeeded.
+reader_try() {
+    OUT=$(HDF5_DRIVER=vfd_swmr_reader "$VFDSWMR_PROGS/rowreader" "$1" check 0 2>&1)
+    [[ $OUT != *"H5Fopen failed"* ]]
+}
+
+proc_start w env HDF5_DRIVER=vfd_swmr_writer ${VFDSWMR_VALGRIND:-} "$VFDSWMR_PROGS/hold" create "$f" unflushed
+proc_read w
+[ "$ANSWER" = opened ] || fail "the writer answered \"$ANSWER\": $(proc_err w)"
+# The writer's ticks go on meanwhile: whatever tick the reader finds, it holds no page.
+reader_try "$f" && fail "a reader opened a file its writer had not flushed: $OUT"
+[[ $OUT == *"\"$f\" has no published snapshot yet: its writer has created it and not published a flush of it yet"* ]] \
+    || fail "the reader's error does not say the writer has not flushed: $OUT"
+[[ $OUT == *"Wait for the writer's first flush"* ]] || fail "the reader's error does not say to wait: $OUT"
+ok "a reader before the writer's first flush is told to wait for it"
+
+proc_expect w go ready # hold.c writes /held and calls H5Fflush
+# The flush is published within a tick: a reader opens the file once it is
+# (until then it keeps the same refusal).
+for _ in $(seq 1 600); do
+    reader_try "$f" && break
+    [[ $OUT == *"has no published snapshot yet"* ]] || fail "unexpected reader error after the flush: $OUT"
+done
+reader_try "$f" || fail "no reader could open the file after the writer's flush: $OUT"
+HDF5_DRIVER=vfd_swmr_reader tool "$H5DUMP" -y -w 0 -d /held "$f" | grep -qF "$want" \
+    || fail "a reader after the first flush does not see /held: $(HDF5_DRIVER=vfd_swmr_reader tool "$H5DUMP" -d /held "$f" 2>&1)"
+ok "after the writer's first flush the reader opens the file and reads every value"
+proc_end w # end of input: hold.c closes the file
+[ "$PROC_STATUS" = 0 ] || fail "the writer failed: $(proc_err w)"
+
+# A writer on the existing (now plain) file that has not flushed yet: the
+# file on disk has its superblock, and readers open it.
+proc_start w env HDF5_DRIVER=vfd_swmr_writer "$VFDSWMR_PROGS/hold" open "$f" unflushed
+proc_read w
+[ "$ANSWER" = opened ] || fail "the writer (open) answered \"$ANSWER\": $(proc_err w)"
+reader_try "$f" || fail "a reader was refused while a writer had an existing file open: $OUT"
+HDF5_DRIVER=vfd_swmr_reader tool "$H5DUMP" -y -w 0 -d /held "$f" | grep -qF "$want" \
+    || fail "a reader of an existing file does not see /held before the writer's flush"
+ok "a writer that opened an existing file does not stop readers before its first flush"
+proc_expect w go ready
+proc_end w
+[ "$PROC_STATUS" = 0 ] || fail "the writer (open) failed: $(proc_err w)"
+
+# A writer that dies before its first flush: the reader says so.
+g=$WORK/died.h5
+proc_start w env HDF5_DRIVER=vfd_swmr_writer "$VFDSWMR_PROGS/hold" create "$g" unflushed
+proc_read w
+[ "$ANSWER" = opened ] || fail "the writer (died) answered \"$ANSWER\": $(proc_err w)"
+proc_kill w
+reader_try "$g" && fail "a reader opened a file whose writer died before flushing: $OUT"
+[[ $OUT == *"its writer created it and ended without ever flushing it"* ]] \
+    || fail "the reader's error does not say the writer died without flushing: $OUT"
+ok "a writer that died before its first flush: the reader says the file holds nothing"
+finish
