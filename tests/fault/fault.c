@@ -38,6 +38,7 @@
 
 #include "h5err.h"
 #include "kv.h"
+#include "on_sec2.h"
 #include "plugin.h"
 
 #define FAULT_NAME "vfd_fault"
@@ -169,8 +170,6 @@ fault_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr)
 {
     fault_t *f;
     char *text = NULL, err[PATH_MAX + 128], trace_file[PATH_MAX] = "";
-    ssize_t len;
-    hid_t lower_fapl;
     int rc;
 
     if (NULL == (f = calloc(1, sizeof *f))) {
@@ -180,14 +179,8 @@ fault_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr)
     f->base.drv_name = FAULT_NAME;
     snprintf(f->name, sizeof f->name, "%s", name);
     limits_default(&f->limits);
-    len = VFDSWMR_GUARDED(ssize_t, H5Pget_driver_config_str(fapl, NULL, 0), _r < 0);
-    if (len > 0 && (text = calloc(1, (size_t)len + 1)) != NULL &&
-        VFDSWMR_GUARDED(ssize_t, H5Pget_driver_config_str(fapl, text, (size_t)len + 1), _r < 0) < 0)
-        len = -1;
-    if (len < 0 || (len > 0 && text == NULL)) {
-        VFDSWMR_ERR(H5E_CANTGET, "%s: cannot read the driver configuration string", FAULT_NAME);
+    if ((text = on_sec2_config(fapl, FAULT_NAME)) == NULL)
         goto fail;
-    }
     rc = parse(text, &f->limits, f->state_file, sizeof f->state_file, trace_file, err, sizeof err);
     free(text);
     text = NULL;
@@ -200,19 +193,8 @@ fault_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr)
                     strerror(errno));
         goto fail;
     }
-    /* sec2 by its own setter: a default FAPL could name this very driver
-     * (HDF5_DRIVER=vfd_fault) and the open would recurse. */
-    lower_fapl = VFDSWMR_GUARDED(hid_t, H5Pcreate(H5P_FILE_ACCESS), _r < 0);
-    if (lower_fapl < 0 || VFDSWMR_GUARDED(herr_t, H5Pset_fapl_sec2(lower_fapl), _r < 0) < 0) {
-        VFDSWMR_ERR(H5E_CANTINIT, "%s: cannot set up sec2 underneath", FAULT_NAME);
+    if (on_sec2_open(&f->base, name, flags, maxaddr) < 0)
         goto fail;
-    }
-    f->base.lower = VFDSWMR_GUARDED(H5FD_t *, H5FDopen(name, flags, lower_fapl, maxaddr), _r == NULL);
-    VFDSWMR_GUARDED(herr_t, H5Pclose(lower_fapl), _r < 0);
-    if (f->base.lower == NULL) {
-        VFDSWMR_ERR(H5E_CANTOPENFILE, "%s: sec2 cannot open \"%s\"", FAULT_NAME, name);
-        goto fail;
-    }
     return &f->base.pub;
 fail:
     if (f->trace)
@@ -289,17 +271,8 @@ fault_write(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size
 static herr_t
 fault_delete(const char *name, hid_t fapl)
 {
-    hid_t lower_fapl = VFDSWMR_GUARDED(hid_t, H5Pcreate(H5P_FILE_ACCESS), _r < 0);
-    herr_t rc = -1;
-
     (void)fapl;
-    if (lower_fapl >= 0 && VFDSWMR_GUARDED(herr_t, H5Pset_fapl_sec2(lower_fapl), _r < 0) >= 0)
-        rc = VFDSWMR_GUARDED(herr_t, H5FDdelete(name, lower_fapl), _r < 0);
-    if (lower_fapl >= 0)
-        VFDSWMR_GUARDED(herr_t, H5Pclose(lower_fapl), _r < 0);
-    if (rc < 0)
-        VFDSWMR_ERR(H5E_CANTDELETEFILE, "%s: sec2 cannot delete \"%s\"", FAULT_NAME, name);
-    return rc;
+    return on_sec2_delete(name, FAULT_NAME);
 }
 
 static const H5FD_class_t fault_class = {

@@ -20,6 +20,7 @@
 
 #include "h5err.h"
 #include "kv.h"
+#include "on_sec2.h"
 #include "latency.h"
 #include "plugin.h"
 
@@ -88,8 +89,6 @@ latency_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr)
 {
     latency_t *f;
     char *text = NULL, err[256];
-    ssize_t len;
-    hid_t lower_fapl;
     int rc;
 
     if (NULL == (f = calloc(1, sizeof *f))) {
@@ -97,14 +96,8 @@ latency_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr)
         return NULL;
     }
     f->base.drv_name = VFD_LATENCY_NAME;
-    len = VFDSWMR_GUARDED(ssize_t, H5Pget_driver_config_str(fapl, NULL, 0), _r < 0);
-    if (len > 0 && (text = calloc(1, (size_t)len + 1)) != NULL &&
-        VFDSWMR_GUARDED(ssize_t, H5Pget_driver_config_str(fapl, text, (size_t)len + 1), _r < 0) < 0)
-        len = -1;
-    if (len < 0 || (len > 0 && text == NULL)) {
-        VFDSWMR_ERR(H5E_CANTGET, "%s: cannot read the driver configuration string", VFD_LATENCY_NAME);
+    if ((text = on_sec2_config(fapl, VFD_LATENCY_NAME)) == NULL)
         goto fail;
-    }
     rc = parse(text, f, err, sizeof err);
     free(text);
     text = NULL;
@@ -112,19 +105,8 @@ latency_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr)
         VFDSWMR_ERR(H5E_BADVALUE, "%s: bad configuration: %s", VFD_LATENCY_NAME, err);
         goto fail;
     }
-    /* sec2 by its own setter: a default FAPL could name this very driver
-     * (HDF5_DRIVER=vfd_latency) and the open would recurse. */
-    lower_fapl = VFDSWMR_GUARDED(hid_t, H5Pcreate(H5P_FILE_ACCESS), _r < 0);
-    if (lower_fapl < 0 || VFDSWMR_GUARDED(herr_t, H5Pset_fapl_sec2(lower_fapl), _r < 0) < 0) {
-        VFDSWMR_ERR(H5E_CANTINIT, "%s: cannot set up sec2 underneath", VFD_LATENCY_NAME);
+    if (on_sec2_open(&f->base, name, flags, maxaddr) < 0)
         goto fail;
-    }
-    f->base.lower = VFDSWMR_GUARDED(H5FD_t *, H5FDopen(name, flags, lower_fapl, maxaddr), _r == NULL);
-    VFDSWMR_GUARDED(herr_t, H5Pclose(lower_fapl), _r < 0);
-    if (f->base.lower == NULL) {
-        VFDSWMR_ERR(H5E_CANTOPENFILE, "%s: sec2 cannot open \"%s\"", VFD_LATENCY_NAME, name);
-        goto fail;
-    }
     return &f->base.pub;
 fail:
     free(text);
@@ -204,17 +186,8 @@ latency_ctl(H5FD_t *file, uint64_t op, uint64_t flags, const void *in, void **ou
 static herr_t
 latency_delete(const char *name, hid_t fapl)
 {
-    hid_t lower_fapl = VFDSWMR_GUARDED(hid_t, H5Pcreate(H5P_FILE_ACCESS), _r < 0);
-    herr_t rc = -1;
-
     (void)fapl;
-    if (lower_fapl >= 0 && VFDSWMR_GUARDED(herr_t, H5Pset_fapl_sec2(lower_fapl), _r < 0) >= 0)
-        rc = VFDSWMR_GUARDED(herr_t, H5FDdelete(name, lower_fapl), _r < 0);
-    if (lower_fapl >= 0)
-        VFDSWMR_GUARDED(herr_t, H5Pclose(lower_fapl), _r < 0);
-    if (rc < 0)
-        VFDSWMR_ERR(H5E_CANTDELETEFILE, "%s: sec2 cannot delete \"%s\"", VFD_LATENCY_NAME, name);
-    return rc;
+    return on_sec2_delete(name, VFD_LATENCY_NAME);
 }
 
 static const H5FD_class_t latency_class = {
