@@ -134,7 +134,7 @@ herr_t
 vfdswmr_get_status(hid_t file_id, vfdswmr_status_t *status)
 {
     memset(status, 0, sizeof *status);
-    return ctl(file_id, VFDSWMR_CTL_GET_STATUS, status);
+    return ctl_out(file_id, false, VFDSWMR_CTL_GET_STATUS, NULL, status);
 }
 
 /* ---- the shared chunk cache ---------------------------------------------- */

@@ -84,6 +84,16 @@ herr_t vfdswmr_pt_lock(H5FD_t *file, hbool_t rw);
 herr_t vfdswmr_pt_unlock(H5FD_t *file);
 herr_t vfdswmr_pt_ctl(H5FD_t *file, uint64_t op, uint64_t flags, const void *in, void **out);
 
+/* Where GET_STATUS writes: the caller's structure *out points to, or (the
+ * older form) the one `in` points to; NULL when there is none. */
+static inline vfdswmr_status_t *
+vfdswmr_status_target(const void *in, void **out)
+{
+    if (out != NULL && *out != NULL)
+        return (vfdswmr_status_t *)*out;
+    return (vfdswmr_status_t *)(uintptr_t)in;
+}
+
 /* `del` needs the driver's name for messages; each driver wraps this. */
 herr_t vfdswmr_stack_delete(const char *name, hid_t fapl, const char *drv_name);
 

@@ -199,8 +199,9 @@ herr_t vfdswmr_get_status(hid_t file_id, vfdswmr_status_t *status);
  * drivers set it to VFDSWMR_HANDLE_ACK: a file open through another driver
  * leaves it alone, and its handle is that driver's (for sec2 a pointer to
  * its descriptor), which must not be passed to H5FDctl. Op codes lie in
- * HDF5's range for experimental use (512-1023). GET_STATUS takes a
- * vfdswmr_status_t * as its input and fills it.
+ * HDF5's range for experimental use (512-1023). GET_STATUS fills the
+ * vfdswmr_status_t that *output points to (H5FDctl's output argument);
+ * the older form, a vfdswmr_status_t * as the input, is still accepted.
  */
 #define VFDSWMR_HANDLE_PROPERTY "vfdswmr_handle"
 #define VFDSWMR_HANDLE_ACK 0x56534852 /* "VSHR" */

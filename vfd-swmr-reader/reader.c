@@ -300,13 +300,15 @@ reader_ctl(H5FD_t *file, uint64_t op, uint64_t flags, const void *in, void **out
     switch (op) {
     case VFDSWMR_CTL_REFRESH:
         return vfdswmr_rdr_refresh(RDR(file));
-    case VFDSWMR_CTL_GET_STATUS:
-        if (in == NULL) {
-            VFDSWMR_ERR(H5E_BADVALUE, "%s: GET_STATUS needs a vfdswmr_status_t as input", RDR_NAME);
+    case VFDSWMR_CTL_GET_STATUS: {
+        vfdswmr_status_t *s = vfdswmr_status_target(in, out);
+        if (s == NULL) {
+            VFDSWMR_ERR(H5E_BADVALUE, "%s: GET_STATUS needs a vfdswmr_status_t to fill (output)", RDR_NAME);
             return -1;
         }
-        vfdswmr_rdr_status(RDR(file), (vfdswmr_status_t *)(uintptr_t)in);
+        vfdswmr_rdr_status(RDR(file), s);
         return 0;
+    }
     case VFDSWMR_CTL_END_TICK:
     case VFDSWMR_CTL_DISABLE_EOT:
     case VFDSWMR_CTL_ENABLE_EOT:

@@ -79,7 +79,7 @@ vfdswmr_writer_end_tick(vfdswmr_writer_t *w, bool final)
 static void
 abs_time(double t, struct timespec *ts)
 {
-    /* pthread_cond_timedwait uses CLOCK_MONOTONIC (see vfdswmr_ticker_start) */
+    /* pthread_cond_timedwait uses CLOCK_MONOTONIC (writer.c, init_sync) */
     ts->tv_sec = (time_t)t;
     ts->tv_nsec = (long)((t - (double)ts->tv_sec) * 1e9);
 }
@@ -113,17 +113,12 @@ ticker_main(void *arg)
 int
 vfdswmr_ticker_start(vfdswmr_writer_t *w)
 {
-    pthread_condattr_t ca;
     int rc;
 
     w->next_tick = vfdswmr_now() + vfdswmr_tick_seconds(w);
     if (w->base.cfg.tick_len == 0)
         return 0; /* ticks end only by explicit calls */
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_destroy(&w->wake);
-    pthread_cond_init(&w->wake, &ca);
-    pthread_condattr_destroy(&ca);
+    /* w->wake waits on CLOCK_MONOTONIC (writer.c, init_sync) */
     if ((rc = pthread_create(&w->ticker, NULL, ticker_main, w)) != 0) {
         errno = rc;
         return -1;

@@ -341,15 +341,40 @@ refuse_unsafe_read(vfdswmr_writer_t *w, const char *name)
     return -1;
 }
 
+/* The lock, and the condition the tick thread waits on with timeouts on
+ * CLOCK_MONOTONIC. 0, or an error number (nothing left initialised). */
+static int
+init_sync(vfdswmr_writer_t *w)
+{
+    pthread_condattr_t ca;
+    int rc;
+
+    if ((rc = pthread_mutex_init(&w->lock, NULL)) != 0)
+        return rc;
+    if ((rc = pthread_condattr_init(&ca)) == 0) {
+        if ((rc = pthread_condattr_setclock(&ca, CLOCK_MONOTONIC)) == 0)
+            rc = pthread_cond_init(&w->wake, &ca);
+        pthread_condattr_destroy(&ca);
+    }
+    if (rc != 0)
+        pthread_mutex_destroy(&w->lock);
+    return rc;
+}
+
 static H5FD_t *
 writer_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr)
 {
     vfdswmr_writer_t *w = (vfdswmr_writer_t *)vfdswmr_stack_new(fapl, sizeof *w, VFDSWMR_WRITER_NAME,
                                                                 vfdswmr_config_check_writer);
+    int rc;
+
     if (w == NULL)
         return NULL;
-    pthread_mutex_init(&w->lock, NULL);
-    pthread_cond_init(&w->wake, NULL);
+    if ((rc = init_sync(w)) != 0) {
+        VFDSWMR_ERR(H5E_CANTINIT, "%s: cannot initialise its lock: %s", VFDSWMR_WRITER_NAME, strerror(rc));
+        free(w);
+        return NULL;
+    }
     if (vfdswmr_ccf_init(&w->cc, &w->base.cfg, VFDSWMR_WRITER_NAME) < 0) {
         writer_free(w);
         free(w);
@@ -718,7 +743,7 @@ writer_unlock(H5FD_t *file)
 /* ---- ctl operations (include/vfdswmr.h) ----------------------------------- */
 
 static herr_t
-ctl_locked(vfdswmr_writer_t *w, uint64_t op, const void *in)
+ctl_locked(vfdswmr_writer_t *w, uint64_t op, const void *in, void **out)
 {
     vfdswmr_pb_stats_t st;
     uint32_t n;
@@ -746,9 +771,9 @@ ctl_locked(vfdswmr_writer_t *w, uint64_t op, const void *in)
         }
         return 0;
     case VFDSWMR_CTL_GET_STATUS: {
-        vfdswmr_status_t *s = (vfdswmr_status_t *)(uintptr_t)in;
+        vfdswmr_status_t *s = vfdswmr_status_target(in, out);
         if (s == NULL) {
-            VFDSWMR_ERR(H5E_BADVALUE, "%s: GET_STATUS needs a vfdswmr_status_t as input", VFDSWMR_WRITER_NAME);
+            VFDSWMR_ERR(H5E_BADVALUE, "%s: GET_STATUS needs a vfdswmr_status_t to fill (output)", VFDSWMR_WRITER_NAME);
             return -1;
         }
         vfdswmr_pb_stats(w->pb, &st);
@@ -785,7 +810,7 @@ writer_ctl(H5FD_t *file, uint64_t op, uint64_t flags, const void *in, void **out
     if (!w->active)
         return vfdswmr_pt_ctl(file, op, flags, in, out);
     pthread_mutex_lock(&w->lock);
-    rc = ctl_locked(w, op, in);
+    rc = ctl_locked(w, op, in, out);
     pthread_mutex_unlock(&w->lock);
     return rc == 1 ? vfdswmr_pt_ctl(file, op, flags, in, out) : rc;
 }

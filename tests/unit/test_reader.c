@@ -305,12 +305,25 @@ read_dataset(hid_t file, const char *name, int n, int mul)
     return bad;
 }
 
+/* The status through the client (H5FDctl's output), checked against the
+ * older form (the structure as the input) through H5FDctl directly. */
 static vfdswmr_status_t
 status_of(hid_t file)
 {
-    vfdswmr_status_t st;
+    vfdswmr_status_t st, old;
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    int marker = 1;
+    void *h = NULL;
 
     assert_true(vfdswmr_get_status(file, &st) >= 0);
+    assert_true(H5Pinsert2(fapl, VFDSWMR_HANDLE_PROPERTY, sizeof marker, &marker, NULL, NULL, NULL, NULL, NULL,
+                           NULL) >= 0);
+    assert_true(H5Fget_vfd_handle(file, fapl, &h) >= 0);
+    H5Pclose(fapl);
+    memset(&old, 0xee, sizeof old);
+    assert_true(H5FDctl(h, VFDSWMR_CTL_GET_STATUS, H5FD_CTL_FAIL_IF_UNKNOWN_FLAG, &old, NULL) >= 0);
+    assert_true(old.is_writer == st.is_writer && old.tick == st.tick && old.session == st.session &&
+                old.eoa == st.eoa && old.writer_state == st.writer_state);
     return st;
 }
 
