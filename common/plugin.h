@@ -8,6 +8,8 @@
  *       .open = writer_open, .del = writer_delete,
  *   };
  *   VFDSWMR_PLUGIN_EXPORT(cls)
+ *
+ * Error contract: that of stack.h (every callback a driver callback).
  */
 #ifndef VFDSWMR_COMMON_PLUGIN_H
 #define VFDSWMR_COMMON_PLUGIN_H

@@ -9,6 +9,9 @@
  *   superblock extension address (O) | end-of-file address (O) |
  *   root group object header address (O) | checksum (4): lookup3
  *   hashlittle, initial value 0, over every byte before it.
+ *
+ * Error contract: no errors, only answers: each function says by its
+ * return value whether the bytes were a superblock it knows.
  */
 #ifndef VFDSWMR_COMMON_SUPERBLOCK_H
 #define VFDSWMR_COMMON_SUPERBLOCK_H

@@ -2,6 +2,10 @@
  * vfdswmr.h - public interface of vfd-swmr, VFD SWMR for HDF5 >= 1.14 as
  * dynamically loaded virtual file drivers.
  *
+ * Error contract (every function below, as HDF5's own API): a negative
+ * herr_t on failure, with the reason on HDF5's error stack; nothing is
+ * printed unless HDF5's automatic error printing is on.
+ *
  * Two drivers are provided as HDF5 plugins:
  *
  *   vfd_swmr_writer   the one process that writes the file
