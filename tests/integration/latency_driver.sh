@@ -41,7 +41,7 @@ ok "a file written through vfd_latency verifies through sec2 and through vfd_chu
 # the selected one cannot open a file, so tryopen checks first that each
 # one opens it (tryopen has no fallback).
 "$VFDSWMR_PROGS/cctest" "$WORK/zoo.h5" make >/dev/null || fail "cctest make"
-dump() { "$H5DUMP" "$WORK/zoo.h5" | sed -e '1s/".*"/FILE/'; }
+dump() { tool "$H5DUMP" "$WORK/zoo.h5" | sed -e '1s/".*"/FILE/'; }
 want=$(dump) || fail "h5dump through sec2"
 [ "$(printf '%s\n' "$want" | wc -l)" -gt 100 ] || fail "h5dump printed too little: $want"
 for dc in 'vfd_latency|read_latency_us=100' \
