@@ -362,46 +362,68 @@ attribution(const char *path)
     return 0;
 }
 
+/* The big-chunk dataset of column and bigentry: 1000 x 500 ints in one
+ * unfiltered chunk (2 MB, larger than HDF5's chunk cache, which is off
+ * anyway), element (r, c) = r * 500 + c, registered with the shared cache. */
+enum { BIG_ROWS = 1000, BIG_COLS = 500 };
+#define BIG_CHUNK ((unsigned long long)BIG_ROWS * BIG_COLS * sizeof(int))
+
+static hid_t
+big_dataset(hid_t f)
+{
+    hsize_t dims[2] = {BIG_ROWS, BIG_COLS};
+    hid_t sp = H5Screate_simple(2, dims, NULL), dcpl = H5Pcreate(H5P_DATASET_CREATE),
+          dapl = H5Pcreate(H5P_DATASET_ACCESS), d;
+    static int v[BIG_ROWS][BIG_COLS];
+
+    CHECK(H5Pset_chunk(dcpl, 2, dims));
+    CHECK(H5Pset_chunk_cache(dapl, 0, 0, 1.0));
+    CHECK(d = H5Dcreate2(f, "big", H5T_NATIVE_INT, sp, H5P_DEFAULT, dcpl, dapl));
+    for (int r = 0; r < BIG_ROWS; r++)
+        for (int c = 0; c < BIG_COLS; c++)
+            v[r][c] = r * BIG_COLS + c;
+    CHECK(H5Dwrite(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v));
+    CHECK(vfdswmr_chunk_cache_register(d));
+    H5Sclose(sp);
+    H5Pclose(dcpl);
+    H5Pclose(dapl);
+    return d;
+}
+
+/* Read column c of the big dataset (one small read per row) and check it. */
+static void
+big_column(hid_t d, hsize_t c)
+{
+    hsize_t off[2] = {0, c}, cnt[2] = {BIG_ROWS, 1};
+    hid_t fs = H5Dget_space(d), ms = H5Screate_simple(2, cnt, NULL);
+    static int col[BIG_ROWS];
+
+    CHECK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, off, NULL, cnt, NULL));
+    CHECK(H5Dread(d, H5T_NATIVE_INT, ms, fs, H5P_DEFAULT, col));
+    for (int r = 0; r < BIG_ROWS; r++)
+        if (col[r] != r * BIG_COLS + (int)c)
+            die("column %llu row %d: %d", (unsigned long long)c, r, col[r]);
+    H5Sclose(fs);
+    H5Sclose(ms);
+}
+
 static int
 column(const char *path)
 {
-    enum { ROWS = 1000, COLS = 500 };
-    hsize_t dims[2] = {ROWS, COLS}, ch[2] = {ROWS, COLS}, off[2], cnt[2] = {ROWS, 1};
-    hid_t f = create_file(path), sp = H5Screate_simple(2, dims, NULL), dcpl = H5Pcreate(H5P_DATASET_CREATE),
-          dapl = H5Pcreate(H5P_DATASET_ACCESS), d, ms = H5Screate_simple(2, cnt, NULL);
-    static int v[ROWS][COLS], col[ROWS];
+    hid_t f = create_file(path), d;
     vfdswmr_chunk_cache_stats_t s;
 
     CHECK(vfdswmr_chunk_cache_configure(f, 64 << 20, 0, ~0ull));
-    CHECK(H5Pset_chunk(dcpl, 2, ch));
-    CHECK(H5Pset_chunk_cache(dapl, 0, 0, 1.0));
-    CHECK(d = H5Dcreate2(f, "big", H5T_NATIVE_INT, sp, H5P_DEFAULT, dcpl, dapl));
-    for (int r = 0; r < ROWS; r++)
-        for (int c = 0; c < COLS; c++)
-            v[r][c] = r * COLS + c;
-    CHECK(H5Dwrite(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v));
-    CHECK(vfdswmr_chunk_cache_register(d));
+    d = big_dataset(f);
     CHECK(vfdswmr_chunk_cache_evict(f));
     CHECK(vfdswmr_chunk_cache_reset_stats(f));
-    for (int pass = 0; pass < 3; pass++) {
-        hsize_t c = (hsize_t)(7 + pass * 101);
-        off[0] = 0;
-        off[1] = c;
-        CHECK(H5Sselect_hyperslab(sp, H5S_SELECT_SET, off, NULL, cnt, NULL));
-        CHECK(H5Dread(d, H5T_NATIVE_INT, ms, sp, H5P_DEFAULT, col));
-        for (int r = 0; r < ROWS; r++)
-            if (col[r] != r * COLS + (int)c)
-                die("column %llu row %d: %d", (unsigned long long)c, r, col[r]);
-    }
+    for (int pass = 0; pass < 3; pass++)
+        big_column(d, (hsize_t)(7 + pass * 101));
     CHECK(vfdswmr_chunk_cache_get_stats(d, &s));
-    if (s.misses != 1 || s.bytes_loaded != (unsigned long long)ROWS * COLS * sizeof(int) || s.hits + 1 != s.lookups)
+    if (s.misses != 1 || s.bytes_loaded != BIG_CHUNK || s.hits + 1 != s.lookups)
         die("column reads: %llu lookups, %llu misses, %llu bytes loaded; expected one miss loading the whole chunk",
             s.lookups, s.misses, s.bytes_loaded);
     H5Dclose(d);
-    H5Sclose(sp);
-    H5Sclose(ms);
-    H5Pclose(dcpl);
-    H5Pclose(dapl);
     CHECK(H5Fclose(f));
     printf("ok: column: %llu reads, one chunk load\n", s.lookups);
     return 0;
@@ -494,46 +516,25 @@ bytes_read(void)
 static int
 bigentry(const char *path)
 {
-    enum { ROWS = 1000, COLS = 500 };
-    hsize_t dims[2] = {ROWS, COLS}, ch[2] = {ROWS, COLS}, off[2] = {0, 0}, cnt[2] = {ROWS, 1};
-    hid_t f = create_file(path), sp = H5Screate_simple(2, dims, NULL), dcpl = H5Pcreate(H5P_DATASET_CREATE),
-          dapl = H5Pcreate(H5P_DATASET_ACCESS), d, ms = H5Screate_simple(2, cnt, NULL);
-    static int v[ROWS][COLS], col[ROWS];
-    const unsigned long long chunk = (unsigned long long)ROWS * COLS * sizeof(int);
+    hid_t f, d;
 
     if (bytes_read() == ULLONG_MAX) {
         printf("ok: bigentry: skipped (no /proc/self/io)\n");
         return 0;
     }
-    CHECK(H5Pset_chunk(dcpl, 2, ch));
-    CHECK(H5Pset_chunk_cache(dapl, 0, 0, 1.0));
-    CHECK(d = H5Dcreate2(f, "big", H5T_NATIVE_INT, sp, H5P_DEFAULT, dcpl, dapl));
-    for (int r = 0; r < ROWS; r++)
-        for (int c = 0; c < COLS; c++)
-            v[r][c] = r * COLS + c;
-    CHECK(H5Dwrite(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v));
-    CHECK(vfdswmr_chunk_cache_register(d));
+    f = create_file(path);
+    d = big_dataset(f);
     for (int pass = 0; pass < 2; pass++) {
         if (pass == 1) /* a largest entry above the budget, through the ctl */
             CHECK(vfdswmr_chunk_cache_configure(f, 64 << 10, 1ull << 40, ~0ull));
         CHECK(vfdswmr_chunk_cache_evict(f));
-        off[1] = (hsize_t)(3 + pass);
-        CHECK(H5Sselect_hyperslab(sp, H5S_SELECT_SET, off, NULL, cnt, NULL));
-        unsigned long long before = bytes_read();
-        CHECK(H5Dread(d, H5T_NATIVE_INT, ms, sp, H5P_DEFAULT, col));
-        unsigned long long got = bytes_read() - before;
-        for (int r = 0; r < ROWS; r++)
-            if (col[r] != r * COLS + (int)off[1])
-                die("column %llu row %d: %d", (unsigned long long)off[1], r, col[r]);
-        if (got > 4 * chunk)
+        unsigned long long before = bytes_read(), got;
+        big_column(d, (hsize_t)(3 + pass));
+        if ((got = bytes_read() - before) > 4 * BIG_CHUNK)
             die("%s: a column read of %d ints read %llu bytes from the file (the chunk is %llu bytes)",
-                pass ? "max_entry 1T, size 64K (configure)" : "the environment's cache", ROWS, got, chunk);
+                pass ? "max_entry 1T, size 64K (configure)" : "the environment's cache", BIG_ROWS, got, BIG_CHUNK);
     }
     H5Dclose(d);
-    H5Sclose(sp);
-    H5Sclose(ms);
-    H5Pclose(dcpl);
-    H5Pclose(dapl);
     CHECK(H5Fclose(f));
     printf("ok: bigentry: a column read never loads a chunk the cache cannot keep\n");
     return 0;
