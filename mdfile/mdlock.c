@@ -31,28 +31,53 @@ random_start(void)
     return (unsigned)getpid() * 2654435761u ^ (unsigned)ts.tv_nsec;
 }
 
+/* Set (or, F_UNLCK, drop) our lock on byte `where`: 0, or -1 with errno
+ * (EAGAIN or EACCES: someone else's lock conflicts). */
 static int
-take_at(int fd, off_t where)
+set_at(int fd, short type, off_t where)
 {
-    struct flock fl = lock_at(F_WRLCK, where);
+    struct flock fl = lock_at(type, where);
 
-    while (fcntl(fd, F_OFD_SETLK, &fl) < 0) {
-        if (errno == EINTR)
-            continue;
-        return errno == EAGAIN || errno == EACCES ? 1 : -1;
-    }
+    while (fcntl(fd, F_OFD_SETLK, &fl) < 0)
+        if (errno != EINTR)
+            return -1;
     return 0;
 }
 
+/* Would a lock of `type` on byte `where` conflict with someone else's (we
+ * never conflict with ourselves)? F_RDLCK asks for write locks, F_WRLCK for
+ * any lock. 1, 0, or -1 with errno. */
 static int
-held_at(int fd, off_t where)
+conflict_at(int fd, short type, off_t where)
 {
-    struct flock fl = lock_at(F_RDLCK, where); /* conflicts with any write lock */
+    struct flock fl = lock_at(type, where);
 
     while (fcntl(fd, F_OFD_GETLK, &fl) < 0)
         if (errno != EINTR)
             return -1;
     return fl.l_type != F_UNLCK;
+}
+
+/* Take the write lock on `where`: 0, 1 held by someone else, -1 error. */
+static int
+take_at(int fd, off_t where)
+{
+    if (set_at(fd, F_WRLCK, where) == 0)
+        return 0;
+    return errno == EAGAIN || errno == EACCES ? 1 : -1;
+}
+
+static int
+held_at(int fd, off_t where)
+{
+    return conflict_at(fd, F_RDLCK, where); /* a write lock held elsewhere */
+}
+
+/* Does anyone but us lock byte `where`? */
+static int
+locked_by_other(int fd, off_t where)
+{
+    return conflict_at(fd, F_WRLCK, where);
 }
 
 int
@@ -65,29 +90,6 @@ int
 vfdswmr_mdlock_hdf5_held(int fd)
 {
     return held_at(fd, VFDSWMR_WRITER_LOCK_OFFSET);
-}
-
-/* Does anyone but us lock byte `where` (we never conflict with ourselves)? */
-static int
-locked_by_other(int fd, off_t where)
-{
-    struct flock fl = lock_at(F_WRLCK, where); /* conflicts with any lock */
-
-    while (fcntl(fd, F_OFD_GETLK, &fl) < 0)
-        if (errno != EINTR)
-            return -1;
-    return fl.l_type != F_UNLCK;
-}
-
-static int
-set_at(int fd, short type, off_t where)
-{
-    struct flock fl = lock_at(type, where);
-
-    while (fcntl(fd, F_OFD_SETLK, &fl) < 0)
-        if (errno != EINTR)
-            return -1;
-    return 0;
 }
 
 /* Take a byte of our own (see mdlock.h); its offset to *own. */
