@@ -21,6 +21,8 @@ struct vfdswmr_rawlog {
     uint64_t session, first_tick;
     vfdswmr_rawrange_t r[VFDSWMR_RAWLOG_CAP];
     uint32_t n;
+    size_t file_len; /* bytes in the file: a shorter log is written over a longer one, then cut */
+    uint8_t buf[VFDSWMR_RAWLOG_HDR_SIZE + VFDSWMR_RAWLOG_CAP * VFDSWMR_RAWRANGE_SIZE + 4]; /* the encoded log */
 };
 
 int
@@ -35,7 +37,6 @@ vfdswmr_rawlog_create(const char *md_path, uint64_t session, vfdswmr_rawlog_t **
 {
     vfdswmr_rawlog_t *l = calloc(1, sizeof *l);
     size_t plen = strlen(md_path) + 8;
-    uint8_t empty[VFDSWMR_RAWLOG_HDR_SIZE + 4];
     int e;
 
     *out = NULL;
@@ -45,8 +46,9 @@ vfdswmr_rawlog_create(const char *md_path, uint64_t session, vfdswmr_rawlog_t **
     }
     l->session = session;
     l->first_tick = 1; /* tick 0 wrote nothing: the file as it was */
-    vfdswmr_rawlog_encode(&(vfdswmr_rawloghdr_t){session, 1, 0, 0}, NULL, empty);
-    if ((l->fd = vfdswmr_create_named(l->path, empty, sizeof empty, 0644, &l->id)) < 0) {
+    l->file_len = vfdswmr_rawlog_size(0);
+    vfdswmr_rawlog_encode(&(vfdswmr_rawloghdr_t){session, 1, 0, 0}, NULL, l->buf);
+    if ((l->fd = vfdswmr_create_named(l->path, l->buf, l->file_len, 0644, &l->id)) < 0) {
         e = errno;
         goto fail;
     }
@@ -116,9 +118,7 @@ int
 vfdswmr_rawlog_publish(vfdswmr_rawlog_t *l, uint64_t tick, uint64_t window)
 {
     uint32_t k = 0;
-    uint8_t *buf;
     size_t len;
-    int rc;
 
     /* keep ticks tick - window + 1 .. tick */
     if (tick >= window && tick - window + 1 > l->first_tick) {
@@ -132,12 +132,11 @@ vfdswmr_rawlog_publish(vfdswmr_rawlog_t *l, uint64_t tick, uint64_t window)
     while (h.count < l->n && l->r[h.count].tick <= tick)
         h.count++; /* adds for later ticks wait for their publish */
     len = vfdswmr_rawlog_size(h.count);
-    if ((buf = malloc(len)) == NULL)
+    vfdswmr_rawlog_encode(&h, l->r, l->buf);
+    if (vfdswmr_pwrite_all(l->fd, l->buf, len, 0) < 0 || (len < l->file_len && ftruncate(l->fd, (off_t)len) < 0))
         return -1;
-    vfdswmr_rawlog_encode(&h, l->r, buf);
-    rc = vfdswmr_pwrite_all(l->fd, buf, len, 0) < 0 || ftruncate(l->fd, (off_t)len) < 0 ? -1 : 0;
-    free(buf);
-    return rc;
+    l->file_len = len;
+    return 0;
 }
 
 void
