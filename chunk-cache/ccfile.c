@@ -179,21 +179,18 @@ vfdswmr_ccf_truncated(vfdswmr_ccfile_t *f, haddr_t eof)
 }
 
 void
-vfdswmr_ccf_invalidate_all(vfdswmr_ccfile_t *f)
-{
-    pthread_mutex_lock(&f->mu);
-    if (f->cc)
-        vfdswmr_cc_invalidate(f->cc, 0, UINT64_MAX);
-    pthread_mutex_unlock(&f->mu);
-}
-
-void
 vfdswmr_ccf_invalidate(vfdswmr_ccfile_t *f, uint64_t addr, uint64_t len)
 {
     pthread_mutex_lock(&f->mu);
     if (f->cc)
         vfdswmr_cc_invalidate(f->cc, addr, len);
     pthread_mutex_unlock(&f->mu);
+}
+
+void
+vfdswmr_ccf_invalidate_all(vfdswmr_ccfile_t *f)
+{
+    vfdswmr_ccf_invalidate(f, 0, UINT64_MAX);
 }
 
 bool

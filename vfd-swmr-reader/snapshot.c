@@ -85,6 +85,13 @@ vfdswmr_rdr_status(const rdr_t *r, vfdswmr_status_t *st)
     st->max_lag = s->hdr.max_lag;
 }
 
+/* Empty a chunk cache below us (see drop_raw). */
+static void
+drop_below(rdr_t *r)
+{
+    (void)VFDSWMR_GUARDED(herr_t, H5FDctl(r->base.lower, VFDSWMR_CTL_CC_EVICT, 0, NULL, NULL), _r < 0);
+}
+
 /*
  * Forget every raw-data byte read so far: the chunk cache's, and a chunk
  * cache below us (under=vfd_chunk_cache(...), which hears of no writer and
@@ -96,7 +103,7 @@ static void
 drop_raw(rdr_t *r)
 {
     vfdswmr_ccf_invalidate_all(&r->cc);
-    (void)VFDSWMR_GUARDED(herr_t, H5FDctl(r->base.lower, VFDSWMR_CTL_CC_EVICT, 0, NULL, NULL), _r < 0);
+    drop_below(r);
 }
 
 static void
@@ -112,12 +119,11 @@ drop_range(void *ctx, uint64_t addr, uint64_t len)
 static void
 drop_raw_writes(rdr_t *r, const vfdswmr_mdhdr_t *from, const vfdswmr_mdhdr_t *to)
 {
-    (void)VFDSWMR_GUARDED(herr_t, H5FDctl(r->base.lower, VFDSWMR_CTL_CC_EVICT, 0, NULL, NULL), _r < 0);
-    if (!vfdswmr_ccf_holds_data(&r->cc))
-        return;
-    if (from->session != to->session || from->tick > to->tick ||
-        !vfdswmr_rawlog_read(r->md.path, to->session, from->tick, to->tick, drop_range, &r->cc))
-        vfdswmr_ccf_invalidate_all(&r->cc);
+    if (vfdswmr_ccf_holds_data(&r->cc) && from->session == to->session && from->tick <= to->tick &&
+        vfdswmr_rawlog_read(r->md.path, to->session, from->tick, to->tick, drop_range, &r->cc))
+        drop_below(r);
+    else
+        drop_raw(r);
 }
 
 /* Replace the adopted snapshot by *snap, loaded from fd (a new file when
