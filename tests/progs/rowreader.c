@@ -163,16 +163,41 @@ check(const char *path, long long min, long long ngroups, const char *config)
     return 0;
 }
 
+/* Polling every 10 ms for up to $ROWS_TIMEOUT seconds (default 120). */
+typedef struct {
+    struct timespec start;
+    double limit;
+} poll_t;
+
+static poll_t
+poll_start(void)
+{
+    poll_t p = {.limit = getenv("ROWS_TIMEOUT") ? atof(getenv("ROWS_TIMEOUT")) : 120};
+
+    clock_gettime(CLOCK_MONOTONIC, &p.start);
+    return p;
+}
+
+/* Wait 10 ms: 0, or -1 when the time is up (nothing waited). */
+static int
+poll_wait(const poll_t *p)
+{
+    struct timespec now, pause = {0, 10 * 1000 * 1000};
+
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if ((double)(now.tv_sec - p->start.tv_sec) + (double)(now.tv_nsec - p->start.tv_nsec) * 1e-9 > p->limit)
+        return -1;
+    nanosleep(&pause, NULL);
+    return 0;
+}
+
 /* watch: refresh until /rows has `min` rows, then check all of them. */
 static long long
 wait_and_verify(hid_t dset, long long min)
 {
-    const char *t = getenv("ROWS_TIMEOUT");
-    double limit = t ? atof(t) : 120;
-    struct timespec start, now, pause = {0, 10 * 1000 * 1000};
+    poll_t p = poll_start();
     long long n, written, unwritten;
 
-    clock_gettime(CLOCK_MONOTONIC, &start);
     for (;;) {
         if (H5Drefresh(dset) < 0) {
             rows_report("H5Drefresh");
@@ -182,12 +207,10 @@ wait_and_verify(hid_t dset, long long min)
             return -1;
         if (n >= min)
             break;
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        if ((double)(now.tv_sec - start.tv_sec) + (double)(now.tv_nsec - start.tv_nsec) * 1e-9 > limit) {
-            fprintf(stderr, "rowreader: /rows still has %lld rows after %.0f s, waiting for %lld\n", n, limit, min);
+        if (poll_wait(&p) < 0) {
+            fprintf(stderr, "rowreader: /rows still has %lld rows after %.0f s, waiting for %lld\n", n, p.limit, min);
             return -1;
         }
-        nanosleep(&pause, NULL);
     }
     n = check_rows(dset, n, &written, &unwritten);
     return n;
@@ -215,11 +238,9 @@ status(hid_t file)
 static int
 follow(hid_t file)
 {
-    struct timespec pause = {0, 10000000}, start, now;
-    double limit = getenv("ROWS_TIMEOUT") ? atof(getenv("ROWS_TIMEOUT")) : 120;
+    poll_t p = poll_start();
     vfdswmr_status_t s;
 
-    clock_gettime(CLOCK_MONOTONIC, &start);
     for (;;) {
         if (vfdswmr_refresh(file) < 0 || vfdswmr_get_status(file, &s) < 0) {
             rows_report("following the writer");
@@ -231,12 +252,10 @@ follow(hid_t file)
 #else
         return 0; /* no writer state in this vfdswmr.h: one refresh */
 #endif
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        if ((double)(now.tv_sec - start.tv_sec) + (double)(now.tv_nsec - start.tv_nsec) * 1e-9 > limit) {
-            fprintf(stderr, "rowreader: the writer still runs after %.0f s\n", limit);
+        if (poll_wait(&p) < 0) {
+            fprintf(stderr, "rowreader: the writer still runs after %.0f s\n", p.limit);
             return -1;
         }
-        nanosleep(&pause, NULL);
     }
 }
 
