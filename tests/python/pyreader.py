@@ -31,7 +31,7 @@ import numpy as np
 import vfdswmr
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from swmrtest import row_value  # noqa: E402
+from swmrtest import row_value, serve  # noqa: E402
 
 LIMIT = float(os.environ.get("ROWS_TIMEOUT", "120"))
 
@@ -61,71 +61,52 @@ def check_rows(d, exact):
 
 def main():
     path = sys.argv[1]
+    # /rows as last opened, and no other reference to it: "follow" reopens it, and an
+    # object still open elsewhere would keep the old snapshot's metadata (HDF5 shares it)
+    rows = {}
     try:
         f = vfdswmr.File(path, "r")
-        d = f["rows"]
+        rows["d"] = f["rows"]
     except Exception:
         traceback.print_exc()
         return 1
-    print("ready %d" % d.shape[0], flush=True)
-    failed = False
-    for line in sys.stdin:
-        cmd = line.split()
-        if not cmd:
-            continue
-        try:
-            if cmd[0] == "verify":
-                m = int(cmd[1])
-                n = wait("/rows", lambda: d.shape[0] if d.shape[0] >= m else None, d.refresh)
-                ans = "rows %d" % check_rows(d, n)
-            elif cmd[0] == "follow":
-                m = int(cmd[1])
-                n = wait("/rows", lambda: f["rows"].shape[0] if f["rows"].shape[0] >= m else None,
-                         lambda: vfdswmr.refresh(f))
-                d = f["rows"]
-                ans = "rows %d" % check_rows(d, n)
-            elif cmd[0] == "groups":
-                m = int(cmd[1])
-                n = wait("/groups", lambda: len(f["groups"]) if len(f["groups"]) >= m else None,
-                         lambda: vfdswmr.refresh(f))
-                for k in range(n):
-                    got = f["groups/g%d" % k].attrs["n"]
-                    if got != k:
-                        raise RuntimeError("/groups/g%d: n = %r, expected %d" % (k, got, k))
-                ans = "groups %d" % n
+    print("ready %d" % rows["d"].shape[0], flush=True)
 
-            elif cmd[0] == "top":
-                m = int(cmd[1])
+    def handle(cmd):
+        if cmd[0] == "verify":
+            m, d = int(cmd[1]), rows["d"]
+            n = wait("/rows", lambda: d.shape[0] if d.shape[0] >= m else None, d.refresh)
+            return "rows %d" % check_rows(d, n)
+        if cmd[0] == "follow":
+            m = int(cmd[1])
+            n = wait("/rows", lambda: f["rows"].shape[0] if f["rows"].shape[0] >= m else None,
+                     lambda: vfdswmr.refresh(f))
+            rows["d"] = f["rows"]
+            return "rows %d" % check_rows(rows["d"], n)
+        if cmd[0] == "groups":
+            m = int(cmd[1])
+            n = wait("/groups", lambda: len(f["groups"]) if len(f["groups"]) >= m else None,
+                     lambda: vfdswmr.refresh(f))
+            for k in range(n):
+                got = f["groups/g%d" % k].attrs["n"]
+                if got != k:
+                    raise RuntimeError("/groups/g%d: n = %r, expected %d" % (k, got, k))
+            return "groups %d" % n
+        if cmd[0] == "top":
+            m = int(cmd[1])
 
-                def ntop():
-                    n = sum(1 for name in f if name.startswith("t"))
-                    return n if n >= m else None
-                n = wait("top-level groups", ntop, lambda: vfdswmr.refresh(f))
-                for k in range(n):
-                    g = f["t%d" % k]
-                    if g.attrs["n"] != k or list(g["v"][:]) != [k, k + 1, k + 2]:
-                        raise RuntimeError("/t%d: n = %r, v = %r" % (k, g.attrs["n"], list(g["v"][:])))
-                ans = "top %d" % n
-            elif cmd[0] == "status":
-                s = vfdswmr.status(f)
-                ans = "status state=%s tick=%d writer_tick=%d lag=%d writer=%d" % (
-                    s.writer_state, s.tick, s.writer_tick, s.lag, s.is_writer)
-            elif cmd[0] == "driver":
-                ans = "driver %s h5py=%s" % (vfdswmr.driver(f), f.driver)
-            elif cmd[0] == "quit":
-                f.close()
-                print("closed", flush=True)
-                return 3 if failed else 0
-            else:
-                print("pyreader: unknown command %r" % line, file=sys.stderr)
-                return 2
-        except Exception as e:
-            traceback.print_exc()
-            ans = "failed: %s" % e
-            failed = True
-        print(ans, flush=True)
-    f.close()
-    return 3 if failed else 0
+            def ntop():
+                n = sum(1 for name in f if name.startswith("t"))
+                return n if n >= m else None
+            n = wait("top-level groups", ntop, lambda: vfdswmr.refresh(f))
+            for k in range(n):
+                g = f["t%d" % k]
+                if g.attrs["n"] != k or list(g["v"][:]) != [k, k + 1, k + 2]:
+                    raise RuntimeError("/t%d: n = %r, v = %r" % (k, g.attrs["n"], list(g["v"][:])))
+            return "top %d" % n
+        return None
+
+    return serve("pyreader", f, handle, "quit")
 
 
 if __name__ == "__main__":

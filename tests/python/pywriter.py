@@ -30,7 +30,7 @@ import numpy as np
 import vfdswmr
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from swmrtest import row_value  # noqa: E402
+from swmrtest import row_value, serve  # noqa: E402
 
 
 def main():
@@ -43,8 +43,7 @@ def main():
     except Exception:
         traceback.print_exc()
         return 1
-    ngroups = ntop = 0
-    failed = False
+    count = {"groups": 0, "top": 0}
     print("ready 0", flush=True)
 
     def append(n):
@@ -53,59 +52,40 @@ def main():
         rows[total:] = np.array([row_value(i) for i in range(total, total + n)], dtype="<i8")
         return total + n
 
-    for line in sys.stdin:
-        cmd = line.split()
-        if not cmd:
-            continue
-        try:
-            if cmd[0] == "append":
-                total = append(int(cmd[1]))
-                f.flush()
-                ans = "flushed %d" % total
-            elif cmd[0] == "dappend":
-                total = append(int(cmd[1]))
-                rows.flush()
-                ans = "dflushed %d" % total
-            elif cmd[0] == "start_swmr":
-                f.swmr_mode = True
-                ans = "swmr started"
-            elif cmd[0] == "groups":
-                for _ in range(int(cmd[1])):
-                    groups.create_group("g%d" % ngroups).attrs["n"] = np.int64(ngroups)
-                    ngroups += 1
-                f.flush()
-                ans = "flushed groups %d" % ngroups
-            elif cmd[0] == "top":
-                for _ in range(int(cmd[1])):
-                    g = f.create_group("t%d" % ntop)
-                    g.attrs["n"] = np.int64(ntop)
-                    g.create_dataset("v", data=np.arange(ntop, ntop + 3, dtype="<i8"))
-                    ntop += 1
-                f.flush()
-                ans = "flushed top %d" % ntop
-            elif cmd[0] == "tick":
-                vfdswmr.end_tick(f)
-                ans = "ticked"
-            elif cmd[0] == "status":
-                s = vfdswmr.status(f)
-                ans = "status state=%s tick=%d writer_tick=%d lag=%d writer=%d" % (
-                    s.writer_state, s.tick, s.writer_tick, s.lag, s.is_writer)
-            elif cmd[0] == "driver":
-                ans = "driver %s h5py=%s" % (vfdswmr.driver(f), f.driver)
-            elif cmd[0] == "close":
-                f.close()
-                print("closed", flush=True)
-                return 3 if failed else 0
-            else:
-                print("pywriter: unknown command %r" % line, file=sys.stderr)
-                return 2
-        except Exception as e:
-            traceback.print_exc()
-            ans = "failed: %s" % e
-            failed = True
-        print(ans, flush=True)
-    f.close()
-    return 3 if failed else 0
+    def handle(cmd):
+        if cmd[0] == "append":
+            total = append(int(cmd[1]))
+            f.flush()
+            return "flushed %d" % total
+        if cmd[0] == "dappend":
+            total = append(int(cmd[1]))
+            rows.flush()
+            return "dflushed %d" % total
+        if cmd[0] == "start_swmr":
+            f.swmr_mode = True
+            return "swmr started"
+        if cmd[0] == "groups":
+            for _ in range(int(cmd[1])):
+                k = count["groups"]
+                groups.create_group("g%d" % k).attrs["n"] = np.int64(k)
+                count["groups"] = k + 1
+            f.flush()
+            return "flushed groups %d" % count["groups"]
+        if cmd[0] == "top":
+            for _ in range(int(cmd[1])):
+                k = count["top"]
+                g = f.create_group("t%d" % k)
+                g.attrs["n"] = np.int64(k)
+                g.create_dataset("v", data=np.arange(k, k + 3, dtype="<i8"))
+                count["top"] = k + 1
+            f.flush()
+            return "flushed top %d" % count["top"]
+        if cmd[0] == "tick":
+            vfdswmr.end_tick(f)
+            return "ticked"
+        return None
+
+    return serve("pywriter", f, handle, "close")
 
 
 if __name__ == "__main__":

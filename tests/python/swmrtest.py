@@ -6,6 +6,7 @@
   (tests/progs/rowwriter.c, rowreader.c, tests/python/pywriter.py, pyreader.py),
   with the time each answer arrived (time.monotonic()).
 - Delays: publish-to-reader delays, printed (measured, never asserted).
+- serve(): the command loop of pywriter.py and pyreader.py.
 """
 
 import os
@@ -61,6 +62,45 @@ def finish():
 def row_value(i):
     """tests/progs/rows.h: row i's value, never 0 (the fill value)."""
     return (((i + 1) * 0x9E3779B97F4A7C15 % (1 << 64)) >> 1) | 1
+
+
+def serve(name, f, handle, last):
+    """The command loop of pywriter.py and pyreader.py: a command a line on stdin, one
+    answer line each on stdout. handle(words) answers the program's own commands (None:
+    not one of them); "status", "driver" and `last` (close the file: "closed") are common.
+    A failing command answers "failed: REASON" (traceback on stderr). End of input closes
+    too. Returns the exit status: 0, 3 when a command failed, 2 on an unknown command."""
+    import traceback
+
+    import vfdswmr
+
+    failed = False
+    for line in sys.stdin:
+        cmd = line.split()
+        if not cmd:
+            continue
+        try:
+            if cmd[0] == last:
+                f.close()
+                print("closed", flush=True)
+                return 3 if failed else 0
+            ans = handle(cmd)
+            if ans is None and cmd[0] == "status":
+                s = vfdswmr.status(f)
+                ans = "status state=%s tick=%d writer_tick=%d lag=%d writer=%d" % (
+                    s.writer_state, s.tick, s.writer_tick, s.lag, s.is_writer)
+            elif ans is None and cmd[0] == "driver":
+                ans = "driver %s h5py=%s" % (vfdswmr.driver(f), f.driver)
+            elif ans is None:
+                print("%s: unknown command %r" % (name, line), file=sys.stderr)
+                return 2
+        except Exception as e:
+            traceback.print_exc()
+            ans = "failed: %s" % e
+            failed = True
+        print(ans, flush=True)
+    f.close()
+    return 3 if failed else 0
 
 
 def workdir():
