@@ -45,6 +45,10 @@
 #include <unistd.h>
 
 #include "aux.h"
+#include "check.h"
+#include "clock.h"
+#include "io.h"
+#include "paths.h"
 #include "plan.h"
 #include "safefile.h"
 #include "updater.h"
@@ -57,18 +61,18 @@ struct aux_t {
     aux_stats_t st;
     aux_udir_t *udir;
     char md_tmp[AUX_MAX_PATH + VFDSWMR_TEMP_SUFFIX_LEN + 1]; /* sequence 0 builds the new file here */
-    int fd;                /* the local file, or -1 */
+    int fd;                                                  /* the local file, or -1 */
     local_t local;
-    uint64_t session;      /* of the local file's session; 0: not known */
-    uint64_t tick;         /* LOCAL_VALID: the tick its header names */
-    bool expect_known;     /* false: resume at the smallest updater that appears */
+    uint64_t session;  /* of the local file's session; 0: not known */
+    uint64_t tick;     /* LOCAL_VALID: the tick its header names */
+    bool expect_known; /* false: resume at the smallest updater that appears */
     uint64_t expect;
     bool done, failed;
     /* The wait for `expect`. */
-    unsigned idle;         /* polls since it became expected that found nothing to do */
-    double trouble_since;  /* when a gap, torn file or foreign session was first seen; < 0: none */
+    unsigned idle;        /* polls since it became expected that found nothing to do */
+    double trouble_since; /* when a gap, torn file or foreign session was first seen; < 0: none */
     bool gap_noted, torn_noted, foreign_noted, warned;
-    bool gap_below;        /* every updater present is later than expect */
+    bool gap_below; /* every updater present is later than expect */
     char name[AUX_MAX_PATH + 64];
     char err[AUX_ERRLEN];
 };
@@ -413,8 +417,8 @@ damaged(aux_t *a, const char *why)
 {
     char d[64];
 
-    return fatal(a, "updater file %s is damaged: %s; the local metadata file %s stays %s", a->name, why,
-                 a->o.md_file, local_desc(a, d, sizeof d));
+    return fatal(a, "updater file %s is damaged: %s; the local metadata file %s stays %s", a->name, why, a->o.md_file,
+                 local_desc(a, d, sizeof d));
 }
 
 /*
@@ -463,8 +467,10 @@ load_updater(aux_t *a, const udfile_t *f, uint8_t **buf, vfdswmr_updater_t *u, a
         return false;
     }
     if (f->size > need) {
-        snprintf(why, sizeof why, "trailing bytes after the updater's last image (the file has %llu bytes, the "
-                 "updater ends at byte %llu)", (unsigned long long)f->size, (unsigned long long)need);
+        snprintf(why, sizeof why,
+                 "trailing bytes after the updater's last image (the file has %llu bytes, the "
+                 "updater ends at byte %llu)",
+                 (unsigned long long)f->size, (unsigned long long)need);
         *st = damaged(a, why);
         return false;
     }
@@ -515,6 +521,12 @@ apply(aux_t *a, const udfile_t *f)
     aux_status_t st;
     uint64_t bytes = 0;
 
+    /* Updater n + 1 never before n (aux.h); a VALID local file at tick T
+     * receives only tick T + 1 of its session, an EMPTY one only sequence 1. */
+    VFDSWMR_ASSERT(h->sequence == a->expect);
+    VFDSWMR_ASSERT(
+        h->sequence == 0 || (a->local == LOCAL_EMPTY && h->sequence == 1) ||
+        (a->local == LOCAL_VALID && h->tick == a->tick + 1 && (a->session == 0 || h->session == a->session)));
     if (!load_updater(a, f, &buf, &u, &st))
         return st;
     if (!(h->flags & VFDSWMR_UD_CREATE_ONLY))
@@ -535,11 +547,11 @@ apply(aux_t *a, const udfile_t *f)
 
         if (rc < 0) {
             open_refusal(why, sizeof why, "the local metadata file", a->o.md_file, rc);
-        } else {
+        }
+        else {
             a->fd = rc;
             if (vfdswmr_mdplan_apply(a->fd, &u.plan, true) < 0)
-                snprintf(why, sizeof why, "cannot write the local metadata file %s: %s", a->o.md_file,
-                         strerror(errno));
+                snprintf(why, sizeof why, "cannot write the local metadata file %s: %s", a->o.md_file, strerror(errno));
         }
         if (why[0] != '\0') {
             vfdswmr_updater_free(&u);
@@ -593,8 +605,8 @@ aux_poll(aux_t *a)
     case HDR_DAMAGED:
         return damaged(a, why);
     case HDR_NOT_REGULAR: /* never the writer's: nothing to wait for, nothing to read */
-        return fatal(a, "updater file %s is not a regular file (%s); the local metadata file %s stays %s", a->name,
-                     why, a->o.md_file, local_desc(a, d, sizeof d));
+        return fatal(a, "updater file %s is not a regular file (%s); the local metadata file %s stays %s", a->name, why,
+                     a->o.md_file, local_desc(a, d, sizeof d));
     case HDR_OK:
         break;
     }
@@ -681,8 +693,7 @@ examine_local(aux_t *a, char *err, size_t errlen)
         return 0;
     }
     a->fd = rc;
-    while ((n = pread(a->fd, buf, sizeof buf, 0)) < 0 && errno == EINTR)
-        ;
+    n = vfdswmr_pread_upto(a->fd, buf, sizeof buf, 0);
     if (n < 0) {
         snprintf(err, errlen, "cannot read the local metadata file %s: %s", a->o.md_file, strerror(errno));
         return -1;
@@ -697,8 +708,7 @@ examine_local(aux_t *a, char *err, size_t errlen)
                        (unsigned long long)a->session, (unsigned long long)a->tick, (unsigned long long)a->expect);
         else
             aux_report(&a->rep, "resume", "local file of session %llx at tick %llu: looking for tick %llu",
-                       (unsigned long long)a->session, (unsigned long long)a->tick,
-                       (unsigned long long)a->tick + 1);
+                       (unsigned long long)a->session, (unsigned long long)a->tick, (unsigned long long)a->tick + 1);
         return 0;
     }
     /* Created by sequence 0, then interrupted before sequence 1's header was
@@ -722,9 +732,9 @@ examine_local(aux_t *a, char *err, size_t errlen)
 static void
 remove_stale_temps(aux_t *a)
 {
-    const char *slash = strrchr(a->o.md_file, '/'), *base = slash ? slash + 1 : a->o.md_file;
+    const char *base = vfdswmr_path_base(a->o.md_file);
     size_t blen = strlen(base);
-    char *dir = aux_dir_of(a->o.md_file);
+    char *dir = vfdswmr_path_dir_dup(a->o.md_file);
     DIR *dp = dir ? opendir(dir) : NULL;
     struct dirent *e;
 
@@ -770,12 +780,16 @@ aux_open(const aux_opts_t *o, aux_t **out, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         goto fail;
     }
-    aux_report(&a->rep, "start", "md_file=%s ud_base=%s tick_len=%u polls_per_tick=%u max_lag=%u "
-               "md_pages_reserved=%u pid=%ld", o->md_file, o->ud_base, o->tick_len, o->polls_per_tick,
-               o->max_lag, o->md_pages_reserved, (long)getpid());
+    aux_report(&a->rep, "start",
+               "md_file=%s ud_base=%s tick_len=%u polls_per_tick=%u max_lag=%u "
+               "md_pages_reserved=%u pid=%ld",
+               o->md_file, o->ud_base, o->tick_len, o->polls_per_tick, o->max_lag, o->md_pages_reserved,
+               (long)getpid());
     if (strcmp(o->under, VFDSWMR_DEFAULT_UNDER) != 0)
-        aux_report(&a->rep, "start", "--vfd_config under=%s is not used: the local metadata file is written "
-                   "with POSIX I/O", o->under);
+        aux_report(&a->rep, "start",
+                   "--vfd_config under=%s is not used: the local metadata file is written "
+                   "with POSIX I/O",
+                   o->under);
     remove_stale_temps(a);
     if (examine_local(a, err, errlen) < 0)
         goto fail;
@@ -803,7 +817,7 @@ int
 aux_run(aux_t *a, volatile sig_atomic_t *stop)
 {
     double pause = tick_seconds(a) / a->o.polls_per_tick;
-    struct timespec ts = {(time_t)pause, (long)((pause - (double)(time_t)pause) * 1e9)};
+    struct timespec ts = vfdswmr_timespec(pause);
 
     while (!*stop) {
         switch (aux_poll(a)) {
@@ -822,6 +836,18 @@ aux_run(aux_t *a, volatile sig_atomic_t *stop)
     return 0;
 }
 
-const char *aux_error(const aux_t *a) { return a->err; }
-const aux_stats_t *aux_stats(const aux_t *a) { return &a->st; }
-uint64_t aux_expected(const aux_t *a) { return a->expect; }
+const char *
+aux_error(const aux_t *a)
+{
+    return a->err;
+}
+const aux_stats_t *
+aux_stats(const aux_t *a)
+{
+    return &a->st;
+}
+uint64_t
+aux_expected(const aux_t *a)
+{
+    return a->expect;
+}

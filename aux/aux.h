@@ -1,5 +1,6 @@
 /*
- * vfd_swmr_aux: the auxiliary process of RFC 3.5.2.2.3. It follows the
+ * vfd_swmr_aux: the auxiliary process for readers on other hosts (NFS,
+ * docs/DESIGN.md section 8). It follows the
  * updater files <ud_base>.<n> a writer publishes (on NFS, typically) and
  * applies them, in strict sequence order, to a local copy of the metadata
  * file that local vfd_swmr_reader processes read as if the writer kept it.
@@ -35,33 +36,33 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "config.h"
+#include "drvconfig.h"
 #include "log.h"
 
-#define AUX_PROG "vfd_swmr_aux"
+#define AUX_PROG   "vfd_swmr_aux"
 #define AUX_ERRLEN 1024
 /* Longest md_file or ud_base accepted (an updater name adds ".<20 digits>", a
  * temporary file VFDSWMR_TEMP_SUFFIX_LEN bytes). */
 #define AUX_MAX_PATH 4000
 
-#define AUX_MIN_POLLS 1u
-#define AUX_MAX_POLLS 1000u
+#define AUX_MIN_POLLS     1u
+#define AUX_MAX_POLLS     1000u
 #define AUX_DEFAULT_POLLS 10u
 
 /* ---- options (options.c) -------------------------------------------------- */
 
 typedef struct aux_opts_t {
-    const char *md_file;          /* the local metadata file (it need not exist) */
-    const char *ud_base;          /* updater files are <ud_base>.<n> */
-    const char *log_file;         /* NULL: no log file */
-    uint32_t polls_per_tick;      /* AUX_MIN_POLLS..AUX_MAX_POLLS */
-    uint32_t tick_len;            /* tenths of a second, 0..VFDSWMR_MAX_TICK_LEN; 0 polls as if 1 */
-    uint32_t max_lag;             /* ticks; a gap older than max_lag ticks is warned about */
-    uint32_t md_pages_reserved;   /* pages the local file has from its creation */
+    const char *md_file;                     /* the local metadata file (it need not exist) */
+    const char *ud_base;                     /* updater files are <ud_base>.<n> */
+    const char *log_file;                    /* NULL: no log file */
+    uint32_t polls_per_tick;                 /* AUX_MIN_POLLS..AUX_MAX_POLLS */
+    uint32_t tick_len;                       /* tenths of a second, 0..VFDSWMR_MAX_TICK_LEN; 0 polls as if 1 */
+    uint32_t max_lag;                        /* ticks; a gap older than max_lag ticks is warned about */
+    uint32_t md_pages_reserved;              /* pages the local file has from its creation */
     char under[VFDSWMR_MAX_DRIVER_NAME + 1]; /* --vfd_config's lower driver, ignored (POSIX I/O) */
-    bool stats;                   /* print counters on exit */
-    bool verbose;                 /* log lines also to stdout */
-    bool help, version;           /* print and exit 0; nothing else is required then */
+    bool stats;                              /* print counters on exit */
+    bool verbose;                            /* log lines also to stdout */
+    bool help, version;                      /* print and exit 0; nothing else is required then */
     /* Test hook, not reachable from the command line: the clock gap warnings
      * are timed with (NULL: vfdswmr_now). */
     double (*clock)(void);
@@ -75,7 +76,8 @@ void aux_opts_defaults(aux_opts_t *o);
  * --name value or --name=value, each at most once, anywhere before "--";
  * exactly two positional arguments unless --help or --version came first.
  * Returns 0, or -1 with one line in err (no program name, no newline).
- * The strings in *o point into argv.
+ * The strings in *o point into argv. Uses (and first resets) getopt_long's
+ * global state: one parse at a time per process.
  */
 int aux_opts_parse(aux_opts_t *o, int argc, char *const argv[], char *err, size_t errlen);
 
@@ -85,14 +87,11 @@ void aux_version(FILE *fp);
 /* ---- the updater directory (udir.c) -------------------------------------- */
 
 typedef enum aux_name_kind_t {
-    AUX_NAME_OTHER,    /* not <base>.<anything>: someone else's file, not looked at */
-    AUX_NAME_UPDATER,  /* <base>.<n>, n canonical decimal (no leading zeros) < 2^64 */
-    AUX_NAME_TMP,      /* <base>.<n><temporary suffix> (safefile.h) or <base>.<n>.tmp: being written */
-    AUX_NAME_GARBAGE,  /* <base>.<something else> */
+    AUX_NAME_OTHER,   /* not <base>.<anything>: someone else's file, not looked at */
+    AUX_NAME_UPDATER, /* <base>.<n>, n canonical decimal (no leading zeros) < 2^64 */
+    AUX_NAME_TMP,     /* <base>.<n><temporary suffix> (safefile.h) or <base>.<n>.tmp: being written */
+    AUX_NAME_GARBAGE, /* <base>.<something else> */
 } aux_name_kind_t;
-
-/* The directory part of path ("." when none), malloc'd; NULL when out of memory. */
-char *aux_dir_of(const char *path);
 
 /* Classify a directory entry `name` against the base name `base`; *seq gets n. */
 aux_name_kind_t aux_classify_name(const char *base, const char *name, uint64_t *seq);
@@ -100,9 +99,9 @@ aux_name_kind_t aux_classify_name(const char *base, const char *name, uint64_t *
 typedef struct aux_udir_t aux_udir_t;
 
 typedef struct aux_scan_t {
-    bool any;           /* some <base>.<n> exists */
-    uint64_t min, max;  /* smallest and largest n, when any */
-    bool dir_missing;   /* the directory does not exist (yet) */
+    bool any;          /* some <base>.<n> exists */
+    uint64_t min, max; /* smallest and largest n, when any */
+    bool dir_missing;  /* the directory does not exist (yet) */
 } aux_scan_t;
 
 /* Split ud_base into directory and base name. NULL when out of memory. */
@@ -119,19 +118,19 @@ const char *aux_udir_dir(const aux_udir_t *d);
 /* ---- log and statistics (report.c) ---------------------------------------- */
 
 typedef struct aux_stats_t {
-    uint64_t applied;        /* updater files applied (CREATE_ONLY included) */
-    uint64_t skipped;        /* found already applied after a restart */
-    uint64_t bytes;          /* bytes written to the local file */
-    uint64_t gaps;           /* times the expected updater was missing while a later one existed */
-    uint64_t retries;        /* polls that found the expected updater torn or incomplete */
-    uint64_t garbage;        /* distinct garbage names in the updater directory */
-    uint64_t warnings;       /* lag warnings (gaps or torn files older than max_lag ticks) */
+    uint64_t applied;              /* updater files applied (CREATE_ONLY included) */
+    uint64_t skipped;              /* found already applied after a restart */
+    uint64_t bytes;                /* bytes written to the local file */
+    uint64_t gaps;                 /* times the expected updater was missing while a later one existed */
+    uint64_t retries;              /* polls that found the expected updater torn or incomplete */
+    uint64_t garbage;              /* distinct garbage names in the updater directory */
+    uint64_t warnings;             /* lag warnings (gaps or torn files older than max_lag ticks) */
     double apply_total, apply_max; /* seconds per updater: read, verify, write, sync */
 } aux_stats_t;
 
 typedef struct aux_report_t {
-    vfdswmr_log_t file;      /* --log_file, or fp NULL */
-    vfdswmr_log_t out;       /* --verbose: stdout, or fp NULL */
+    vfdswmr_log_t file; /* --log_file, or fp NULL */
+    vfdswmr_log_t out;  /* --verbose: stdout, or fp NULL */
 } aux_report_t;
 
 /* Open the log file (creating or truncating it; never through a symbolic

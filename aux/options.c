@@ -1,18 +1,25 @@
 /*
- * Command line of vfd_swmr_aux: `vfd_swmr_aux [options] <md_file> <ud_base>`.
+ * Command line of vfd_swmr_aux: `vfd_swmr_aux [options] <md_file> <ud_base>`,
+ * read with getopt_long (long options only, arguments returned in order).
  *
  * Invariants:
- *  - One table (OPTIONS) names every option once; parsing, the duplicate
- *    check and the messages all come from it.
- *  - Pure: no output, no global state; every problem is one line in err and
- *    -1, so main() decides how to print it (and tests compare it exactly).
+ *  - longopts[] names every option once and range[] gives the numeric ones
+ *    their limits; every message is built from these two tables.
+ *  - No output: getopt_long's diagnostics are off (opterr = 0, ':' leading
+ *    the option string); every problem is one line in err and -1, so main()
+ *    decides how to print it (and tests compare it exactly).
+ *  - getopt_long's state is global: each parse resets it (optind = 0, glibc's
+ *    full reset), so parsing may be repeated in a process, not concurrently.
+ *  - Options match by their whole name: getopt_long's abbreviations
+ *    ("--tick" for --tick_len) are refused as unknown options.
  *  - An explicit --tick_len/--max_lag wins over the same key in --vfd_config,
  *    whatever their order; --vfd_config wins over the defaults.
  *  - In the two-word form a value may not start with "--" (so that
  *    "--log_file --stats" is reported, not taken as a file named --stats);
  *    write --log_file=--x for such a name.
  */
-#include <inttypes.h>
+#include <bsd/stdlib.h> /* strtonum */
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,40 +33,53 @@
 /* Longest value echoed in a message. */
 #define ECHO_MAX 64
 
-enum kind { FLAG, PATH, UINT, CONFIG };
+enum opt_id {
+    OPT_LOG_FILE,
+    OPT_POLLS,
+    OPT_STATS,
+    OPT_TICK_LEN,
+    OPT_MAX_LAG,
+    OPT_VERBOSE,
+    OPT_VFD_CONFIG,
+    OPT_HELP,
+    OPT_VERSION,
+    OPT_NOPTS
+};
 
-/* X(id, name, kind, min, max, unit) */
-#define OPTIONS(X)                                                                                            \
-    X(LOG_FILE, "log_file", PATH, 0, 0, NULL)                                                                 \
-    X(POLLS, "polls_per_tick", UINT, AUX_MIN_POLLS, AUX_MAX_POLLS, "polls per tick")                          \
-    X(STATS, "stats", FLAG, 0, 0, NULL)                                                                       \
-    X(TICK_LEN, "tick_len", UINT, 0, VFDSWMR_MAX_TICK_LEN, "tenths of a second")                              \
-    X(MAX_LAG, "max_lag", UINT, VFDSWMR_MIN_MAX_LAG, VFDSWMR_MAX_MAX_LAG, "ticks")                            \
-    X(VERBOSE, "verbose", FLAG, 0, 0, NULL)                                                                   \
-    X(VFD_CONFIG, "vfd_config", CONFIG, 0, 0, NULL)                                                           \
-    X(HELP, "help", FLAG, 0, 0, NULL)                                                                         \
-    X(VERSION, "version", FLAG, 0, 0, NULL)
+/* getopt_long returns VAL0 + id: clear of 1, '?', ':' and any optopt of "-x". */
+#define VAL0 0x100
 
-#define OPT_ID(id, name, kind, lo, hi, unit) OPT_##id,
-enum opt_id { OPTIONS(OPT_ID) NOPTS };
-#define OPT_SPEC(id, name, kind, lo, hi, unit) {name, kind, lo, hi, unit},
-static const struct spec {
-    const char *name;
-    enum kind kind;
-    uint32_t min, max;
+static const struct option longopts[OPT_NOPTS + 1] = {
+    [OPT_LOG_FILE] = {"log_file", required_argument, NULL, VAL0 + OPT_LOG_FILE},
+    [OPT_POLLS] = {"polls_per_tick", required_argument, NULL, VAL0 + OPT_POLLS},
+    [OPT_STATS] = {"stats", no_argument, NULL, VAL0 + OPT_STATS},
+    [OPT_TICK_LEN] = {"tick_len", required_argument, NULL, VAL0 + OPT_TICK_LEN},
+    [OPT_MAX_LAG] = {"max_lag", required_argument, NULL, VAL0 + OPT_MAX_LAG},
+    [OPT_VERBOSE] = {"verbose", no_argument, NULL, VAL0 + OPT_VERBOSE},
+    [OPT_VFD_CONFIG] = {"vfd_config", required_argument, NULL, VAL0 + OPT_VFD_CONFIG},
+    [OPT_HELP] = {"help", no_argument, NULL, VAL0 + OPT_HELP},
+    [OPT_VERSION] = {"version", no_argument, NULL, VAL0 + OPT_VERSION},
+    [OPT_NOPTS] = {NULL, 0, NULL, 0},
+};
+
+/* The numeric options' limits; unit NULL for the others. */
+static const struct {
+    long long min, max;
     const char *unit;
-} specs[NOPTS] = {OPTIONS(OPT_SPEC)};
+} range[OPT_NOPTS] = {
+    [OPT_POLLS] = {AUX_MIN_POLLS, AUX_MAX_POLLS, "polls per tick"},
+    [OPT_TICK_LEN] = {0, VFDSWMR_MAX_TICK_LEN, "tenths of a second"},
+    [OPT_MAX_LAG] = {VFDSWMR_MIN_MAX_LAG, VFDSWMR_MAX_MAX_LAG, "ticks"},
+};
 
 __attribute__((format(printf, 3, 4))) static int
 fail(char *err, size_t errlen, const char *fmt, ...)
 {
     va_list ap;
 
-    if (errlen > 0) {
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap); /* errlen 0: nothing written */
+    va_end(ap);
     return -1;
 }
 
@@ -71,38 +91,31 @@ shown(const char *v, char out[ECHO_MAX + 4])
     return out;
 }
 
+/* What the value of an option with a value must be. */
 static const char *
-expected(const struct spec *s, char *buf, size_t len)
+expected(int id, char *buf, size_t len)
 {
-    switch (s->kind) {
-    case UINT:
-        snprintf(buf, len, "an integer from %" PRIu32 " to %" PRIu32 " (%s)", s->min, s->max, s->unit);
-        return buf;
-    case PATH:
-        return "a path";
-    case CONFIG:
-        return "a configuration string";
-    case FLAG:
-        break;
-    }
-    return "nothing";
+    if (range[id].unit == NULL)
+        return id == OPT_LOG_FILE ? "a path" : "a configuration string";
+    snprintf(buf, len, "an integer from %lld to %lld (%s)", range[id].min, range[id].max, range[id].unit);
+    return buf;
 }
 
 static int
-parse_uint(const struct spec *s, const char *v, uint32_t *out, char *err, size_t errlen)
+parse_uint(int id, const char *v, uint32_t *out, char *err, size_t errlen)
 {
-    uint64_t n = 0;
-    bool digits = v[0] != '\0';
+    const char *why;
+    long long n = strtonum(v, range[id].min, range[id].max, &why); /* why: NULL, "too small", ... */
     char e[ECHO_MAX + 4], x[128];
 
-    for (const char *p = v; *p && digits; p++) {
-        digits = *p >= '0' && *p <= '9';
-        if (digits && n <= UINT32_MAX)
-            n = n * 10 + (uint64_t)(*p - '0');
-    }
-    if (!digits || n < s->min || n > s->max)
-        return fail(err, errlen, "--%s=%s: %s; expected %s", s->name, shown(v, e),
-                    digits ? "out of range" : "not a number", expected(s, x, sizeof x));
+    /* Digits only: strtonum() also takes " 5", "+5" and "-1". */
+    if (v[0] == '\0' || v[strspn(v, "0123456789")] != '\0')
+        why = "not a number";
+    else if (why != NULL)
+        why = "out of range";
+    if (why != NULL)
+        return fail(err, errlen, "--%s=%s: %s; expected %s", longopts[id].name, shown(v, e), why,
+                    expected(id, x, sizeof x));
     *out = (uint32_t)n;
     return 0;
 }
@@ -117,95 +130,66 @@ check_path(const char *what, const char *v, char *err, size_t errlen)
     return 0;
 }
 
-/* The values given on the command line, before precedence is applied. */
+/* The command line as given, before precedence is applied. */
 struct given {
-    bool seen[NOPTS];
-    uint32_t tick_len, max_lag;
-    const char *vfd_config;
+    bool seen[OPT_NOPTS];
+    const char *arg[OPT_NOPTS]; /* the values of options with one */
+    uint32_t num[OPT_NOPTS];    /* the numeric options' values, checked */
+    const char *pos[2];         /* <md_file>, <ud_base> */
+    int npos;
 };
 
 static int
-take_value(aux_opts_t *o, struct given *g, enum opt_id id, const char *v, char *err, size_t errlen)
+take_positional(struct given *g, const char *a, char *err, size_t errlen)
 {
-    const struct spec *s = &specs[id];
-    char what[64];
+    char e[ECHO_MAX + 4];
 
-    snprintf(what, sizeof what, "--%s", s->name);
-    switch (id) {
-    case OPT_LOG_FILE:
-        o->log_file = v;
-        return check_path(what, v, err, errlen);
-    case OPT_POLLS:
-        return parse_uint(s, v, &o->polls_per_tick, err, errlen);
-    case OPT_TICK_LEN:
-        return parse_uint(s, v, &g->tick_len, err, errlen);
-    case OPT_MAX_LAG:
-        return parse_uint(s, v, &g->max_lag, err, errlen);
-    case OPT_VFD_CONFIG:
-        g->vfd_config = v;
-        return 0;
-    case OPT_STATS:
-        o->stats = true;
-        return 0;
-    case OPT_VERBOSE:
-        o->verbose = true;
-        return 0;
-    case OPT_HELP:
-        o->help = true;
-        return 0;
-    case OPT_VERSION:
-        o->version = true;
-        return 0;
-    case NOPTS:
-        break;
-    }
-    return fail(err, errlen, "internal error: option %d", (int)id);
+    if (g->npos == 2)
+        return fail(err, errlen, "unexpected argument \"%s\" (only <md_file> and <ud_base> are expected)", shown(a, e));
+    g->pos[g->npos++] = a;
+    return 0;
 }
 
-/* argv[*i] is "--name" or "--name=value"; consumes its value. */
+/*
+ * The getopt_long() result c for the option word `arg`: 0, or -1 with the
+ * message. getopt_long matched abbreviations too, and took the next word as
+ * the value whatever it was; both are refused here.
+ */
 static int
-parse_option(aux_opts_t *o, struct given *g, int argc, char *const argv[], int *i, char *err, size_t errlen)
+take_option(struct given *g, int c, const char *arg, char *err, size_t errlen)
 {
-    const char *arg = argv[*i] + 2, *eq = strchr(arg, '='), *v;
-    size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
+    int id = (c == '?' || c == ':' ? optopt : c) - VAL0; /* optopt: 0 unknown, a character for "-x" */
+    size_t len = id >= 0 && id < OPT_NOPTS ? strlen(longopts[id].name) : 0;
     char e[ECHO_MAX + 4], x[128];
-    int id;
 
-    for (id = 0; id < NOPTS; id++)
-        if (strlen(specs[id].name) == len && strncmp(specs[id].name, arg, len) == 0)
-            break;
-    if (id == NOPTS)
-        return fail(err, errlen, "unknown option \"%s\"", shown(argv[*i], e));
+    if (len == 0 || strncmp(arg, "--", 2) != 0 || strncmp(arg + 2, longopts[id].name, len) != 0 ||
+        (arg[2 + len] != '\0' && arg[2 + len] != '='))
+        return fail(err, errlen, "unknown option \"%s\"", shown(arg, e));
     if (g->seen[id])
-        return fail(err, errlen, "--%s given more than once", specs[id].name);
+        return fail(err, errlen, "--%s given more than once", longopts[id].name);
     g->seen[id] = true;
-    if (specs[id].kind == FLAG) {
-        if (eq)
-            return fail(err, errlen, "--%s takes no value", specs[id].name);
-        return take_value(o, g, (enum opt_id)id, NULL, err, errlen);
-    }
-    if (eq)
-        v = eq + 1;
-    else if (*i + 1 < argc && strncmp(argv[*i + 1], "--", 2) != 0)
-        v = argv[++*i];
-    else
-        return fail(err, errlen, "--%s: missing value; expected %s", specs[id].name,
-                    expected(&specs[id], x, sizeof x));
-    return take_value(o, g, (enum opt_id)id, v, err, errlen);
+    if (c == '?') /* the only error left for a known option: a value after a flag */
+        return fail(err, errlen, "--%s takes no value", longopts[id].name);
+    if (c == ':' || (arg[2 + len] == '\0' && optarg != NULL && strncmp(optarg, "--", 2) == 0))
+        return fail(err, errlen, "--%s: missing value; expected %s", longopts[id].name, expected(id, x, sizeof x));
+    g->arg[id] = optarg;
+    if (range[id].unit)
+        return parse_uint(id, optarg, &g->num[id], err, errlen);
+    return id == OPT_LOG_FILE ? check_path("--log_file", optarg, err, errlen) : 0;
 }
 
 /* Precedence: explicit option > --vfd_config > default. */
 static int
 settle(aux_opts_t *o, const struct given *g, char *err, size_t errlen)
 {
-    if (g->vfd_config) {
+    if (g->arg[OPT_VFD_CONFIG]) {
         vfdswmr_config_t *cfg = malloc(sizeof *cfg); /* ~8 KiB: not on the stack */
         char why[VFDSWMR_CONFIG_ERRLEN];
         int rc;
 
         if (cfg == NULL)
             return fail(err, errlen, "out of memory");
-        rc = vfdswmr_config_parse(g->vfd_config, cfg, why, sizeof why);
+        rc = vfdswmr_config_parse(g->arg[OPT_VFD_CONFIG], cfg, why, sizeof why);
         if (rc == 0) {
             o->tick_len = cfg->tick_len;
             o->max_lag = cfg->max_lag;
@@ -217,17 +201,19 @@ settle(aux_opts_t *o, const struct given *g, char *err, size_t errlen)
             return fail(err, errlen, "--vfd_config: %s", why);
     }
     if (g->seen[OPT_TICK_LEN])
-        o->tick_len = g->tick_len;
+        o->tick_len = g->num[OPT_TICK_LEN];
     if (g->seen[OPT_MAX_LAG])
-        o->max_lag = g->max_lag;
+        o->max_lag = g->num[OPT_MAX_LAG];
     return 0;
 }
 
 void
 aux_opts_defaults(aux_opts_t *o)
 {
-    *o = (aux_opts_t){.polls_per_tick = AUX_DEFAULT_POLLS, .tick_len = VFDSWMR_DEFAULT_TICK_LEN,
-                      .max_lag = VFDSWMR_DEFAULT_MAX_LAG, .md_pages_reserved = VFDSWMR_DEFAULT_MD_PAGES_RESERVED};
+    *o = (aux_opts_t){.polls_per_tick = AUX_DEFAULT_POLLS,
+                      .tick_len = VFDSWMR_DEFAULT_TICK_LEN,
+                      .max_lag = VFDSWMR_DEFAULT_MAX_LAG,
+                      .md_pages_reserved = VFDSWMR_DEFAULT_MD_PAGES_RESERVED};
     snprintf(o->under, sizeof o->under, "%s", VFDSWMR_DEFAULT_UNDER);
 }
 
@@ -235,39 +221,45 @@ int
 aux_opts_parse(aux_opts_t *o, int argc, char *const argv[], char *err, size_t errlen)
 {
     struct given g = {0};
-    const char *pos[2];
-    int npos = 0;
-    bool options = true;
+    const char *ud;
     char e[ECHO_MAX + 4];
+    int c;
 
     aux_opts_defaults(o);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (options && strcmp(a, "--") == 0)
-            options = false;
-        else if (options && strncmp(a, "--", 2) == 0) {
-            if (parse_option(o, &g, argc, argv, &i, err, errlen) < 0)
-                return -1;
-            if (o->help || o->version)
-                return 0;
-        }
-        else if (options && a[0] == '-' && a[1] != '\0')
-            return fail(err, errlen, "unknown option \"%s\"", shown(a, e));
-        else if (npos == 2)
-            return fail(err, errlen, "unexpected argument \"%s\" (only <md_file> and <ud_base> are expected)",
-                        shown(a, e));
-        else
-            pos[npos++] = a;
+    opterr = 0;
+    optind = 0; /* glibc: start afresh, whatever an earlier parse left behind */
+    /* "-": arguments come back in order, as 1. With no short options each
+     * call takes whole words, starting at argv[at]. */
+    for (int at = 1; (c = getopt_long(argc, argv, "-:", longopts, NULL)) != -1; at = optind) {
+        if (c == 1 ? take_positional(&g, optarg, err, errlen) < 0 : take_option(&g, c, argv[at], err, errlen) < 0)
+            return -1;
+        if (g.seen[OPT_HELP] || g.seen[OPT_VERSION])
+            break; /* what follows is not looked at */
     }
-    if (npos < 2)
-        return fail(err, errlen, npos == 0 ? "missing <md_file> and <ud_base>" : "missing <ud_base>");
-    if (check_path("<md_file>", pos[0], err, errlen) < 0 || check_path("<ud_base>", pos[1], err, errlen) < 0)
+    o->log_file = g.arg[OPT_LOG_FILE];
+    if (g.seen[OPT_POLLS])
+        o->polls_per_tick = g.num[OPT_POLLS];
+    o->stats = g.seen[OPT_STATS];
+    o->verbose = g.seen[OPT_VERBOSE];
+    o->help = g.seen[OPT_HELP];
+    o->version = g.seen[OPT_VERSION];
+    if (o->help || o->version)
+        return 0;
+    for (int i = optind; i < argc; i++) /* after "--" */
+        if (take_positional(&g, argv[i], err, errlen) < 0)
+            return -1;
+    if (g.npos < 2)
+        return fail(err, errlen, g.npos == 0 ? "missing <md_file> and <ud_base>" : "missing <ud_base>");
+    ud = g.pos[1];
+    if (check_path("<md_file>", g.pos[0], err, errlen) < 0 || check_path("<ud_base>", ud, err, errlen) < 0)
         return -1;
-    if (pos[1][strlen(pos[1]) - 1] == '/')
-        return fail(err, errlen, "<ud_base> %s names a directory; give the base path of the updater files, "
-                    "e.g. DIR/FILE.h5.md.ud", shown(pos[1], e));
-    o->md_file = pos[0];
-    o->ud_base = pos[1];
+    if (ud[strlen(ud) - 1] == '/')
+        return fail(err, errlen,
+                    "<ud_base> %s names a directory; give the base path of the updater files, "
+                    "e.g. DIR/FILE.h5.md.ud",
+                    shown(ud, e));
+    o->md_file = g.pos[0];
+    o->ud_base = ud;
     return settle(o, &g, err, errlen);
 }
 

@@ -114,9 +114,8 @@ aux_stats_print(const aux_stats_t *s, FILE *fp)
             "  apply time total:         %.6f s\n"
             "  apply time mean:          %.6f s\n"
             "  apply time max:           %.6f s\n",
-            AUX_PROG, (unsigned long long)s->applied, (unsigned long long)s->skipped,
-            (unsigned long long)s->bytes, (unsigned long long)s->gaps, (unsigned long long)s->retries,
-            (unsigned long long)s->garbage, (unsigned long long)s->warnings, s->apply_total, mean,
-            s->apply_max);
+            AUX_PROG, (unsigned long long)s->applied, (unsigned long long)s->skipped, (unsigned long long)s->bytes,
+            (unsigned long long)s->gaps, (unsigned long long)s->retries, (unsigned long long)s->garbage,
+            (unsigned long long)s->warnings, s->apply_total, mean, s->apply_max);
     fflush(fp);
 }

@@ -18,12 +18,13 @@
 #include <string.h>
 
 #include "aux.h"
+#include "paths.h"
 #include "safefile.h"
 
 struct aux_udir_t {
-    char *dir;        /* "." when ud_base has no directory part */
+    char *dir; /* "." when ud_base has no directory part */
     char *base;
-    char **garbage;   /* sorted, owned */
+    char **garbage; /* sorted, owned */
     size_t ngarbage, cap;
 };
 
@@ -63,26 +64,15 @@ aux_classify_name(const char *base, const char *name, uint64_t *seq)
     return AUX_NAME_GARBAGE;
 }
 
-char *
-aux_dir_of(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-
-    if (slash == NULL)
-        return strdup(".");
-    return slash == path ? strdup("/") : strndup(path, (size_t)(slash - path));
-}
-
 aux_udir_t *
 aux_udir_new(const char *ud_base)
 {
     aux_udir_t *d = calloc(1, sizeof *d);
-    const char *slash = strrchr(ud_base, '/');
 
     if (d == NULL)
         return NULL;
-    d->dir = aux_dir_of(ud_base);
-    d->base = strdup(slash ? slash + 1 : ud_base);
+    d->dir = vfdswmr_path_dir_dup(ud_base);
+    d->base = strdup(vfdswmr_path_base(ud_base));
     if (d->dir == NULL || d->base == NULL) {
         aux_udir_free(d);
         return NULL;

@@ -82,8 +82,8 @@ storage_name(unsigned lat_us)
 /* What one run measured (copied back from its process). */
 struct res {
     double sec, cpu, ops;
-    vfd_latency_counts_t n;          /* calls that reached the storage during the timed phase */
-    vfdswmr_chunk_cache_stats_t cc;  /* the shared cache during the timed phase */
+    vfd_latency_counts_t n;         /* calls that reached the storage during the timed phase */
+    vfdswmr_chunk_cache_stats_t cc; /* the shared cache during the timed phase */
     int has_cc;
     double tick_med, tick_p90, tick_max; /* (c) */
     int ticks;
@@ -189,12 +189,12 @@ phase_begin(struct phase *p, hid_t f, int shared, unsigned lat_us)
     if (shared)
         BCHECK(vfdswmr_chunk_cache_reset_stats(f));
     p->c0 = bcpu();
-    p->t0 = bnow();
+    p->t0 = vfdswmr_now();
 }
 static void
 phase_end(const struct phase *p, hid_t f, int shared, struct res *r)
 {
-    r->sec = bnow() - p->t0;
+    r->sec = vfdswmr_now() - p->t0;
     r->cpu = bcpu() - p->c0;
     lower_counts(f, &r->n);
     counts_sub(&r->n, &p->n0);
@@ -209,8 +209,8 @@ csv_row(const char *sec, const char *workload, const char *storage, const char *
 {
     fprintf(csv, "%s,\"%s\",%s,\"%s\",%d,%.6f,%.6f,%.0f,%llu,%llu,%.3f,%llu,%llu,%.3f,%.6f,%.6f\n", sec, workload,
             storage, config, run, r->sec, r->cpu, r->ops, r->n.reads, r->n.raw_reads, r->n.raw_read_bytes / (double)MIB,
-            r->has_cc ? r->cc.lookups : 0, r->has_cc ? r->cc.hits : 0,
-            r->has_cc ? r->cc.bytes_loaded / (double)MIB : 0, r->tick_med, r->tick_p90);
+            r->has_cc ? r->cc.lookups : 0, r->has_cc ? r->cc.hits : 0, r->has_cc ? r->cc.bytes_loaded / (double)MIB : 0,
+            r->tick_med, r->tick_p90);
 }
 
 static uint64_t rng_state;
@@ -291,7 +291,8 @@ static void
 a_make(void *vctx, void *vout)
 {
     const struct a_ctx *x = vctx;
-    hsize_t dims[2] = {x->p.rows, x->p.cols}, ch[2] = {x->p.cr, x->p.cc}, cnt[2] = {x->p.cr, x->p.cols}, off[2] = {0, 0};
+    hsize_t dims[2] = {x->p.rows, x->p.cols}, ch[2] = {x->p.cr, x->p.cc}, cnt[2] = {x->p.cr, x->p.cols},
+            off[2] = {0, 0};
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS), f, sp, dcpl, d, ms;
     int *band = malloc(x->p.cr * x->p.cols * sizeof *band);
 
@@ -363,7 +364,8 @@ a_run(void *vctx, void *vout)
 static void
 section_a(const char *dir)
 {
-    static const int order[] = {C_RDCC_DEF, C_RDCC_SPLIT, C_SHARED_DEF, C_SHARED_OFF, C_SHARED_DEF_REG, C_SHARED_OFF_REG};
+    static const int order[] = {C_RDCC_DEF,   C_RDCC_SPLIT,     C_SHARED_DEF,
+                                C_SHARED_OFF, C_SHARED_DEF_REG, C_SHARED_OFF_REG};
     struct a_par p = {4096, 8192, 512, 1024, 32, 0, 0};
     char path[4200], b1[32], b2[32];
 
@@ -387,9 +389,8 @@ section_a(const char *dir)
            "\"storage reads\": raw-data reads that reached the storage, per column. B = %.0f MiB; rdcc B/N is "
            "rdcc B here (one dataset).\n\n",
            (unsigned long long)p.rows, (unsigned long long)p.cols, p.rows * p.cols * 4.0 / MIB,
-           (unsigned long long)p.cr, (unsigned long long)p.cc, chunk / (double)MIB, p.ncols,
-           (unsigned long long)p.rows, (unsigned long long)p.stride, (unsigned long long)(p.cc / p.stride),
-           budget / (double)MIB);
+           (unsigned long long)p.cr, (unsigned long long)p.cc, chunk / (double)MIB, p.ncols, (unsigned long long)p.rows,
+           (unsigned long long)p.stride, (unsigned long long)(p.cc / p.stride), budget / (double)MIB);
     printf("| storage | configuration | memory | median | speedup vs rdcc default | storage reads / column "
            "| MiB from storage / column | shared hit rate |\n");
     printf("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
@@ -439,7 +440,8 @@ section_a(const char *dir)
     /* the faster of the two registering configurations, against rdcc default and rdcc B */
     double reg[3];
     for (int s = 0; s < 3; s++)
-        reg[s] = med[s][C_SHARED_DEF_REG] < med[s][C_SHARED_OFF_REG] ? med[s][C_SHARED_DEF_REG] : med[s][C_SHARED_OFF_REG];
+        reg[s] =
+            med[s][C_SHARED_DEF_REG] < med[s][C_SHARED_OFF_REG] ? med[s][C_SHARED_DEF_REG] : med[s][C_SHARED_OFF_REG];
     printf("With `vfdswmr_chunk_cache_register` the shared cache read these columns %.0fx faster than HDF5's default "
            "on 0.5 ms storage and %.0fx on 20 ms storage (rdcc with the whole budget B, possible here because there "
            "is one dataset: %.0fx and %.0fx). Without registration it cannot help: a chunk larger than rdcc is "
@@ -615,7 +617,8 @@ section_b(const char *dir)
            "chunk. uniform: the datasets in turn (round robin), the chunk at random; skewed: the dataset drawn "
            "from a Zipf(1) popularity (over a random permutation), the chunk at random. The caches are warmed "
            "by %d operations without delay, then %d operations are timed (%d on 20 ms storage, skewed only, "
-           "one run); the same sequence for every configuration. Memory: rdcc default is 1 MiB per dataset (64 MiB for 64 datasets; up to 1000 MiB "
+           "one run); the same sequence for every configuration. Memory: rdcc default is 1 MiB per dataset (64 MiB for "
+           "64 datasets; up to 1000 MiB "
            "for 1000, of which it fills what it reads, here about 250 MiB); rdcc B/N is 1 MiB (4 chunks) per "
            "dataset for 64 and 64 KiB for 1000 datasets, less than one chunk, so HDF5 caches nothing there; "
            "the shared cache holds on-disk (compressed) chunk images. \"reads/op\": raw-data reads that "
@@ -652,8 +655,8 @@ section_b(const char *dir)
                              skew ? "skewed" : "uniform");
                     for (int k = 0; k < runs; k++) /* interleaved, as in (a) */
                         for (int i = 0; i < 4; i++) {
-                            struct b_ctx x = {path, {shapes[sh].n, shapes[sh].nch, defl, skew, warm, nops},
-                                              &cfgs[order[i]], lats[s]};
+                            struct b_ctx x = {
+                                path, {shapes[sh].n, shapes[sh].nch, defl, skew, warm, nops}, &cfgs[order[i]], lats[s]};
                             bisolated(b_run, &x, &rr[i][k], sizeof rr[i][k]);
                             csv_row("b", wl, storage_name(lats[s]), cfgs[order[i]].name, k, &rr[i][k]);
                         }
@@ -662,11 +665,10 @@ section_b(const char *dir)
                     eq[s][skew][sh][defl] = g[1].sec / g[3].sec;
                     printf("| %u | %s | %s | %s | %s | %s | %s | %s | %.2fx | %.2fx | %.2f / %.2f / %.2f / %.2f "
                            "| %.0f / %.0f %% |\n",
-                           shapes[sh].n, defl ? "deflate" : "none", skew ? "skewed" : "uniform",
-                           storage_name(lats[s]), secs(b[0], 32, g[0].sec), secs(b[1], 32, g[1].sec),
-                           secs(b[2], 32, g[2].sec), secs(b[3], 32, g[3].sec), g[1].sec / g[3].sec,
-                           g[0].sec / g[2].sec, g[0].reads_per_op, g[1].reads_per_op, g[2].reads_per_op,
-                           g[3].reads_per_op, 100 * g[2].hit, 100 * g[3].hit);
+                           shapes[sh].n, defl ? "deflate" : "none", skew ? "skewed" : "uniform", storage_name(lats[s]),
+                           secs(b[0], 32, g[0].sec), secs(b[1], 32, g[1].sec), secs(b[2], 32, g[2].sec),
+                           secs(b[3], 32, g[3].sec), g[1].sec / g[3].sec, g[0].sec / g[2].sec, g[0].reads_per_op,
+                           g[1].reads_per_op, g[2].reads_per_op, g[3].reads_per_op, 100 * g[2].hit, 100 * g[3].hit);
                     fflush(stdout);
                 }
             }
@@ -689,13 +691,13 @@ section_b(const char *dir)
 
 /* ---- (c) an SWMR reader refreshing every tick ----------------------------------------- */
 
-#define C_COLS 512
-#define C_CR 1024 /* chunk: 1024 x 512 int32 = 2 MiB */
-#define C_INIT 4096
-#define C_APPEND 128
-#define C_WINDOW 2048 /* rows read whole */
-#define C_COLWIN 512  /* rows of each column read */
-#define C_NCOL 2      /* columns read */
+#define C_COLS    512
+#define C_CR      1024 /* chunk: 1024 x 512 int32 = 2 MiB */
+#define C_INIT    4096
+#define C_APPEND  128
+#define C_WINDOW  2048 /* rows read whole */
+#define C_COLWIN  512  /* rows of each column read */
+#define C_NCOL    2    /* columns read */
 #define C_TICK_MS 100
 
 struct c_ctx {
@@ -742,8 +744,7 @@ c_writer(const char *path, int ready, int stop)
     BCHECK(d = H5Dcreate2(f, "d", H5T_NATIVE_INT, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT));
     c_append(d, &n, C_INIT);
     BCHECK(H5Fflush(f, H5F_SCOPE_GLOBAL));
-    struct timespec ts = {0, 300 * 1000 * 1000};
-    nanosleep(&ts, NULL); /* published */
+    vfdswmr_sleep(0.3); /* published */
     if (write(ready, "r", 1) != 1)
         bdie("ready pipe: %s", strerror(errno));
     while (poll(&pf, 1, C_TICK_MS) == 0) {
@@ -797,9 +798,8 @@ c_run(void *vctx, void *vout)
     phase_begin(&ph, f, x->cached, x->lat);
     double busy = 0;
     for (int k = 0; k < x->ticks; k++) {
-        struct timespec ts = {0, C_TICK_MS * 1000 * 1000};
-        nanosleep(&ts, NULL);
-        double t0 = bnow();
+        vfdswmr_sleep(C_TICK_MS * 1e-3);
+        double t0 = vfdswmr_now();
         BCHECK(H5Drefresh(d));
         hid_t fs = H5Dget_space(d);
         hsize_t dims[2];
@@ -828,7 +828,7 @@ c_run(void *vctx, void *vout)
             H5Sclose(ms);
         }
         H5Sclose(fs);
-        t[k] = bnow() - t0;
+        t[k] = vfdswmr_now() - t0;
         busy += t[k];
     }
     phase_end(&ph, f, x->cached, r);
@@ -896,8 +896,7 @@ section_c(const char *dir)
                 else
                     snprintf(wl, sizeof wl, "%d rows whole", C_WINDOW);
                 printf("| %s | %s | %s | %s | %s | %.0f | %s |\n", storage_name(lats[s]), wl, modes[m].name,
-                       secs(b1, 32, r.tick_med),
-                       secs(b2, 32, r.tick_p90), (double)r.n.raw_reads / r.ticks,
+                       secs(b1, 32, r.tick_med), secs(b2, 32, r.tick_p90), (double)r.n.raw_reads / r.ticks,
                        r.has_cc ? pct(b3, 32, (double)r.cc.hits, (double)r.cc.lookups) : "-");
                 fflush(stdout);
             }
@@ -912,11 +911,11 @@ section_c(const char *dir)
 
 /* ---- (d) controls ---------------------------------------------------------------------- */
 
-#define D_DSETS 16
+#define D_DSETS  16
 #define D_PASSES 600
 #define D_APPEND 2048
 #define D_GROUPS 3000
-#define D_ATTRS 8
+#define D_ATTRS  8
 
 struct d_ctx {
     const char *path;
@@ -937,7 +936,7 @@ d_writer(void *vctx, void *vout)
     memset(r, 0, sizeof *r);
     bremove(x->path);
     BCHECK(H5Pset_driver_by_name(fapl, x->driver, x->config));
-    double t0 = bnow(), c0 = bcpu();
+    double t0 = vfdswmr_now(), c0 = bcpu();
     BCHECK(f = H5Fcreate(x->path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl));
     sp = H5Screate_simple(1, &zero, &unl);
     dcpl = H5Pcreate(H5P_DATASET_CREATE);
@@ -967,7 +966,7 @@ d_writer(void *vctx, void *vout)
     H5Pclose(dcpl);
     H5Sclose(sp);
     BCHECK(H5Fclose(f));
-    r->sec = bnow() - t0;
+    r->sec = vfdswmr_now() - t0;
     r->cpu = bcpu() - c0;
     r->ops = D_PASSES;
     H5Pclose(fapl);
@@ -1025,7 +1024,7 @@ d_reader(void *vctx, void *vout)
         BCHECK(H5Pset_driver_by_name(fapl, x->driver, x->config));
     else
         BCHECK(H5Pset_fapl_sec2(fapl));
-    double t0 = bnow(), c0 = bcpu();
+    double t0 = vfdswmr_now(), c0 = bcpu();
     BCHECK(f = H5Fopen(x->path, H5F_ACC_RDONLY, fapl));
     for (int i = 0; i < D_GROUPS; i++) {
         snprintf(name, sizeof name, "g%04d", i);
@@ -1046,7 +1045,7 @@ d_reader(void *vctx, void *vout)
         H5Gclose(g);
     }
     BCHECK(H5Fclose(f));
-    r->sec = bnow() - t0;
+    r->sec = vfdswmr_now() - t0;
     r->cpu = bcpu() - c0;
     r->ops = D_GROUPS;
     if (sum != (long long)D_GROUPS * (15 * D_ATTRS + (x->kind == 2 ? 63 : 0)))
@@ -1182,11 +1181,20 @@ main(int argc, char **argv)
 
     while ((opt = getopt(argc, argv, "Fr:B:s:")) != -1)
         switch (opt) {
-        case 'F': big = 1; break;
-        case 'r': nruns = atoi(optarg); break;
-        case 'B': budget = strtoull(optarg, NULL, 10) * MIB; break;
-        case 's': sections = optarg; break;
-        default: optind = argc + 1;
+        case 'F':
+            big = 1;
+            break;
+        case 'r':
+            nruns = atoi(optarg);
+            break;
+        case 'B':
+            budget = strtoull(optarg, NULL, 10) * MIB;
+            break;
+        case 's':
+            sections = optarg;
+            break;
+        default:
+            optind = argc + 1;
         }
     if (optind + 2 != argc || nruns < 1 || nruns > 64 || budget == 0)
         bdie("usage: bench_chunk_cache [-F] [-r runs (1-64)] [-B budget MiB] [-s abcd] FILEDIR OUTDIR");

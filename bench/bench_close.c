@@ -22,7 +22,8 @@ static const char *const mode_name[M_N] = {"sec2", "vfd_swmr_writer, no reader",
 
 /* The reader process: open, say so, wait for end of input (refreshing
  * every 5 ms when following), close. */
-static int reader_main(const char *path, int follow)
+static int
+reader_main(const char *path, int follow)
 {
     hid_t fapl = breader_fapl(CFG_VFD_DISK, 1, 3), f = H5Fopen(path, H5F_ACC_RDONLY, fapl), d;
     struct pollfd in = {.fd = 0, .events = POLLIN};
@@ -53,7 +54,8 @@ struct times {
     double cycle[64], close[64];
 };
 
-static void cycles(void *ctx, void *out)
+static void
+cycles(void *ctx, void *out)
 {
     const struct run *r = ctx;
     struct times *t = out;
@@ -67,7 +69,7 @@ static void cycles(void *ctx, void *out)
     for (int c = 0; c < r->cycles; c++) {
         bremove(path);
         hid_t fapl = bwriter_fapl(r->m == M_SEC2 ? CFG_SEC2 : CFG_VFD_DISK, 1, 3, NULL);
-        double t0 = bnow();
+        double t0 = vfdswmr_now();
         hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl), sp = H5Screate_simple(1, &n, NULL);
         hid_t d = H5Dcreate2(f, "d", H5T_NATIVE_INT, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
         BCHECK(d);
@@ -79,9 +81,8 @@ static void cycles(void *ctx, void *out)
         pid_t pid = -1;
         int to[2], from[2];
         if (r->m >= M_VFD_READER) { /* not timed: the reader's start */
-            double e0 = bnow();
-            struct timespec tick = {0, 250 * 1000 * 1000}; /* the flush published (0.1 s ticks) */
-            nanosleep(&tick, NULL);
+            double e0 = vfdswmr_now();
+            vfdswmr_sleep(0.25); /* the flush published (0.1 s ticks) */
             char *argv[] = {(char *)r->self, r->m == M_VFD_READER ? "--reader" : "--follower", path, NULL},
                  line[32] = "";
             posix_spawn_file_actions_t fa;
@@ -98,11 +99,11 @@ static void cycles(void *ctx, void *out)
             close(from[1]);
             if (read(from[0], line, sizeof line - 1) <= 0 || strncmp(line, "attached", 8) != 0)
                 bdie("the reader did not attach");
-            excluded = bnow() - e0;
+            excluded = vfdswmr_now() - e0;
         }
-        double c0 = bnow();
+        double c0 = vfdswmr_now();
         BCHECK(H5Fclose(f));
-        double c1 = bnow();
+        double c1 = vfdswmr_now();
         H5Pclose(fapl);
         t->close[c] = c1 - c0;
         t->cycle[c] = c1 - t0 - excluded;
@@ -115,7 +116,8 @@ static void cycles(void *ctx, void *out)
     bremove(path);
 }
 
-int main(int argc, char **argv)
+int
+main(int argc, char **argv)
 {
     int n = 30, opt;
 

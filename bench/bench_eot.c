@@ -14,7 +14,8 @@
 
 #define ND 1000
 
-static double seq_bw(const char *dir)
+static double
+seq_bw(const char *dir)
 {
     char p[4200];
     BFMT(p, "%s/bench_eot_seq.tmp", dir);
@@ -28,11 +29,11 @@ static double seq_bw(const char *dir)
         int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
         if (fd < 0)
             bdie("%s: %s", p, strerror(errno));
-        double t0 = bnow();
+        double t0 = vfdswmr_now();
         for (int i = 0; i < 64; i++)
             if (pwrite(fd, b, blk, (off_t)i * (off_t)blk) != (ssize_t)blk)
                 bdie("pwrite: %s", strerror(errno));
-        double t = bnow() - t0;
+        double t = vfdswmr_now() - t0;
         close(fd);
         unlink(p);
         if (64.0 * blk / 1e6 / t > best)
@@ -42,31 +43,11 @@ static double seq_bw(const char *dir)
     return best;
 }
 
-static void setup(const char *path)
-{
-    bremove(path);
-    hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-    BCHECK(f);
-    hsize_t zero = 0, unl = H5S_UNLIMITED, chunk = 256;
-    hid_t sp = H5Screate_simple(1, &zero, &unl), dcpl = H5Pcreate(H5P_DATASET_CREATE);
-    BCHECK(H5Pset_chunk(dcpl, 1, &chunk));
-    for (int i = 0; i < ND; i++) {
-        char name[32];
-        snprintf(name, sizeof name, "d%05d", i);
-        hid_t d = H5Dcreate2(f, name, H5T_NATIVE_INT32, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
-        BCHECK(d);
-        H5Dclose(d);
-    }
-    H5Sclose(sp);
-    H5Pclose(dcpl);
-    H5Fclose(f);
-}
-
 /* Runs K datasets per round; fills median pages and time_us from the log. */
-static void run(enum bcfg c, const char *path, const char *log, int k, int rounds, double *pages, double *us,
-                int *nticks)
+static void
+run(enum bcfg c, const char *path, const char *log, int k, int rounds, double *pages, double *us, int *nticks)
 {
-    setup(path);
+    bmake_datasets(path, ND, 256);
     unlink(log);
     hid_t fapl = bwriter_fapl(c, 1, 3, log);
     hid_t f = H5Fopen(path, H5F_ACC_RDWR, fapl);
@@ -93,8 +74,7 @@ static void run(enum bcfg c, const char *path, const char *log, int k, int round
             H5Sclose(fs);
         }
         BCHECK(H5Fflush(f, H5F_SCOPE_LOCAL));
-        struct timespec ts = {0, 150000000L};
-        nanosleep(&ts, NULL);
+        vfdswmr_sleep(0.15);
     }
     H5Sclose(ms);
     for (int i = 0; i < ND; i++)
@@ -126,7 +106,8 @@ static void run(enum bcfg c, const char *path, const char *log, int k, int round
     *nticks = (int)n;
 }
 
-int main(int argc, char **argv)
+int
+main(int argc, char **argv)
 {
     int rounds = 15, opt;
     while ((opt = getopt(argc, argv, "r:")) != -1) {

@@ -21,34 +21,32 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "clock.h"
+#include "paths.h"
+
 enum bcfg { CFG_SEC2, CFG_LEGACY, CFG_VFD_DISK, CFG_VFD_SHM, CFG_N };
 static const char *const bcfg_name[CFG_N] = {"sec2", "legacy SWMR", "vfd-swmr (md on disk)",
                                              "vfd-swmr (md on /dev/shm)"};
 static const char *const bcfg_key[CFG_N] = {"sec2", "legacy", "vfd-disk", "vfd-shm"};
 
-static inline double bnow(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* CPU time of the whole process (all threads, e.g. the writer's ticker). */
-static inline double bcpu(void)
+static inline double
+bcpu(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static inline long long bnow_ns(void)
+/* vfdswmr_now() in nanoseconds: the stamps bench_latency's writer stores. */
+static inline long long
+bnow_ns(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+    return (long long)(vfdswmr_now() * 1e9);
 }
 
-static inline void bdie(const char *fmt, ...)
+static inline void
+bdie(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -60,26 +58,28 @@ static inline void bdie(const char *fmt, ...)
 }
 
 /* snprintf that refuses to truncate (paths and configuration strings). */
-#define BFMT(buf, ...)                                                                             \
-    do {                                                                                           \
-        if ((size_t)snprintf(buf, sizeof buf, __VA_ARGS__) >= sizeof buf)                          \
-            bdie("%s:%d: string too long", __FILE__, __LINE__);                                    \
+#define BFMT(buf, ...)                                                    \
+    do {                                                                  \
+        if ((size_t)snprintf(buf, sizeof buf, __VA_ARGS__) >= sizeof buf) \
+            bdie("%s:%d: string too long", __FILE__, __LINE__);           \
     } while (0)
 
-#define BCHECK(x)                                                                                  \
-    do {                                                                                           \
-        if ((x) < 0)                                                                               \
-            bdie("%s:%d: %s failed", __FILE__, __LINE__, #x);                                      \
+#define BCHECK(x)                                             \
+    do {                                                      \
+        if ((x) < 0)                                          \
+            bdie("%s:%d: %s failed", __FILE__, __LINE__, #x); \
     } while (0)
 
-static inline int bcmp_double(const void *a, const void *b)
+static inline int
+bcmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
 
 /* Median of n values (sorts v). */
-static inline double bmedian(double *v, size_t n)
+static inline double
+bmedian(double *v, size_t n)
 {
     if (n == 0)
         return 0;
@@ -88,7 +88,8 @@ static inline double bmedian(double *v, size_t n)
 }
 
 /* q-quantile (0..1) of a sorted array, nearest rank. */
-static inline double bquantile(const double *sorted, size_t n, double q)
+static inline double
+bquantile(const double *sorted, size_t n, double q)
 {
     if (n == 0)
         return 0;
@@ -102,7 +103,8 @@ static inline double bquantile(const double *sorted, size_t n, double q)
 
 /* Writer file access property list for configuration c. tick_len/max_lag
  * apply to the vfd configurations; log (may be NULL) becomes log_file_path. */
-static inline hid_t bwriter_fapl(enum bcfg c, int tick_len, int max_lag, const char *log)
+static inline hid_t
+bwriter_fapl(enum bcfg c, int tick_len, int max_lag, const char *log)
 {
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     BCHECK(fapl);
@@ -117,9 +119,8 @@ static inline hid_t bwriter_fapl(enum bcfg c, int tick_len, int max_lag, const c
         break;
     case CFG_VFD_DISK:
     case CFG_VFD_SHM:
-        BFMT(conf, "tick_len=%d;max_lag=%d%s%s%s", tick_len, max_lag,
-                 c == CFG_VFD_SHM ? ";md_file_path=/dev/shm" : "", log ? ";log_file_path=" : "",
-                 log ? log : "");
+        BFMT(conf, "tick_len=%d;max_lag=%d%s%s%s", tick_len, max_lag, c == CFG_VFD_SHM ? ";md_file_path=/dev/shm" : "",
+             log ? ";log_file_path=" : "", log ? log : "");
         BCHECK(H5Pset_driver_by_name(fapl, "vfd_swmr_writer", conf));
         break;
     default:
@@ -129,7 +130,8 @@ static inline hid_t bwriter_fapl(enum bcfg c, int tick_len, int max_lag, const c
 }
 
 /* Reader FAPL matching the writer configuration c. */
-static inline hid_t breader_fapl(enum bcfg c, int tick_len, int max_lag)
+static inline hid_t
+breader_fapl(enum bcfg c, int tick_len, int max_lag)
 {
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     BCHECK(fapl);
@@ -138,7 +140,8 @@ static inline hid_t breader_fapl(enum bcfg c, int tick_len, int max_lag)
         snprintf(conf, sizeof conf, "tick_len=%d;max_lag=%d%s", tick_len, max_lag,
                  c == CFG_VFD_SHM ? ";md_file_path=/dev/shm" : "");
         BCHECK(H5Pset_driver_by_name(fapl, "vfd_swmr_reader", conf));
-    } else {
+    }
+    else {
         BCHECK(H5Pset_fapl_sec2(fapl));
         if (c == CFG_LEGACY)
             BCHECK(H5Pset_libver_bounds(fapl, H5F_LIBVER_LATEST, H5F_LIBVER_LATEST));
@@ -146,24 +149,49 @@ static inline hid_t breader_fapl(enum bcfg c, int tick_len, int max_lag)
     return fapl;
 }
 
-static inline unsigned bcreate_flags(enum bcfg c)
+static inline unsigned
+bcreate_flags(enum bcfg c)
 {
     return H5F_ACC_TRUNC | (c == CFG_LEGACY ? H5F_ACC_SWMR_WRITE : 0u);
 }
 
 /* Remove a file and a metadata file a crashed earlier run may have left. */
-static inline void bremove(const char *path)
+static inline void
+bremove(const char *path)
 {
     char md[4200];
     unlink(path);
     BFMT(md, "%s.md", path);
     unlink(md);
-    const char *base = strrchr(path, '/');
-    BFMT(md, "/dev/shm/%s.md", base ? base + 1 : path);
+    BFMT(md, "/dev/shm/%s.md", vfdswmr_path_base(path));
     unlink(md);
 }
 
-static inline void bmkdir(const char *d)
+/* A new file (plain sec2) with n empty extensible 1-D int32 datasets
+ * d00000, d00001, ... of chunks of `chunk` elements. */
+static inline void
+bmake_datasets(const char *path, int n, hsize_t chunk)
+{
+    bremove(path);
+    hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    BCHECK(f);
+    hsize_t zero = 0, unl = H5S_UNLIMITED;
+    hid_t sp = H5Screate_simple(1, &zero, &unl), dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    BCHECK(H5Pset_chunk(dcpl, 1, &chunk));
+    for (int i = 0; i < n; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "d%05d", i);
+        hid_t d = H5Dcreate2(f, name, H5T_NATIVE_INT32, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+        BCHECK(d);
+        H5Dclose(d);
+    }
+    H5Sclose(sp);
+    H5Pclose(dcpl);
+    H5Fclose(f);
+}
+
+static inline void
+bmkdir(const char *d)
 {
     char buf[4096];
     BFMT(buf, "%s", d);
@@ -177,7 +205,8 @@ static inline void bmkdir(const char *d)
         bdie("mkdir %s: %s", d, strerror(errno));
 }
 
-static inline FILE *bcsv(const char *outdir, const char *name, const char *header)
+static inline FILE *
+bcsv(const char *outdir, const char *name, const char *header)
 {
     char p[4096];
     bmkdir(outdir);
@@ -193,7 +222,8 @@ static inline FILE *bcsv(const char *outdir, const char *name, const char *heade
  * so every measured run starts from a fresh HDF5 library (one run's plugin
  * loading, free lists and caches do not slow the next). The caller must not
  * have initialized HDF5 itself. */
-static inline void bisolated(void (*fn)(void *ctx, void *out), void *ctx, void *out, size_t outsz)
+static inline void
+bisolated(void (*fn)(void *ctx, void *out), void *ctx, void *out, size_t outsz)
 {
     int p[2];
     if (pipe(p) < 0)

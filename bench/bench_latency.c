@@ -16,7 +16,8 @@
 
 #define MAXLAG 3
 
-static int reader_main(char **argv)
+static int
+reader_main(char **argv)
 {
     enum bcfg c = (enum bcfg)atoi(argv[2]);
     int tick = atoi(argv[3]), ready = atoi(argv[6]);
@@ -34,9 +35,9 @@ static int reader_main(char **argv)
     close(ready);
     hsize_t seen = 0;
     long long buf[4096];
-    double deadline = bnow() + 120;
+    double deadline = vfdswmr_now() + 120;
     int done = 0;
-    while (!done && bnow() < deadline) {
+    while (!done && vfdswmr_now() < deadline) {
         BCHECK(H5Drefresh(d));
         hid_t fs = H5Dget_space(d);
         hsize_t n;
@@ -59,8 +60,7 @@ static int reader_main(char **argv)
             seen += cnt;
         }
         H5Sclose(fs);
-        struct timespec ts = {0, 500000};
-        nanosleep(&ts, NULL);
+        vfdswmr_sleep(0.0005);
     }
     H5Dclose(d);
     H5Fclose(f);
@@ -68,7 +68,8 @@ static int reader_main(char **argv)
     return done ? 0 : 2;
 }
 
-static void append(hid_t d, hsize_t i, long long v)
+static void
+append(hid_t d, hsize_t i, long long v)
 {
     hsize_t n = i + 1, one = 1;
     BCHECK(H5Dset_extent(d, &n));
@@ -82,8 +83,8 @@ static void append(hid_t d, hsize_t i, long long v)
 }
 
 /* One writer run; returns the number of delays (ms) stored into *out. */
-static size_t run(enum bcfg c, int tick, bool h5py, const char *path, const char *samples, int nstamps,
-                  double ival)
+static size_t
+run(enum bcfg c, int tick, bool h5py, const char *path, const char *samples, int nstamps, double ival)
 {
     bremove(path);
     hid_t fapl = bwriter_fapl(c, tick, MAXLAG, NULL);
@@ -102,12 +103,7 @@ static size_t run(enum bcfg c, int tick, bool h5py, const char *path, const char
     if (h5py)
         BCHECK(H5Fstart_swmr_write(f));
     if (c != CFG_LEGACY) { /* let the first snapshot appear before the reader opens */
-        struct timespec ts = {0, 150000000L * tick};
-        while (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
-        nanosleep(&ts, NULL);
+        vfdswmr_sleep(0.15 * tick);
     }
     int p[2];
     if (pipe(p) < 0)
@@ -131,9 +127,7 @@ static size_t run(enum bcfg c, int tick, bool h5py, const char *path, const char
         bdie("reader did not start (%s, tick_len %d)", bcfg_key[c], tick);
     close(p[0]);
     for (int i = 0; i < nstamps; i++) {
-        double ms = ival * (0.5 + (double)rand() / RAND_MAX);
-        struct timespec ts = {(time_t)(ms / 1000), (long)(ms * 1e6) % 1000000000L};
-        nanosleep(&ts, NULL);
+        vfdswmr_sleep(ival * (0.5 + (double)rand() / RAND_MAX) * 1e-3);
         append(d, (hsize_t)i, 0);
         BCHECK(h5py ? H5Dflush(d) : H5Fflush(f, H5F_SCOPE_LOCAL));
     }
@@ -151,7 +145,8 @@ static size_t run(enum bcfg c, int tick, bool h5py, const char *path, const char
     return stat(samples, &sb) == 0 ? (size_t)sb.st_size / sizeof(double) : 0;
 }
 
-int main(int argc, char **argv)
+int
+main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--reader") == 0) {
         if (argc != 7)
@@ -162,9 +157,14 @@ int main(int argc, char **argv)
     double ival = 30;
     while ((opt = getopt(argc, argv, "s:i:")) != -1) {
         switch (opt) {
-        case 's': nstamps = atoi(optarg); break;
-        case 'i': ival = atof(optarg); break;
-        default: bdie("usage: bench_latency [-s stamps] [-i interval_ms] FILEDIR OUTDIR");
+        case 's':
+            nstamps = atoi(optarg);
+            break;
+        case 'i':
+            ival = atof(optarg);
+            break;
+        default:
+            bdie("usage: bench_latency [-s stamps] [-i interval_ms] FILEDIR OUTDIR");
         }
     }
     if (argc - optind != 2 || nstamps < 1 || ival <= 0)
@@ -209,8 +209,7 @@ int main(int argc, char **argv)
             printf("| %s | %zu | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n", runs[r].label, n, q[0], q[1],
                    q[2], q[3], q[1] / tms, q[2] / tms, q[3] / tms);
         else
-            printf("| %s | %zu | %.2f | %.2f | %.2f | %.2f | - | - | - |\n", runs[r].label, n, q[0], q[1], q[2],
-                   q[3]);
+            printf("| %s | %zu | %.2f | %.2f | %.2f | %.2f | - | - | - |\n", runs[r].label, n, q[0], q[1], q[2], q[3]);
         fprintf(csv, "\"%s\",%.0f,%zu,%.3f,%.3f,%.3f,%.3f\n", runs[r].label, tms, n, q[0], q[1], q[2], q[3]);
         fprintf(all, "\"%s\",ms,cdf\n", runs[r].label);
         for (size_t i = 0; i < n; i++)

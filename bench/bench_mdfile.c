@@ -13,23 +13,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "checksum.h"
+#include "clock.h"
+#include "io.h"
 #include "mdwriter.h"
-#include "plan.h"
 
-#define PS 4096u
+#define PS     4096u
 #define REPEAT 5
-
-static double
-now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static int
 cmp_double(const void *a, const void *b)
@@ -58,10 +50,10 @@ bench_checksum(void)
         for (size_t i = 0; i < len; i++)
             buf[i] = (unsigned char)(i * 7);
         for (int r = 0; r < REPEAT; r++) {
-            double t0 = now();
+            double t0 = vfdswmr_now();
             for (size_t c = 0; c < calls; c++)
                 sink ^= vfdswmr_checksum(buf, len);
-            t[r] = now() - t0;
+            t[r] = vfdswmr_now() - t0;
         }
         double m = median(t, REPEAT);
         printf("| %zu KiB | %.0f | %.0f |\n", len / 1024, (double)total / m / 1e6, m / (double)calls * 1e9);
@@ -76,8 +68,7 @@ static double
 run_publish(const char *dir, unsigned k, int ticks, bool durable, unsigned char *pages)
 {
     char path[4096];
-    vfdswmr_mdw_opts_t o = {.page_size = PS, .reserved_pages = 4, .max_lag = 7, .md_path = path,
-                            .durable = durable};
+    vfdswmr_mdw_opts_t o = {.page_size = PS, .reserved_pages = 4, .max_lag = 7, .md_path = path, .durable = durable};
     vfdswmr_mdw_t *w;
     vfdswmr_mdchange_t *c = calloc(k, sizeof *c);
     char err[512];
@@ -90,13 +81,13 @@ run_publish(const char *dir, unsigned k, int ticks, bool durable, unsigned char 
     }
     for (unsigned i = 0; i < k; i++)
         c[i] = (vfdswmr_mdchange_t){.hdf5_page = i, .length = PS, .image = pages + (size_t)i * PS};
-    t0 = now();
+    t0 = vfdswmr_now();
     for (int t = 0; t < ticks; t++)
         if (vfdswmr_mdw_publish(w, (uint64_t)k * PS, c, k, NULL, 0, 0, err, sizeof err) < 0) {
             fprintf(stderr, "bench_mdfile: %s\n", err);
             exit(1);
         }
-    dt = (now() - t0) / ticks;
+    dt = (vfdswmr_now() - t0) / ticks;
     vfdswmr_mdw_close(w, false, NULL, 0);
     free(c);
     return dt;
@@ -115,7 +106,7 @@ run_raw(const char *dir, unsigned k, int ticks, bool durable, unsigned char *pag
         perror(path);
         exit(1);
     }
-    t0 = now();
+    t0 = vfdswmr_now();
     for (int t = 0; t < ticks; t++) {
         if (vfdswmr_pwrite_all(fd, pages, (size_t)k * PS, (uint64_t)(t % 8) * k * PS) < 0 ||
             (durable && fdatasync(fd) < 0)) {
@@ -123,7 +114,7 @@ run_raw(const char *dir, unsigned k, int ticks, bool durable, unsigned char *pag
             exit(1);
         }
     }
-    dt = (now() - t0) / ticks;
+    dt = (vfdswmr_now() - t0) / ticks;
     close(fd);
     unlink(path);
     return dt;

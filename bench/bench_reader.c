@@ -8,7 +8,8 @@
  * ratio reader / sec2.   bench_reader [-n planes] [-r reps] FILEDIR OUTDIR  (4, 11) */
 #include "bench_h5.h"
 
-static void make_file(const char *path, int large, int n)
+static void
+make_file(const char *path, int large, int n)
 {
     bremove(path);
     hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
@@ -38,10 +39,11 @@ static void make_file(const char *path, int large, int n)
     free(buf);
 }
 
-static double read_all(const char *path, enum bcfg c, int large, int n, int *buf)
+static double
+read_all(const char *path, enum bcfg c, int large, int n, int *buf)
 {
     hid_t fapl = breader_fapl(c, 1, 3);
-    double t0 = bnow();
+    double t0 = vfdswmr_now();
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, fapl);
     BCHECK(f);
     int nd = large ? 10 : 1000;
@@ -56,21 +58,27 @@ static double read_all(const char *path, enum bcfg c, int large, int n, int *buf
         H5Dclose(d);
     }
     BCHECK(H5Fclose(f));
-    double t = bnow() - t0;
+    double t = vfdswmr_now() - t0;
     H5Pclose(fapl);
     if (sum != (long long)nd * (large ? n * 1000000 - 1 : 3199))
         bdie("wrong data read from %s", path);
     return t;
 }
 
-int main(int argc, char **argv)
+int
+main(int argc, char **argv)
 {
     int n = 4, reps = 11, opt;
     while ((opt = getopt(argc, argv, "n:r:")) != -1) {
         switch (opt) {
-        case 'n': n = atoi(optarg); break;
-        case 'r': reps = atoi(optarg); break;
-        default: bdie("usage: bench_reader [-n planes] [-r reps] FILEDIR OUTDIR");
+        case 'n':
+            n = atoi(optarg);
+            break;
+        case 'r':
+            reps = atoi(optarg);
+            break;
+        default:
+            bdie("usage: bench_reader [-n planes] [-r reps] FILEDIR OUTDIR");
         }
     }
     if (argc - optind != 2 || n < 1 || n > 2000 || reps < 1 || reps > 100)

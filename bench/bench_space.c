@@ -16,14 +16,14 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
+#include "clock.h"
 #include "space.h"
 
 #define MAX_IMAGE_PAGES 8
-#define OPS_PER_TICK 100
-#define MAX_LAG 5
-#define OPS 2000000
+#define OPS_PER_TICK    100
+#define MAX_LAG         5
+#define OPS             2000000
 
 struct image {
     uint64_t page, n;
@@ -77,15 +77,6 @@ operation(struct bench *b, uint64_t i)
         vfdswmr_space_release(b->s, ++b->tick, MAX_LAG);
 }
 
-static double
-now_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
 static void
 run(size_t nlive)
 {
@@ -99,13 +90,13 @@ run(size_t nlive)
         b.live[i] = new_image(&b);
     for (uint64_t i = 0; i < 4 * (uint64_t)nlive + OPS; i++) /* warm-up: every image replaced */
         operation(&b, i);
-    t0 = now_ns();
+    t0 = vfdswmr_now();
     for (uint64_t i = 0; i < OPS; i++)
         operation(&b, i);
-    t1 = now_ns();
+    t1 = vfdswmr_now();
     if ((err = vfdswmr_space_check(b.s)) != NULL)
         die(err);
-    printf("| %7zu | %9d | %6.1f | %9llu | %10llu | %14llu |\n", nlive, OPS, (t1 - t0) / OPS,
+    printf("| %7zu | %9d | %6.1f | %9llu | %10llu | %14llu |\n", nlive, OPS, (t1 - t0) * 1e9 / OPS,
            (unsigned long long)vfdswmr_space_eof(b.s), (unsigned long long)vfdswmr_space_free_pages(b.s),
            (unsigned long long)vfdswmr_space_deferred_pages(b.s));
     vfdswmr_space_destroy(b.s);
@@ -115,8 +106,7 @@ run(size_t nlive)
 int
 main(void)
 {
-    printf("Steady state: images of 1..8 pages, %d supersessions per tick, max_lag %d.\n\n", OPS_PER_TICK,
-           MAX_LAG);
+    printf("Steady state: images of 1..8 pages, %d supersessions per tick, max_lag %d.\n\n", OPS_PER_TICK, MAX_LAG);
     printf("| live images | operations | ns/op | eof pages | free pages | deferred pages |\n");
     printf("|---:|---:|---:|---:|---:|---:|\n");
     run(1000);

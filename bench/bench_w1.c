@@ -1,4 +1,4 @@
-/* W1 of RFC section 5.3, few large datasets: ten n x S x S int32 datasets, first
+/* W1 of the VFD SWMR design's performance targets, few large datasets: ten n x S x S int32 datasets, first
  * dimension unlimited, chunk 1 x S x S; each pass writes one plane into every
  * dataset in turn and ends with H5Fflush (the call that publishes a snapshot).
  * The same code runs under every configuration of bench_h5.h, each run in a
@@ -12,11 +12,12 @@
 
 #define NDSET 10
 
-static void run(enum bcfg c, const char *path, int n, hsize_t s, const int *buf, double *tw, double *tc)
+static void
+run(enum bcfg c, const char *path, int n, hsize_t s, const int *buf, double *tw, double *tc)
 {
     bremove(path);
     hid_t fapl = bwriter_fapl(c, 1, 3, NULL);
-    double t0 = bnow();
+    double t0 = vfdswmr_now();
     hid_t f = H5Fcreate(path, bcreate_flags(c), H5P_DEFAULT, fapl);
     BCHECK(f);
     hsize_t dims[3] = {0, s, s}, maxd[3] = {H5S_UNLIMITED, s, s}, chunk[3] = {1, s, s};
@@ -44,12 +45,12 @@ static void run(enum bcfg c, const char *path, int n, hsize_t s, const int *buf,
         }
         BCHECK(H5Fflush(f, H5F_SCOPE_LOCAL));
     }
-    double t1 = bnow();
+    double t1 = vfdswmr_now();
     H5Sclose(mem);
     for (int i = 0; i < NDSET; i++)
         H5Dclose(d[i]);
     BCHECK(H5Fclose(f));
-    double t2 = bnow();
+    double t2 = vfdswmr_now();
     H5Pclose(fapl);
     bremove(path);
     *tw = t1 - t0;
@@ -64,7 +65,8 @@ struct job {
     const int *buf;
 };
 
-static void job(void *ctx, void *out)
+static void
+job(void *ctx, void *out)
 {
     struct job *j = ctx;
     double *t = out;
@@ -72,7 +74,8 @@ static void job(void *ctx, void *out)
 }
 
 /* One run of configuration c in a fresh process. */
-static void run1(enum bcfg c, const char *path, int n, hsize_t s, const int *buf, double *tw, double *tc)
+static void
+run1(enum bcfg c, const char *path, int n, hsize_t s, const int *buf, double *tw, double *tc)
 {
     struct job j = {c, path, n, s, buf};
     double t[2];
@@ -81,17 +84,28 @@ static void run1(enum bcfg c, const char *path, int n, hsize_t s, const int *buf
     *tc = t[1];
 }
 
-int main(int argc, char **argv)
+int
+main(int argc, char **argv)
 {
     int n = 10, reps = 9, opt;
     hsize_t s = 1000;
     while ((opt = getopt(argc, argv, "n:s:r:F")) != -1) {
         switch (opt) {
-        case 'n': n = atoi(optarg); break;
-        case 's': s = (hsize_t)atoi(optarg); break;
-        case 'r': reps = atoi(optarg); break;
-        case 'F': n = 100; s = 1000; break;
-        default: bdie("usage: bench_w1 [-n planes] [-s side] [-r reps] [-F] FILEDIR OUTDIR");
+        case 'n':
+            n = atoi(optarg);
+            break;
+        case 's':
+            s = (hsize_t)atoi(optarg);
+            break;
+        case 'r':
+            reps = atoi(optarg);
+            break;
+        case 'F':
+            n = 100;
+            s = 1000;
+            break;
+        default:
+            bdie("usage: bench_w1 [-n planes] [-s side] [-r reps] [-F] FILEDIR OUTDIR");
         }
     }
     if (argc - optind != 2 || n < 1 || s < 1 || reps < 1 || reps > 100)

@@ -1,4 +1,4 @@
-/* W2 of RFC section 5.3, many small datasets: create D extensible int32
+/* W2 of the VFD SWMR design's performance targets, many small datasets: create D extensible int32
  * datasets, then P passes round robin through them appending K elements to
  * each, with one H5Fflush (publish) per pass. Two variants:
  *   1-D  dims {0}, max {unlimited}, chunk {256}, K elements per append;
@@ -10,7 +10,7 @@
  * machine); medians and best of the repetitions, ratios against sec2 on
  * creation + appends.
  *   bench_w2 [-d datasets] [-p passes] [-k elements] [-r reps] [-F] [-c config] FILEDIR OUTDIR
- *   defaults: D=1000, P=100, K=16, 9 repetitions; -F: the RFC's D=10000, P=10000 (hours);
+ *   defaults: D=1000, P=100, K=16, 9 repetitions; -F: the design's D=10000, P=10000 (hours);
  *   -c: only sec2 and that configuration (for profiling). */
 #include "bench_h5.h"
 
@@ -18,12 +18,13 @@ struct res {
     double create, append, close, cpu; /* cpu: process CPU time of creation + appends */
 };
 
-static struct res run(enum bcfg c, const char *path, int twod, int nd, int np, int k, const int *buf)
+static struct res
+run(enum bcfg c, const char *path, int twod, int nd, int np, int k, const int *buf)
 {
     struct res r;
     bremove(path);
     hid_t fapl = bwriter_fapl(c, 1, 3, NULL);
-    double c0 = bcpu(), t0 = bnow();
+    double c0 = bcpu(), t0 = vfdswmr_now();
     hid_t f = H5Fcreate(path, bcreate_flags(c), H5P_DEFAULT, fapl);
     BCHECK(f);
     int rank = twod ? 2 : 1;
@@ -44,7 +45,7 @@ static struct res run(enum bcfg c, const char *path, int twod, int nd, int np, i
     H5Sclose(sp);
     H5Pclose(dcpl);
     BCHECK(H5Fflush(f, H5F_SCOPE_LOCAL));
-    double t1 = bnow();
+    double t1 = vfdswmr_now();
     hsize_t cnt[2] = {twod ? 1 : (hsize_t)k, (hsize_t)k};
     hid_t mem = H5Screate_simple(rank, cnt, NULL);
     for (int p = 0; p < np; p++) {
@@ -54,7 +55,8 @@ static struct res run(enum bcfg c, const char *path, int twod, int nd, int np, i
                 ndims[0] = (hsize_t)p + 1;
                 ndims[1] = (hsize_t)k;
                 start[0] = (hsize_t)p;
-            } else {
+            }
+            else {
                 ndims[0] = (hsize_t)(p + 1) * (hsize_t)k;
                 start[0] = (hsize_t)p * (hsize_t)k;
             }
@@ -66,13 +68,13 @@ static struct res run(enum bcfg c, const char *path, int twod, int nd, int np, i
         }
         BCHECK(H5Fflush(f, H5F_SCOPE_LOCAL));
     }
-    double t2 = bnow();
+    double t2 = vfdswmr_now();
     r.cpu = bcpu() - c0;
     H5Sclose(mem);
     for (int i = 0; i < nd; i++)
         H5Dclose(d[i]);
     BCHECK(H5Fclose(f));
-    double t3 = bnow();
+    double t3 = vfdswmr_now();
     H5Pclose(fapl);
     free(d);
     bremove(path);
@@ -89,26 +91,43 @@ struct job {
     const int *buf;
 };
 
-static void job(void *ctx, void *out)
+static void
+job(void *ctx, void *out)
 {
     struct job *j = ctx;
     *(struct res *)out = run(j->c, j->path, j->twod, j->nd, j->np, j->k, j->buf);
 }
 
-int main(int argc, char **argv)
+int
+main(int argc, char **argv)
 {
     int nd = 1000, np = 100, k = 16, reps = 9, opt;
     const char *only = NULL; /* -c KEY: run only that configuration (for profiling) */
-    const char *usage = "usage: bench_w2 [-d datasets] [-p passes] [-k elements] [-r reps] [-F] [-c sec2|legacy|vfd-disk|vfd-shm] FILEDIR OUTDIR";
+    const char *usage = "usage: bench_w2 [-d datasets] [-p passes] [-k elements] [-r reps] [-F] [-c "
+                        "sec2|legacy|vfd-disk|vfd-shm] FILEDIR OUTDIR";
     while ((opt = getopt(argc, argv, "d:p:k:r:Fc:")) != -1) {
         switch (opt) {
-        case 'd': nd = atoi(optarg); break;
-        case 'p': np = atoi(optarg); break;
-        case 'k': k = atoi(optarg); break;
-        case 'r': reps = atoi(optarg); break;
-        case 'F': nd = 10000; np = 10000; break;
-        case 'c': only = optarg; break;
-        default: bdie("%s", usage);
+        case 'd':
+            nd = atoi(optarg);
+            break;
+        case 'p':
+            np = atoi(optarg);
+            break;
+        case 'k':
+            k = atoi(optarg);
+            break;
+        case 'r':
+            reps = atoi(optarg);
+            break;
+        case 'F':
+            nd = 10000;
+            np = 10000;
+            break;
+        case 'c':
+            only = optarg;
+            break;
+        default:
+            bdie("%s", usage);
         }
     }
     if (argc - optind != 2 || nd < 1 || np < 1 || k < 1 || k > 4096 || reps < 1 || reps > 100)
@@ -119,8 +138,9 @@ int main(int argc, char **argv)
     for (int i = 0; i < 4096; i++)
         buf[i] = i;
     FILE *raw = bcsv(argv[optind + 1], "w2_runs.csv", "variant,config,rep,create_s,append_s,close_s,cpu_s");
-    FILE *csv = bcsv(argv[optind + 1], "w2.csv",
-                     "variant,config,create_s,append_s,close_s,total_ratio,appends_per_s,cpu_s,cpu_ratio,best_s,best_ratio");
+    FILE *csv =
+        bcsv(argv[optind + 1], "w2.csv",
+             "variant,config,create_s,append_s,close_s,total_ratio,appends_per_s,cpu_s,cpu_ratio,best_s,best_ratio");
     printf("%d datasets, %d passes of %d int32 per dataset, one H5Fflush per pass; vfd-swmr: "
            "tick_len=1, max_lag=3; median of %d runs. Ratio: (creation + appends) / sec2.\n\n",
            nd, np, k, reps);
@@ -141,8 +161,8 @@ int main(int argc, char **argv)
                 ap[c][r] = x.append;
                 cl[c][r] = x.close;
                 cp[c][r] = x.cpu;
-                fprintf(raw, "%s,%s,%d,%.6f,%.6f,%.6f,%.6f\n", twod ? "2-D" : "1-D", bcfg_key[c], r, x.create,
-                        x.append, x.close, x.cpu);
+                fprintf(raw, "%s,%s,%d,%.6f,%.6f,%.6f,%.6f\n", twod ? "2-D" : "1-D", bcfg_key[c], r, x.create, x.append,
+                        x.close, x.cpu);
                 fflush(raw);
             }
         double m[CFG_N][5];
@@ -162,12 +182,11 @@ int main(int argc, char **argv)
             if (only && strcmp(only, bcfg_key[c]) != 0 && c != CFG_SEC2)
                 continue;
             double ratio = (m[c][0] + m[c][1]) / (m[0][0] + m[0][1]), aps = (double)nd * np / m[c][1];
-            printf("| %s | %s | %.3f | %.3f | %.0f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f |\n",
-                   twod ? "2-D" : "1-D", bcfg_name[c], m[c][0], m[c][1], aps, m[c][2], ratio, m[c][3],
-                   m[c][3] / m[0][3], m[c][4], m[c][4] / m[0][4]);
-            fprintf(csv, "%s,\"%s\",%.6f,%.6f,%.6f,%.4f,%.0f,%.6f,%.4f,%.6f,%.4f\n", twod ? "2-D" : "1-D",
-                    bcfg_name[c], m[c][0], m[c][1], m[c][2], ratio, aps, m[c][3], m[c][3] / m[0][3], m[c][4],
-                    m[c][4] / m[0][4]);
+            printf("| %s | %s | %.3f | %.3f | %.0f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f |\n", twod ? "2-D" : "1-D",
+                   bcfg_name[c], m[c][0], m[c][1], aps, m[c][2], ratio, m[c][3], m[c][3] / m[0][3], m[c][4],
+                   m[c][4] / m[0][4]);
+            fprintf(csv, "%s,\"%s\",%.6f,%.6f,%.6f,%.4f,%.0f,%.6f,%.4f,%.6f,%.4f\n", twod ? "2-D" : "1-D", bcfg_name[c],
+                    m[c][0], m[c][1], m[c][2], ratio, aps, m[c][3], m[c][3] / m[0][3], m[c][4], m[c][4] / m[0][4]);
         }
     }
     printf("\n");

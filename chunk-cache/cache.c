@@ -30,12 +30,18 @@
  * entry removed O(log n); an insert's eviction also steps over the datasets
  * at their minimum (O(D)); set_limits O(n) when max_entry shrinks; check
  * O(n log n).
+ *
+ * Invariant builds (common/check.h) run the check of C1-C3 at the end of
+ * every call that changes the cache, paced when it holds many entries, and
+ * abort on the first invariant broken.
  */
 #include "cache.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "check.h"
 
 #include <bsd/sys/queue.h>
 #include <bsd/sys/tree.h>
@@ -47,9 +53,9 @@ struct entry {
     TAILQ_ENTRY(entry) lru; /* its dataset's entries, most recent first */
     struct dset *d;
     uint64_t addr;
-    size_t len;             /* 0 < len <= max_entry, addr + len <= UINT64_MAX */
-    bool partial;           /* its second chance is still to come */
-    unsigned char *img;     /* len bytes, allocated with the entry */
+    size_t len;         /* 0 < len <= max_entry, addr + len <= UINT64_MAX */
+    bool partial;       /* its second chance is still to come */
+    unsigned char *img; /* len bytes, allocated with the entry */
 };
 
 struct chunk {
@@ -65,8 +71,8 @@ TAILQ_HEAD(entry_lru, entry);
 RB_HEAD(chunk_tree, chunk);
 
 struct dset {
-    RB_ENTRY(dset) rb;        /* every dataset record, by id */
-    TAILQ_ENTRY(dset) lru;    /* on the cache's LRU iff it holds entries */
+    RB_ENTRY(dset) rb;     /* every dataset record, by id */
+    TAILQ_ENTRY(dset) lru; /* on the cache's LRU iff it holds entries */
     uint64_t id;
     struct entry_lru entries; /* most recent first */
     vfdswmr_cc_stats_t st;    /* st.entries, st.bytes: what it holds now */
@@ -87,19 +93,26 @@ struct vfdswmr_cc {
     struct dset_lru lru; /* datasets holding entries, most recent first */
     struct chunk_tree chunks;
     vfdswmr_cc_stats_t all; /* file-wide: always the sum over datasets */
+#ifdef VFDSWMR_INVARIANTS
+    vfdswmr_pace_t pace; /* when the next check_all() is due */
+#endif
 };
+
+static const char *check_all(const vfdswmr_cc_t *c, uint64_t *size);
+/* C1-C3 at the end of a call that changed c (invariant builds only). */
+#define CHECK_CACHE(c) VFDSWMR_CHECK_INVARIANTS(&(c)->pace, check_all((c), &(c)->pace.size))
 
 #define NSTATS (sizeof(vfdswmr_cc_stats_t) / sizeof(uint64_t))
 _Static_assert(sizeof(vfdswmr_cc_stats_t) == NSTATS * sizeof(uint64_t), "stats are uint64_t only");
 
 /* Every counter change goes to the dataset and to the file-wide sum. */
-#define COUNT(c, d, field, n) ((d)->st.field += (n), (c)->all.field += (n))
+#define COUNT(c, d, field, n)   ((d)->st.field += (n), (c)->all.field += (n))
 #define UNCOUNT(c, d, field, n) ((d)->st.field -= (n), (c)->all.field -= (n))
 
-#define DEFINE_CMP(type, key)                                                                      \
-    static int type##_cmp(const struct type *a, const struct type *b)                              \
-    {                                                                                              \
-        return (a->key > b->key) - (a->key < b->key);                                              \
+#define DEFINE_CMP(type, key)                                         \
+    static int type##_cmp(const struct type *a, const struct type *b) \
+    {                                                                 \
+        return (a->key > b->key) - (a->key < b->key);                 \
     }
 DEFINE_CMP(entry, addr)
 DEFINE_CMP(chunk, addr)
@@ -114,26 +127,26 @@ RB_GENERATE_INTERNAL(dset_tree, dset, rb, dset_cmp, TREE_ATTR)
 /* For the trees of disjoint ranges, O(log n) each: name_floor, the node
  * with the greatest addr <= addr; name_first, the first node overlapping
  * [a, b) (the floor of a if it reaches past a, else the next one). */
-#define DEFINE_SEARCH(name, type)                                                                  \
-    static struct type *name##_floor(const struct name *t, uint64_t addr)                          \
-    {                                                                                              \
-        struct name *h = (struct name *)t;                                                         \
-        struct type key = {.addr = addr};                                                          \
-        struct type *n = RB_NFIND(name, h, &key);                                                  \
-                                                                                                   \
-        if (n != NULL && n->addr == addr)                                                          \
-            return n;                                                                              \
-        return n != NULL ? RB_PREV(name, h, n) : RB_MAX(name, h);                                  \
-    }                                                                                              \
-    static struct type *name##_first(const struct name *t, uint64_t a, uint64_t b)                 \
-    {                                                                                              \
-        struct type *n = name##_floor(t, a);                                                       \
-                                                                                                   \
-        if (n == NULL)                                                                             \
-            n = RB_MIN(name, (struct name *)t);                                                    \
-        else if (n->addr + n->len <= a)                                                            \
-            n = RB_NEXT(name, NULL, n);                                                            \
-        return a < b && n != NULL && n->addr < b ? n : NULL;                                       \
+#define DEFINE_SEARCH(name, type)                                                  \
+    static struct type *name##_floor(const struct name *t, uint64_t addr)          \
+    {                                                                              \
+        struct name *h = (struct name *)t;                                         \
+        struct type key = {.addr = addr};                                          \
+        struct type *n = RB_NFIND(name, h, &key);                                  \
+                                                                                   \
+        if (n != NULL && n->addr == addr)                                          \
+            return n;                                                              \
+        return n != NULL ? RB_PREV(name, h, n) : RB_MAX(name, h);                  \
+    }                                                                              \
+    static struct type *name##_first(const struct name *t, uint64_t a, uint64_t b) \
+    {                                                                              \
+        struct type *n = name##_floor(t, a);                                       \
+                                                                                   \
+        if (n == NULL)                                                             \
+            n = RB_MIN(name, (struct name *)t);                                    \
+        else if (n->addr + n->len <= a)                                            \
+            n = RB_NEXT(name, NULL, n);                                            \
+        return a < b && n != NULL && n->addr < b ? n : NULL;                       \
     }
 DEFINE_SEARCH(entry_tree, entry)
 DEFINE_SEARCH(chunk_tree, chunk)
@@ -192,7 +205,9 @@ entry_link(vfdswmr_cc_t *c, struct entry *e)
 {
     struct dset *d = e->d;
 
-    RB_INSERT(entry_tree, &c->entries, e); /* no duplicate: C1 */
+    struct entry *dup = RB_INSERT(entry_tree, &c->entries, e); /* no duplicate: C1 */
+
+    VFDSWMR_ASSERT(dup == NULL);
     TAILQ_INSERT_HEAD(&d->entries, e, lru);
     if (d->st.entries > 0)
         TAILQ_REMOVE(&c->lru, d, lru);
@@ -257,11 +272,13 @@ trim(vfdswmr_cc_t *c, struct dset *d, size_t target, size_t keep)
     while (c->all.bytes > target && d->st.bytes > keep) {
         struct entry *e = TAILQ_LAST(&d->entries, entry_lru); /* bytes > 0: not empty */
 
+        VFDSWMR_ASSERT(e != NULL); /* C2: d's bytes are its entries' */
         if (e->partial) {
             e->partial = false;
             TAILQ_REMOVE(&d->entries, e, lru);
             TAILQ_INSERT_HEAD(&d->entries, e, lru);
-        } else {
+        }
+        else {
             entry_drop(c, e, EVICTED);
         }
     }
@@ -347,10 +364,12 @@ vfdswmr_cc_set_limits(vfdswmr_cc_t *c, const vfdswmr_cc_limits_t *limits)
     c->lim = *limits;
     if (shrunk) {
         RB_FOREACH_SAFE(e, entry_tree, &c->entries, next)
-            if (e->len > c->lim.max_entry)
-                entry_drop(c, e, EVICTED);
+        if (e->len > c->lim.max_entry)
+            entry_drop(c, e, EVICTED);
     }
     make_room(c, c->lim.size);
+    VFDSWMR_ASSERT(c->all.bytes <= c->lim.size); /* C3 */
+    CHECK_CACHE(c);
     return 0;
 }
 
@@ -374,12 +393,14 @@ vfdswmr_cc_lookup(vfdswmr_cc_t *c, uint64_t dset, uint64_t addr, size_t len, voi
         COUNT(c, e->d, lookups, 1);
         COUNT(c, e->d, hits, 1);
         COUNT(c, e->d, bytes_served, len);
+        CHECK_CACHE(c);
         return 1;
     }
     if ((d = dset_make(c, dset)) != NULL) {
         COUNT(c, d, lookups, 1);
         COUNT(c, d, misses, 1);
     }
+    CHECK_CACHE(c);
     return 0;
 }
 
@@ -399,6 +420,7 @@ vfdswmr_cc_insert(vfdswmr_cc_t *c, uint64_t dset, uint64_t addr, size_t len, con
     e = len <= SIZE_MAX - sizeof *e ? malloc(sizeof *e + len) : NULL;
     if (e == NULL) {
         dset_maybe_forget(c, d);
+        CHECK_CACHE(c);
         errno = ENOMEM;
         return -1;
     }
@@ -406,9 +428,11 @@ vfdswmr_cc_insert(vfdswmr_cc_t *c, uint64_t dset, uint64_t addr, size_t len, con
     e->img = (unsigned char *)(e + 1);
     memcpy(e->img, img, len);
     make_room(c, c->lim.size - len);
+    VFDSWMR_ASSERT(c->all.bytes <= c->lim.size - len); /* C3 once e is in */
     entry_link(c, e);
     COUNT(c, d, insertions, 1);
     COUNT(c, d, bytes_loaded, len);
+    CHECK_CACHE(c);
     return 1;
 }
 
@@ -425,18 +449,21 @@ vfdswmr_cc_update(vfdswmr_cc_t *c, uint64_t addr, size_t len, const void *buf)
         memcpy(e->img + (lo - e->addr), (const unsigned char *)buf + (lo - addr), hi - lo);
         COUNT(c, e->d, updates, 1);
     }
+    CHECK_CACHE(c);
 }
 
 void
 vfdswmr_cc_invalidate(vfdswmr_cc_t *c, uint64_t addr, uint64_t len)
 {
     drop_range(c, addr, end_of(addr, len), INVALIDATED);
+    CHECK_CACHE(c);
 }
 
 void
 vfdswmr_cc_truncate(vfdswmr_cc_t *c, uint64_t eof)
 {
     drop_range(c, eof, UINT64_MAX, INVALIDATED); /* entries end at or below UINT64_MAX */
+    CHECK_CACHE(c);
 }
 
 void
@@ -447,10 +474,12 @@ vfdswmr_cc_evict(vfdswmr_cc_t *c, uint64_t dset)
     if (dset != VFDSWMR_CC_ALL) {
         if ((d = dset_get(c, dset)) != NULL)
             drop_dset(c, d);
+        CHECK_CACHE(c);
         return;
     }
     while ((d = TAILQ_FIRST(&c->lru)) != NULL)
         drop_dset(c, d);
+    CHECK_CACHE(c);
 }
 
 int
@@ -467,6 +496,7 @@ vfdswmr_cc_set_dset(vfdswmr_cc_t *c, uint64_t dset, size_t min, bool nocache)
     if (nocache)
         drop_dset(c, d);
     dset_maybe_forget(c, d);
+    CHECK_CACHE(c);
     return 0;
 }
 
@@ -522,6 +552,7 @@ vfdswmr_cc_register(vfdswmr_cc_t *c, uint64_t dset, const vfdswmr_cc_chunk_t *ch
         return -1;
     if (n > 0 && (arr = calloc(n, sizeof *arr)) == NULL) {
         dset_maybe_forget(c, d);
+        CHECK_CACHE(c);
         return -1;
     }
     chunks_forget(c, d);
@@ -533,12 +564,12 @@ vfdswmr_cc_register(vfdswmr_cc_t *c, uint64_t dset, const vfdswmr_cc_chunk_t *ch
             chunk_add(c, d, &arr[i]);
     }
     dset_maybe_forget(c, d);
+    CHECK_CACHE(c);
     return 0;
 }
 
 int
-vfdswmr_cc_find_chunk(const vfdswmr_cc_t *c, uint64_t addr, size_t len, uint64_t *dset,
-                      vfdswmr_cc_chunk_t *chunk)
+vfdswmr_cc_find_chunk(const vfdswmr_cc_t *c, uint64_t addr, size_t len, uint64_t *dset, vfdswmr_cc_chunk_t *chunk)
 {
     const struct chunk *k;
 
@@ -571,10 +602,12 @@ vfdswmr_cc_reset_stats(vfdswmr_cc_t *c)
     struct dset *d, *next;
 
     c->all = (vfdswmr_cc_stats_t){.entries = c->all.entries, .bytes = c->all.bytes};
-    RB_FOREACH_SAFE(d, dset_tree, &c->dsets, next) {
+    RB_FOREACH_SAFE(d, dset_tree, &c->dsets, next)
+    {
         d->st = (vfdswmr_cc_stats_t){.entries = d->st.entries, .bytes = d->st.bytes};
         dset_maybe_forget(c, d);
     }
+    CHECK_CACHE(c);
 }
 
 /* ---- vfdswmr_cc_check --------------------------------------------------- */
@@ -587,9 +620,10 @@ check_entries(const vfdswmr_cc_t *c, uint64_t *n)
     struct entry *e;
 
     *n = 0;
-    RB_FOREACH(e, entry_tree, (struct entry_tree *)&c->entries) {
-        if (e->len == 0 || e->len > c->lim.max_entry || e->len > UINT64_MAX - e->addr ||
-            e->addr < prev_end || e->d == NULL || e->d->nocache)
+    RB_FOREACH(e, entry_tree, (struct entry_tree *)&c->entries)
+    {
+        if (e->len == 0 || e->len > c->lim.max_entry || e->len > UINT64_MAX - e->addr || e->addr < prev_end ||
+            e->d == NULL || e->d->nocache)
             return -1;
         prev_end = e->addr + e->len;
         ++*n;
@@ -606,7 +640,8 @@ check_dset(const vfdswmr_cc_t *c, const struct dset *d)
     size_t live = 0;
     const struct entry *e;
 
-    TAILQ_FOREACH(e, &d->entries, lru) {
+    TAILQ_FOREACH(e, &d->entries, lru)
+    {
         if (e->d != d || RB_FIND(entry_tree, (struct entry_tree *)&c->entries, (struct entry *)e) != e)
             return -1;
         n++;
@@ -626,40 +661,60 @@ check_chunks(const vfdswmr_cc_t *c)
     uint64_t prev_end = 0;
     struct chunk *k;
 
-    RB_FOREACH(k, chunk_tree, (struct chunk_tree *)&c->chunks) {
-        if (k->len == 0 || k->addr < prev_end || !k->live || dset_get(c, k->d->id) != k->d ||
-            k < k->d->chunks || k >= k->d->chunks + k->d->nchunks)
+    RB_FOREACH(k, chunk_tree, (struct chunk_tree *)&c->chunks)
+    {
+        if (k->len == 0 || k->addr < prev_end || !k->live || dset_get(c, k->d->id) != k->d || k < k->d->chunks ||
+            k >= k->d->chunks + k->d->nchunks)
             return -1;
         prev_end = k->addr + k->len;
     }
     return 0;
 }
 
-int
-vfdswmr_cc_check(const vfdswmr_cc_t *c)
+/* C1-C3: NULL when they hold, else which is broken. *size gets the number
+ * of entries, registered chunks and dataset records looked at (for pacing). */
+static const char *
+check_all(const vfdswmr_cc_t *c, uint64_t *size)
 {
     uint64_t nentries, sum[NSTATS] = {0}, all[NSTATS], holding = 0, on_lru = 0;
     struct dset *d;
 
-    if (check_entries(c, &nentries) != 0 || check_chunks(c) != 0)
-        return -1;
-    RB_FOREACH(d, dset_tree, (struct dset_tree *)&c->dsets) {
+    *size = 0;
+    if (check_entries(c, &nentries) != 0)
+        return "C1: an entry is empty, longer than max_entry, overlaps another or belongs to a no-cache dataset";
+    *size = nentries;
+    if (check_chunks(c) != 0)
+        return "registered chunks overlap, are empty or are not their record's";
+    RB_FOREACH(d, dset_tree, (struct dset_tree *)&c->dsets)
+    {
         uint64_t v[NSTATS];
 
         if (check_dset(c, d) != 0)
-            return -1;
+            return "C2: a dataset's LRU list does not hold exactly its entries and bytes";
         memcpy(v, &d->st, sizeof v);
         for (size_t i = 0; i < NSTATS; i++)
             sum[i] += v[i];
         holding += d->st.entries > 0;
+        *size += 1 + d->nlive;
     }
-    TAILQ_FOREACH(d, &c->lru, lru) {
+    TAILQ_FOREACH(d, &c->lru, lru)
+    {
         if (d->st.entries == 0 || dset_get(c, d->id) != d)
-            return -1;
+            return "C2: the dataset LRU list holds a dataset without entries or without its record";
         on_lru++;
     }
+    if (on_lru != holding)
+        return "C2: a dataset holding entries is not on the dataset LRU list";
     memcpy(all, &c->all, sizeof all);
-    if (memcmp(sum, all, sizeof all) != 0 || on_lru != holding) /* C3: the sums */
-        return -1;
-    return nentries == c->all.entries && c->all.bytes <= c->lim.size ? 0 : -1;
+    if (memcmp(sum, all, sizeof all) != 0 || nentries != c->all.entries) /* C3: the sums */
+        return "C3: the file-wide counters are not the sums over the datasets and the entries";
+    return c->all.bytes <= c->lim.size ? NULL : "C3: more bytes cached than the budget";
+}
+
+int
+vfdswmr_cc_check(const vfdswmr_cc_t *c)
+{
+    uint64_t size;
+
+    return check_all(c, &size) == NULL ? 0 : -1;
 }

@@ -1,12 +1,13 @@
 /*
  * The shared raw-data chunk cache: one per open file, shared by all its
- * datasets (the RFC "Shared Chunk Cache"). It holds *images*: byte ranges
+ * datasets (docs/DESIGN.md section 8a). It holds *images*: byte ranges
  * of the file exactly as the file holds them for this process, so that
  * correctness never depends on which dataset an entry is attributed to --
  * attribution only steers eviction and statistics.
  *
  * Invariants (vfdswmr_cc_check verifies them; tests call it after every
- * mutation):
+ * mutation, and invariant builds after every call that changes the cache,
+ * aborting on a defect: common/check.h):
  *   C1 entries never overlap; each has 0 < len <= limits.max_entry;
  *   C2 every entry is on exactly one dataset's LRU list, and each
  *      dataset's byte count is the sum of its entries' lengths;
@@ -127,8 +128,7 @@ int vfdswmr_cc_set_dset(vfdswmr_cc_t *c, uint64_t dset, size_t min, bool nocache
 int vfdswmr_cc_register(vfdswmr_cc_t *c, uint64_t dset, const vfdswmr_cc_chunk_t *chunks, size_t n);
 /* The registered chunk containing all of [addr, addr + len): 1 with *dset
  * and *chunk filled, 0 none. */
-int vfdswmr_cc_find_chunk(const vfdswmr_cc_t *c, uint64_t addr, size_t len, uint64_t *dset,
-                          vfdswmr_cc_chunk_t *chunk);
+int vfdswmr_cc_find_chunk(const vfdswmr_cc_t *c, uint64_t addr, size_t len, uint64_t *dset, vfdswmr_cc_chunk_t *chunk);
 
 /* Statistics of one dataset, or VFDSWMR_CC_ALL for the file (all zero for
  * a dataset never seen). */

@@ -135,8 +135,7 @@ load_chunk(vfdswmr_ccfile_t *f, H5FD_t *lower, hid_t dxpl, haddr_t addr, size_t 
 }
 
 herr_t
-vfdswmr_ccf_read(vfdswmr_ccfile_t *f, H5FD_t *lower, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size,
-                 void *buf)
+vfdswmr_ccf_read(vfdswmr_ccfile_t *f, H5FD_t *lower, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, void *buf)
 {
     herr_t rc = 0;
     int loaded;
@@ -234,9 +233,9 @@ configure(vfdswmr_ccfile_t *f, const vfdswmr_chunk_cache_config_t *c)
 static void
 public_stats(const vfdswmr_cc_stats_t *s, vfdswmr_chunk_cache_stats_t *o)
 {
-    *o = (vfdswmr_chunk_cache_stats_t){s->lookups,    s->hits,      s->misses,        s->bytes_served,
+    *o = (vfdswmr_chunk_cache_stats_t){s->lookups,      s->hits,       s->misses,    s->bytes_served,
                                        s->bytes_loaded, s->insertions, s->evictions, s->invalidations,
-                                       s->updates,    s->entries,   s->bytes};
+                                       s->updates,      s->entries,    s->bytes};
 }
 
 static int
@@ -247,8 +246,8 @@ register_chunks(vfdswmr_ccfile_t *f, const vfdswmr_chunk_cache_chunks_t *c)
 
     if (c->n && (v == NULL || c->chunks == NULL)) {
         free(v);
-        VFDSWMR_ERR(H5E_CANTALLOC, "%s: %s registering %zu chunks", f->drv_name,
-                    v ? "no chunk array" : "out of memory", c->n);
+        VFDSWMR_ERR(H5E_CANTALLOC, "%s: %s registering %zu chunks", f->drv_name, v ? "no chunk array" : "out of memory",
+                    c->n);
         return -1;
     }
     for (size_t i = 0; i < c->n; i++)
@@ -282,8 +281,9 @@ ctl_locked(vfdswmr_ccfile_t *f, uint64_t op, const void *in, void **out)
         return 0;
     case VFDSWMR_CTL_CC_SET_DATASET: {
         const vfdswmr_chunk_cache_dataset_t *d = in;
-        if (f->cc && vfdswmr_cc_set_dset(f->cc, d->dataset, d->min_bytes == ULLONG_MAX ? SIZE_MAX : (size_t)d->min_bytes,
-                                         d->nocache != 0) < 0) {
+        if (f->cc &&
+            vfdswmr_cc_set_dset(f->cc, d->dataset, d->min_bytes == ULLONG_MAX ? SIZE_MAX : (size_t)d->min_bytes,
+                                d->nocache != 0) < 0) {
             VFDSWMR_ERR(H5E_CANTALLOC, "%s: out of memory", f->drv_name);
             return -1;
         }

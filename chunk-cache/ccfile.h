@@ -42,7 +42,7 @@
 #include <stdbool.h>
 
 #include "cache.h"
-#include "config.h"
+#include "drvconfig.h"
 
 /* A miss outside every registered chunk is cached only from this size on:
  * HDF5 reads a chunk larger than its own cache one element run at a time
@@ -52,7 +52,7 @@
 #define VFDSWMR_CCF_MIN_ENTRY 1024
 
 typedef struct vfdswmr_ccfile {
-    bool ready;       /* the mutex exists (vfdswmr_ccf_fini may always be called after init) */
+    bool ready; /* the mutex exists (vfdswmr_ccf_fini may always be called after init) */
     pthread_mutex_t mu;
     vfdswmr_cc_t *cc; /* NULL: the cache is off */
     bool use_tag;     /* chunk_cache_tag, and the tag is usable here */

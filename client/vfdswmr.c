@@ -71,8 +71,7 @@ our_handle(hid_t file_id, bool release)
 
     if (fapl < 0)
         return NULL;
-    if (H5Pinsert2(fapl, VFDSWMR_HANDLE_PROPERTY, sizeof marker, &marker, NULL, NULL, NULL, NULL, NULL, NULL) <
-            0 ||
+    if (H5Pinsert2(fapl, VFDSWMR_HANDLE_PROPERTY, sizeof marker, &marker, NULL, NULL, NULL, NULL, NULL, NULL) < 0 ||
         H5Fget_vfd_handle(file_id, fapl, &handle) < 0 || H5Pget(fapl, VFDSWMR_HANDLE_PROPERTY, &marker) < 0)
         handle = NULL;
     else if (marker != VFDSWMR_HANDLE_ACK)

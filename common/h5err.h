@@ -59,7 +59,7 @@ void vfdswmr_err_push(const char *file, const char *func, unsigned line, hid_t m
 #define VFDSWMR_H5E_SLOTS 32
 
 typedef struct vfdswmr_eguard_t {
-    hid_t saved;          /* errors recorded before the guard, or H5I_INVALID_HID */
+    hid_t saved;           /* errors recorded before the guard, or H5I_INVALID_HID */
     H5E_auto2_t auto_func; /* automatic printing, restored on leave */
     void *auto_data;
     bool auto_saved;
@@ -74,13 +74,13 @@ void vfdswmr_eguard_leave(vfdswmr_eguard_t *g, bool failed);
  * Evaluate `call` (an expression returning herr_t or a pointer/handle) inside
  * a guard. `bad` is an expression over `_r` telling failure, e.g. `_r < 0`.
  */
-#define VFDSWMR_GUARDED(type, call, bad)                                                                     \
-    __extension__({                                                                                        \
-        vfdswmr_eguard_t _g;                                                                               \
-        vfdswmr_eguard_enter(&_g);                                                                         \
-        type _r = (call);                                                                                  \
-        vfdswmr_eguard_leave(&_g, (bad));                                                                  \
-        _r;                                                                                                \
+#define VFDSWMR_GUARDED(type, call, bad)  \
+    __extension__({                       \
+        vfdswmr_eguard_t _g;              \
+        vfdswmr_eguard_enter(&_g);        \
+        type _r = (call);                 \
+        vfdswmr_eguard_leave(&_g, (bad)); \
+        _r;                               \
     })
 
 #endif

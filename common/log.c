@@ -2,19 +2,13 @@
 
 #include <stdarg.h>
 
-double
-vfdswmr_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+#include "clock.h"
 
 int
 vfdswmr_log_open(vfdswmr_log_t *log, const char *path)
 {
     log->fp = NULL;
-    clock_gettime(CLOCK_MONOTONIC, &log->start);
+    log->start = vfdswmr_now();
     if (path == NULL || path[0] == '\0')
         return 0;
     if (NULL == (log->fp = fopen(path, "w")))
@@ -34,12 +28,9 @@ vfdswmr_log_close(vfdswmr_log_t *log)
 void
 vfdswmr_log_line(vfdswmr_log_t *log, const char *tag, const char *fmt, ...)
 {
-    struct timespec now;
+    double t = vfdswmr_now() - log->start;
     va_list ap;
-    double t;
 
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    t = (double)(now.tv_sec - log->start.tv_sec) + (double)(now.tv_nsec - log->start.tv_nsec) * 1e-9;
     flockfile(log->fp);
     fprintf(log->fp, "%.6f %s ", t, tag);
     va_start(ap, fmt);

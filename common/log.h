@@ -1,5 +1,5 @@
 /*
- * The per-process log of RFC 3.11 (log_file_path): one line per event,
+ * The per-process log (log_file_path, include/vfdswmr.h): one line per event,
  * "<seconds since open, 6 decimals> <tag> <text>". Costs one branch when no
  * log file is configured. Thread-safe (stdio locks each line).
  *
@@ -10,26 +10,21 @@
 #define VFDSWMR_COMMON_LOG_H
 
 #include <stdio.h>
-#include <time.h>
 
 typedef struct vfdswmr_log_t {
-    FILE *fp;               /* NULL: logging off */
-    struct timespec start;
+    FILE *fp;     /* NULL: logging off */
+    double start; /* vfdswmr_now() at the open (common/clock.h) */
 } vfdswmr_log_t;
 
 /* Open (truncate) path; "" turns logging off. Returns 0, or -1 with errno. */
 int vfdswmr_log_open(vfdswmr_log_t *log, const char *path);
 void vfdswmr_log_close(vfdswmr_log_t *log);
-void vfdswmr_log_line(vfdswmr_log_t *log, const char *tag, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+void vfdswmr_log_line(vfdswmr_log_t *log, const char *tag, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-#define VFDSWMR_LOG(log, tag, ...)                                                                           \
-    do {                                                                                                   \
-        if ((log)->fp)                                                                                     \
-            vfdswmr_log_line((log), (tag), __VA_ARGS__);                                                   \
+#define VFDSWMR_LOG(log, tag, ...)                       \
+    do {                                                 \
+        if ((log)->fp)                                   \
+            vfdswmr_log_line((log), (tag), __VA_ARGS__); \
     } while (0)
-
-/* Seconds on the monotonic clock. */
-double vfdswmr_now(void);
 
 #endif

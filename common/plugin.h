@@ -21,18 +21,23 @@
 /* Overriding a designated initializer is intended here. */
 #pragma GCC diagnostic ignored "-Woverride-init"
 
-#define VFDSWMR_CLASS_BASE(val, nm)                                                                          \
-    .version = H5FD_CLASS_VERSION, .value = (val), .name = (nm), .maxaddr = VFDSWMR_MAXADDR,                 \
-    .fc_degree = H5F_CLOSE_WEAK, .close = vfdswmr_pt_close, .cmp = vfdswmr_pt_cmp,                         \
-    .query = vfdswmr_pt_query, .get_eoa = vfdswmr_pt_get_eoa, .set_eoa = vfdswmr_pt_set_eoa,               \
-    .get_eof = vfdswmr_pt_get_eof, .get_handle = vfdswmr_pt_get_handle, .read = vfdswmr_pt_read,           \
-    .write = vfdswmr_pt_write, .flush = vfdswmr_pt_flush, .truncate = vfdswmr_pt_truncate,                 \
-    .lock = vfdswmr_pt_lock, .unlock = vfdswmr_pt_unlock, .ctl = vfdswmr_pt_ctl,                           \
-    .fl_map = H5FD_FLMAP_DICHOTOMY
+#define VFDSWMR_CLASS_BASE(val, nm)                                                                                   \
+    .version = H5FD_CLASS_VERSION, .value = (val), .name = (nm), .maxaddr = VFDSWMR_MAXADDR,                          \
+    .fc_degree = H5F_CLOSE_WEAK, .close = vfdswmr_pt_close, .cmp = vfdswmr_pt_cmp, .query = vfdswmr_pt_query,         \
+    .get_eoa = vfdswmr_pt_get_eoa, .set_eoa = vfdswmr_pt_set_eoa, .get_eof = vfdswmr_pt_get_eof,                      \
+    .get_handle = vfdswmr_pt_get_handle, .read = vfdswmr_pt_read, .write = vfdswmr_pt_write,                          \
+    .flush = vfdswmr_pt_flush, .truncate = vfdswmr_pt_truncate, .lock = vfdswmr_pt_lock, .unlock = vfdswmr_pt_unlock, \
+    .ctl = vfdswmr_pt_ctl, .fl_map = H5FD_FLMAP_DICHOTOMY
 
 /* The two entry points HDF5's plugin loader looks for. */
-#define VFDSWMR_PLUGIN_EXPORT(cls)                                                                           \
-    H5PL_type_t H5PLget_plugin_type(void) { return H5PL_TYPE_VFD; }                                        \
-    const void *H5PLget_plugin_info(void) { return &(cls); }
+#define VFDSWMR_PLUGIN_EXPORT(cls)        \
+    H5PL_type_t H5PLget_plugin_type(void) \
+    {                                     \
+        return H5PL_TYPE_VFD;             \
+    }                                     \
+    const void *H5PLget_plugin_info(void) \
+    {                                     \
+        return &(cls);                    \
+    }
 
 #endif

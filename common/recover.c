@@ -30,8 +30,7 @@ vfdswmr_test_kill_point(const char *where)
         raise(SIGKILL);
 }
 
-static int
-fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int
 fail(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -104,9 +103,13 @@ republish(int md_fd, const char *md_name, const vfdswmr_mdsnap_t *s, char *err, 
         return fail(err, errlen, "out of memory");
     vfdswmr_mdidx_encode(&idx, idx_image);
     vfdswmr_mdhdr_encode(&h, hdr_image);
-    vfdswmr_mdplan_t plan = {.page_size = h.page_size, .session = h.session, .tick = h.tick,
-                             .index_image = idx_image, .index_len = h.index_length,
-                             .index_offset = h.index_offset, .header_image = hdr_image};
+    vfdswmr_mdplan_t plan = {.page_size = h.page_size,
+                             .session = h.session,
+                             .tick = h.tick,
+                             .index_image = idx_image,
+                             .index_len = h.index_length,
+                             .index_offset = h.index_offset,
+                             .header_image = hdr_image};
     rc = vfdswmr_mdplan_apply(md_fd, &plan, true);
     free(idx_image);
     if (rc < 0)
@@ -236,8 +239,10 @@ vfdswmr_recover_run(int md_fd, const char *md_name, const vfdswmr_recover_io_t *
     rc = 0;
     goto done;
 io_failed:
-    fail(err, errlen, "cannot write the HDF5 file %s: %s; the metadata file %s still holds the snapshot: run the "
-         "recovery again once the cause is fixed", h5_name, strerror(errno), md_name);
+    fail(err, errlen,
+         "cannot write the HDF5 file %s: %s; the metadata file %s still holds the snapshot: run the "
+         "recovery again once the cause is fixed",
+         h5_name, strerror(errno), md_name);
 done:
     free(buf);
     free_images(images, s.idx.nentries);
@@ -354,6 +359,10 @@ lower_sync(void *ctx)
 void
 vfdswmr_recover_io_lower(H5FD_t *lower, vfdswmr_recover_io_t *io)
 {
-    *io = (vfdswmr_recover_io_t){.read = lower_read, .write = lower_write, .extend = lower_extend,
-                                 .size = lower_size, .sync = lower_sync, .ctx = lower};
+    *io = (vfdswmr_recover_io_t){.read = lower_read,
+                                 .write = lower_write,
+                                 .extend = lower_extend,
+                                 .size = lower_size,
+                                 .sync = lower_sync,
+                                 .ctx = lower};
 }

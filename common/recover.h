@@ -31,21 +31,21 @@
 
 /* How recovery reaches the HDF5 file. Each returns 0, or -1 with errno. */
 typedef struct vfdswmr_recover_io_t {
-    int (*read)(void *ctx, uint64_t addr, void *buf, size_t len);        /* zeros past the end */
+    int (*read)(void *ctx, uint64_t addr, void *buf, size_t len); /* zeros past the end */
     int (*write)(void *ctx, uint64_t addr, const void *buf, size_t len);
-    int (*extend)(void *ctx, uint64_t size);                            /* at least `size` bytes */
-    int (*size)(void *ctx, uint64_t *size);                             /* its size now */
-    int (*sync)(void *ctx);                                             /* make writes durable */
+    int (*extend)(void *ctx, uint64_t size); /* at least `size` bytes */
+    int (*size)(void *ctx, uint64_t *size);  /* its size now */
+    int (*sync)(void *ctx);                  /* make writes durable */
     void *ctx;
 } vfdswmr_recover_io_t;
 
 typedef struct vfdswmr_recover_report_t {
-    bool needed;          /* false: the writer had closed cleanly (FINAL), nothing written */
-    uint64_t session;     /* of the crashed writer */
-    uint64_t tick;        /* the snapshot recovered */
+    bool needed;      /* false: the writer had closed cleanly (FINAL), nothing written */
+    uint64_t session; /* of the crashed writer */
+    uint64_t tick;    /* the snapshot recovered */
     uint64_t eoa;
-    uint32_t pages;       /* index entries written back */
-    uint64_t bytes;       /* metadata bytes written back */
+    uint32_t pages; /* index entries written back */
+    uint64_t bytes; /* metadata bytes written back */
 } vfdswmr_recover_report_t;
 
 /*

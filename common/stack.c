@@ -80,10 +80,8 @@ vfdswmr_lower_fapl(const vfdswmr_config_t *cfg, const char *drv_name)
         return H5I_INVALID_HID;
     }
     register_builtin(cfg->under_name);
-    rc = VFDSWMR_GUARDED(herr_t,
-                         H5Pset_driver_by_name(fapl, cfg->under_name,
-                                               cfg->under_has_config ? cfg->under_config : NULL),
-                         _r < 0);
+    rc = VFDSWMR_GUARDED(
+        herr_t, H5Pset_driver_by_name(fapl, cfg->under_name, cfg->under_has_config ? cfg->under_config : NULL), _r < 0);
     if (rc < 0) {
         VFDSWMR_GUARDED(herr_t, H5Pclose(fapl), _r < 0);
         VFDSWMR_ERR(H5E_CANTINIT,
@@ -127,24 +125,11 @@ vfdswmr_stack_open_lower(vfdswmr_file_t *f, const char *name, unsigned flags, ha
     f->lower = VFDSWMR_GUARDED(H5FD_t *, H5FDopen(name, flags, lower_fapl, maxaddr), _r == NULL);
     VFDSWMR_GUARDED(herr_t, H5Pclose(lower_fapl), _r < 0);
     if (f->lower == NULL) {
-        VFDSWMR_ERR(H5E_CANTOPENFILE, "%s: the lower driver \"%s\" cannot open \"%s\"", f->drv_name,
-                    f->cfg.under_name, name);
+        VFDSWMR_ERR(H5E_CANTOPENFILE, "%s: the lower driver \"%s\" cannot open \"%s\"", f->drv_name, f->cfg.under_name,
+                    name);
         return -1;
     }
     return 0;
-}
-
-vfdswmr_file_t *
-vfdswmr_stack_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr, size_t size,
-                   const char *drv_name, vfdswmr_config_check_t check)
-{
-    vfdswmr_file_t *f = vfdswmr_stack_new(fapl, size, drv_name, check);
-
-    if (f && vfdswmr_stack_open_lower(f, name, flags, maxaddr) < 0) {
-        free(f);
-        return NULL;
-    }
-    return f;
 }
 
 int
@@ -292,7 +277,7 @@ vfdswmr_stack_delete(const char *name, hid_t fapl, const char *drv_name)
     rc = VFDSWMR_GUARDED(herr_t, H5FDdelete(name, lower_fapl), _r < 0);
     VFDSWMR_GUARDED(herr_t, H5Pclose(lower_fapl), _r < 0);
     if (rc < 0)
-        VFDSWMR_ERR(H5E_CANTDELETEFILE, "%s: the lower driver \"%s\" cannot delete \"%s\"", drv_name,
-                    cfg.under_name, name);
+        VFDSWMR_ERR(H5E_CANTDELETEFILE, "%s: the lower driver \"%s\" cannot delete \"%s\"", drv_name, cfg.under_name,
+                    name);
     return rc;
 }

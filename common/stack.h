@@ -19,16 +19,16 @@
 #include <hdf5.h>
 #include <H5FDdevelop.h>
 
-#include "config.h"
+#include "drvconfig.h"
 
 /* Largest address the drivers accept: HADDR_MAX makes sec2 fail ("bogus maxaddr"). */
 #define VFDSWMR_MAXADDR ((haddr_t)0x7fffffffffffffffULL)
 
 typedef struct vfdswmr_file_t {
-    H5FD_t pub;             /* first: HDF5 owns and fills these fields */
-    H5FD_t *lower;          /* the file as opened by the lower driver */
-    const char *drv_name;   /* our driver's name, for messages */
-    vfdswmr_config_t cfg;   /* the parsed configuration string */
+    H5FD_t pub;           /* first: HDF5 owns and fills these fields */
+    H5FD_t *lower;        /* the file as opened by the lower driver */
+    const char *drv_name; /* our driver's name, for messages */
+    vfdswmr_config_t cfg; /* the parsed configuration string */
 } vfdswmr_file_t;
 
 /*
@@ -43,21 +43,16 @@ int vfdswmr_config_from_fapl(hid_t fapl, const char *drv_name, vfdswmr_config_t 
 hid_t vfdswmr_lower_fapl(const vfdswmr_config_t *cfg, const char *drv_name);
 
 /*
- * Open callback body shared by the drivers: parse the configuration from
- * `fapl`, apply `check` (may be NULL; returns 0 or -1 with errbuf filled)
- * and only then open the lower file, so a bad configuration never creates
- * or touches a file. Allocates `size` (>= sizeof(vfdswmr_file_t)) zeroed
- * bytes. Returns NULL with the reason on the error stack.
+ * The open callback of every driver, in two halves, so that a driver can do
+ * its own checks after the configuration is known and before any file is
+ * touched (a bad configuration never creates or touches a file):
+ * stack_new parses the configuration from `fapl` once, applies `check` (may
+ * be NULL; returns 0 or -1 with errbuf filled) and allocates `size` (>=
+ * sizeof(vfdswmr_file_t)) zeroed bytes -- NULL with the reason on the stack;
+ * stack_open_lower opens f->lower (0, or -1 with the reason on the stack; f
+ * is not freed).
  */
 typedef int (*vfdswmr_config_check_t)(const vfdswmr_config_t *cfg, char *errbuf, size_t errlen);
-vfdswmr_file_t *vfdswmr_stack_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr, size_t size,
-                                   const char *drv_name, vfdswmr_config_check_t check);
-
-/* The two halves of vfdswmr_stack_open, for a driver that must do its own
- * checks after the configuration is known and before any file is touched:
- * stack_new parses and checks (NULL with the reason on the stack);
- * stack_open_lower opens f->lower (0, or -1 with the reason on the stack; f
- * is not freed). */
 vfdswmr_file_t *vfdswmr_stack_new(hid_t fapl, size_t size, const char *drv_name, vfdswmr_config_check_t check);
 int vfdswmr_stack_open_lower(vfdswmr_file_t *f, const char *name, unsigned flags, haddr_t maxaddr);
 
@@ -98,8 +93,8 @@ vfdswmr_status_target(const void *in, void **out)
 herr_t vfdswmr_stack_delete(const char *name, hid_t fapl, const char *drv_name);
 
 /* The feature flags both drivers advertise (sec2's, see the facts note). */
-#define VFDSWMR_FEATURES                                                                                     \
-    (H5FD_FEAT_AGGREGATE_METADATA | H5FD_FEAT_ACCUMULATE_METADATA | H5FD_FEAT_DATA_SIEVE |                 \
+#define VFDSWMR_FEATURES                                                                   \
+    (H5FD_FEAT_AGGREGATE_METADATA | H5FD_FEAT_ACCUMULATE_METADATA | H5FD_FEAT_DATA_SIEVE | \
      H5FD_FEAT_AGGREGATE_SMALLDATA | H5FD_FEAT_SUPPORTS_SWMR_IO | H5FD_FEAT_DEFAULT_VFD_COMPATIBLE)
 
 #endif

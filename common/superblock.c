@@ -9,32 +9,16 @@
 
 #include <string.h>
 
+#include "le.h"
 #include "lookup3.h"
 
-#define SIG "\211HDF\r\n\032\n"
-#define SIG_LEN 8
-#define OFF_VERSION 8
+#define SIG                "\211HDF\r\n\032\n"
+#define SIG_LEN            8
+#define OFF_VERSION        8
 #define OFF_SIZEOF_OFFSETS 9
-#define OFF_FLAGS 11
-#define OFF_ADDRS 12 /* base, extension, end of file, root group: O bytes each */
-#define EOF_FIELD 2  /* index of the end-of-file address among them */
-
-static uint64_t
-get_le(const uint8_t *p, unsigned n)
-{
-    uint64_t v = 0;
-
-    for (unsigned i = 0; i < n; i++)
-        v |= (uint64_t)p[i] << (8 * i);
-    return v;
-}
-
-static void
-put_le(uint8_t *p, uint64_t v, unsigned n)
-{
-    for (unsigned i = 0; i < n; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
+#define OFF_FLAGS          11
+#define OFF_ADDRS          12 /* base, extension, end of file, root group: O bytes each */
+#define EOF_FIELD          2  /* index of the end-of-file address among them */
 
 /* The size of a whole v2/v3 superblock at the start of buf, or 0. */
 static size_t
@@ -68,9 +52,9 @@ vfdswmr_sb_patch(uint8_t *buf, size_t len, uint64_t eoa)
     buf[OFF_FLAGS] = 0;
     if (eoa > limit)
         eoa = limit;
-    if (get_le(eof_field, o) < eoa)
-        put_le(eof_field, eoa, o);
-    put_le(buf + size - 4, vfdswmr_hashlittle(buf, size - 4, 0), 4);
+    if (vfdswmr_le_decode(eof_field, o) < eoa)
+        vfdswmr_le_encode(eof_field, eoa, o);
+    vfdswmr_le32_encode(buf + size - 4, vfdswmr_hashlittle(buf, size - 4, 0));
     return 1;
 }
 

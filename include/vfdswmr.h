@@ -58,9 +58,12 @@
  *                          updater files: <base>.<sequence>       file>.ud
  * log_file_path            log file, one per process; empty:      (none)
  *                          no log
- * pb_expansion_threshold   0 to 100: end a tick early when the    0 (off)
- *                          dirty snapshot grows past this
- *                          multiple of its configured size
+ * pb_expansion_threshold   0 to 100: end a tick early, at a       0 (off)
+ *                          flush, when the writer's page buffer
+ *                          holds more than this many times the
+ *                          page images it held when the tick
+ *                          began (counted as at least 256 images,
+ *                          1 MiB); also with tick_len=0
  * open_timeout             reader: how long to wait for the       100 (10 s)
  *                          metadata file when it must exist,
  *                          tenths of a second, 0 to 36000
@@ -116,20 +119,20 @@ extern "C" {
 #define VFDSWMR_WRITER_VALUE ((H5FD_class_value_t)31001)
 #define VFDSWMR_READER_VALUE ((H5FD_class_value_t)31002)
 
-/* Longest value accepted for any path or file name key, in bytes (as in the RFC). */
+/* Longest value accepted for any path or file name key, in bytes. */
 #define VFDSWMR_MAX_PATH 1024
 
 /* Defaults of the configuration keys (see the table above). */
-#define VFDSWMR_DEFAULT_TICK_LEN 4
-#define VFDSWMR_DEFAULT_MAX_LAG 7
+#define VFDSWMR_DEFAULT_TICK_LEN          4
+#define VFDSWMR_DEFAULT_MAX_LAG           7
 #define VFDSWMR_DEFAULT_MD_PAGES_RESERVED 4
-#define VFDSWMR_DEFAULT_UNDER "sec2"
-#define VFDSWMR_DEFAULT_OPEN_TIMEOUT 100
+#define VFDSWMR_DEFAULT_UNDER             "sec2"
+#define VFDSWMR_DEFAULT_OPEN_TIMEOUT      100
 /* Ranges of the integer keys. */
-#define VFDSWMR_MAX_TICK_LEN 36000
-#define VFDSWMR_MAX_CACHE_SIZE ((unsigned long long)1 << 40) /* 1 TiB: chunk_cache_* byte counts */
-#define VFDSWMR_MIN_MAX_LAG 3
-#define VFDSWMR_MAX_MAX_LAG 100000
+#define VFDSWMR_MAX_TICK_LEN          36000
+#define VFDSWMR_MAX_CACHE_SIZE        ((unsigned long long)1 << 40) /* 1 TiB: chunk_cache_* byte counts */
+#define VFDSWMR_MIN_MAX_LAG           3
+#define VFDSWMR_MAX_MAX_LAG           100000
 #define VFDSWMR_MAX_MD_PAGES_RESERVED 65536
 
 /*
@@ -152,13 +155,13 @@ herr_t vfdswmr_set_fapl_reader(hid_t fapl_id, const char *config);
  *
  * vfdswmr_end_tick        writer: flush the file (H5Fflush, so the state is
  *                         consistent) and publish it to readers now, without
- *                         waiting for the end of the tick (RFC 3.1.2).
+ *                         waiting for the end of the tick.
  *                         Fails while end of tick is disabled.
  * vfdswmr_disable_end_of_tick / vfdswmr_enable_end_of_tick
  *                         writer: hold back publication (e.g. around a group
  *                         of changes that belong together) and allow it
  *                         again; enabling publishes at once if a tick ended
- *                         meanwhile (RFC 3.1.3). Disabling twice, or enabling
+ *                         meanwhile. Disabling twice, or enabling
  *                         when not disabled, is an error.
  * vfdswmr_refresh         reader: adopt the newest published snapshot now.
  *                         H5Drefresh/H5Grefresh/H5Orefresh do this too.
@@ -170,19 +173,21 @@ herr_t vfdswmr_enable_end_of_tick(hid_t file_id);
 herr_t vfdswmr_refresh(hid_t file_id);
 
 /* vfdswmr_status_t.writer_state: what a reader knows of the writer. */
-#define VFDSWMR_WRITER_NONE 0    /* no metadata file: no writer since the reader opened the file */
+#define VFDSWMR_WRITER_NONE    0 /* no metadata file: no writer since the reader opened the file */
 #define VFDSWMR_WRITER_RUNNING 1 /* a live writer holds the metadata file */
-#define VFDSWMR_WRITER_CLOSED 2  /* the writer closed the file cleanly: the HDF5 file is complete */
-#define VFDSWMR_WRITER_DIED 3    /* the writer is gone without closing: the reader keeps serving its last
+#define VFDSWMR_WRITER_CLOSED  2 /* the writer closed the file cleanly: the HDF5 file is complete */
+#define VFDSWMR_WRITER_DIED \
+    3 /* the writer is gone without closing: the reader keeps serving its last
                                     snapshot, which stays valid; the next writer, or vfd_swmr_recover,
                                     turns the HDF5 file into that snapshot */
-#define VFDSWMR_WRITER_FAILED 4  /* the writer runs but could not publish (e.g. disk full): the snapshot will
+#define VFDSWMR_WRITER_FAILED \
+    4                            /* the writer runs but could not publish (e.g. disk full): the snapshot will
                                     not advance; the writer completes the HDF5 file at close */
 #define VFDSWMR_WRITER_UNKNOWN 5 /* readers through updater files (NFS): running or died cannot be told */
 
 typedef struct vfdswmr_status_t {
-    int is_writer;            /* 1 for vfd_swmr_writer, 0 for vfd_swmr_reader */
-    unsigned long long tick;  /* writer: last published tick; reader: tick of the adopted snapshot */
+    int is_writer;                    /* 1 for vfd_swmr_writer, 0 for vfd_swmr_reader */
+    unsigned long long tick;          /* writer: last published tick; reader: tick of the adopted snapshot */
     unsigned long long session;       /* writer session id (0: no metadata file seen yet) */
     unsigned long long eoa;           /* end of allocated space in that snapshot */
     unsigned long long index_entries; /* entries in its index */
@@ -208,12 +213,12 @@ herr_t vfdswmr_get_status(hid_t file_id, vfdswmr_status_t *status);
  * the older form, a vfdswmr_status_t * as the input, is still accepted.
  */
 #define VFDSWMR_HANDLE_PROPERTY "vfdswmr_handle"
-#define VFDSWMR_HANDLE_ACK 0x56534852 /* "VSHR" */
-#define VFDSWMR_CTL_END_TICK 640
+#define VFDSWMR_HANDLE_ACK      0x56534852 /* "VSHR" */
+#define VFDSWMR_CTL_END_TICK    640
 #define VFDSWMR_CTL_DISABLE_EOT 641
-#define VFDSWMR_CTL_ENABLE_EOT 642
-#define VFDSWMR_CTL_REFRESH 643
-#define VFDSWMR_CTL_GET_STATUS 644
+#define VFDSWMR_CTL_ENABLE_EOT  642
+#define VFDSWMR_CTL_REFRESH     643
+#define VFDSWMR_CTL_GET_STATUS  644
 
 /*
  * The shared raw-data chunk cache (chunk_cache_* keys above): one cache per
@@ -230,7 +235,7 @@ herr_t vfdswmr_get_status(hid_t file_id, vfdswmr_status_t *status);
  * is named by its object header address (what H5Oget_info3 + 
  * H5VLnative_token_to_addr give).
  */
-#define VFDSWMR_CHUNK_CACHE_NAME "vfd_chunk_cache"
+#define VFDSWMR_CHUNK_CACHE_NAME  "vfd_chunk_cache"
 #define VFDSWMR_CHUNK_CACHE_VALUE ((H5FD_class_value_t)31003)
 
 typedef struct vfdswmr_chunk_cache_stats_t {
@@ -284,12 +289,12 @@ herr_t vfdswmr_chunk_cache_flush_dataset(hid_t dset_id, int evict);
  *   REGISTER      in: const vfdswmr_chunk_cache_chunks_t * (replaces the
  *                 dataset's chunk map; n 0 forgets it)
  */
-#define VFDSWMR_CTL_CC_CONFIGURE 660
-#define VFDSWMR_CTL_CC_GET_STATS 661
+#define VFDSWMR_CTL_CC_CONFIGURE   660
+#define VFDSWMR_CTL_CC_GET_STATS   661
 #define VFDSWMR_CTL_CC_RESET_STATS 662
 #define VFDSWMR_CTL_CC_SET_DATASET 663
-#define VFDSWMR_CTL_CC_EVICT 664
-#define VFDSWMR_CTL_CC_REGISTER 665
+#define VFDSWMR_CTL_CC_EVICT       664
+#define VFDSWMR_CTL_CC_REGISTER    665
 
 typedef struct vfdswmr_chunk_cache_config_t {
     unsigned long long size, max_entry, dset_min; /* as vfdswmr_chunk_cache_configure */

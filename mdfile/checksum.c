@@ -18,6 +18,8 @@
 
 #include <openssl/evp.h>
 
+#include "le.h"
+
 static pthread_once_t sha256_once = PTHREAD_ONCE_INIT;
 static const EVP_MD *sha256_md;
 #if OPENSSL_VERSION_NUMBER >= 0x30000000L
@@ -58,6 +60,5 @@ vfdswmr_checksum(const void *buf, size_t len)
         fputs("vfdswmr: SHA-256 (OpenSSL EVP_Digest) failed; cannot compute checksums\n", stderr);
         abort();
     }
-    return (uint32_t)digest[0] | (uint32_t)digest[1] << 8 | (uint32_t)digest[2] << 16 |
-           (uint32_t)digest[3] << 24;
+    return vfdswmr_le32_decode(digest);
 }

@@ -1,25 +1,31 @@
 /*
  * Encoders and decoders of the metadata file header and index and of the
- * updater file header and change list (byte layouts: docs/FORMAT.md).
+ * updater file header and change list (byte layouts: docs/FORMAT.md), and
+ * the one search of an index's entries.
  *
  * Invariants:
  * - integers are read and written one byte at a time, little-endian, by the
- *   get/put helpers below; no struct is ever copied to or from a buffer, so
- *   alignment, padding and host byte order never matter;
+ *   codec of common/le.h (through the put/take cursors below); no struct is
+ *   ever copied to or from a buffer, so alignment, padding and host byte
+ *   order never matter;
  * - a decoder reads buf[i] only for i < len, and only after checking len;
  * - decoders check in the order format.h documents: length, signature,
  *   checksum, version, then the fields in the order of docs/FORMAT.md
  *   ("Decoder checks"); every product or sum of values read from a buffer is
  *   checked for overflow before it is computed;
  * - on failure a decoder's output is all zero (entries NULL, nothing left
- *   allocated); on success entries is malloc'd, or NULL when there are none.
+ *   allocated); on success entries is malloc'd, or NULL when there are none;
+ * - an encoder writes exactly the structure's size (format.h), which
+ *   invariant builds assert (common/check.h).
  */
 #include "format.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "checksum.h"
+#include "le.h"
 
 _Static_assert(SIZE_MAX / 32 > UINT32_MAX, "vfdswmr_udcl_size() needs a 64-bit size_t");
 
@@ -33,19 +39,30 @@ static const uint8_t MAGIC_VUCL[MAGIC_LEN] = {'V', 'U', 'C', 'L'};
 static const uint8_t MAGIC_VRDM[MAGIC_LEN] = {'V', 'R', 'D', 'M'};
 static const uint8_t MAGIC_VRAW[MAGIC_LEN] = {'V', 'R', 'A', 'W'};
 
-/* ---- byte readers and writers ------------------------------------------ */
+/* ---- byte cursors over the little-endian codec (common/le.h) ------------- */
 
 static uint8_t *
 put_le(uint8_t *p, uint64_t v, unsigned nbytes)
 {
-    for (unsigned i = 0; i < nbytes; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
+    vfdswmr_le_encode(p, v, nbytes);
     return p + nbytes;
 }
 
-static uint8_t *put16(uint8_t *p, uint16_t v) { return put_le(p, v, 2); }
-static uint8_t *put32(uint8_t *p, uint32_t v) { return put_le(p, v, 4); }
-static uint8_t *put64(uint8_t *p, uint64_t v) { return put_le(p, v, 8); }
+static uint8_t *
+put16(uint8_t *p, uint16_t v)
+{
+    return put_le(p, v, 2);
+}
+static uint8_t *
+put32(uint8_t *p, uint32_t v)
+{
+    return put_le(p, v, 4);
+}
+static uint8_t *
+put64(uint8_t *p, uint64_t v)
+{
+    return put_le(p, v, 8);
+}
 
 static uint8_t *
 put_magic(uint8_t *p, const uint8_t magic[MAGIC_LEN])
@@ -59,21 +76,25 @@ put_magic(uint8_t *p, const uint8_t magic[MAGIC_LEN])
 static uint64_t
 take_le(const uint8_t **p, unsigned nbytes)
 {
-    uint64_t v = 0;
-    for (unsigned i = 0; i < nbytes; i++)
-        v |= (uint64_t)(*p)[i] << (8 * i);
+    uint64_t v = vfdswmr_le_decode(*p, nbytes);
     *p += nbytes;
     return v;
 }
 
-static uint16_t take16(const uint8_t **p) { return (uint16_t)take_le(p, 2); }
-static uint32_t take32(const uint8_t **p) { return (uint32_t)take_le(p, 4); }
-static uint64_t take64(const uint8_t **p) { return take_le(p, 8); }
-
-static uint32_t
-get32(const uint8_t *p)
+static uint16_t
+take16(const uint8_t **p)
 {
-    return take32(&p);
+    return (uint16_t)take_le(p, 2);
+}
+static uint32_t
+take32(const uint8_t **p)
+{
+    return (uint32_t)take_le(p, 4);
+}
+static uint64_t
+take64(const uint8_t **p)
+{
+    return take_le(p, 8);
 }
 
 /* Appends the checksum of [start, end) at end. */
@@ -94,7 +115,7 @@ check_frame(const uint8_t *buf, size_t len, size_t frame, const uint8_t magic[MA
         return VFDSWMR_MD_ESHORT;
     if (memcmp(buf, magic, MAGIC_LEN) != 0)
         return VFDSWMR_MD_EMAGIC;
-    if (get32(buf + frame - CKSUM_LEN) != vfdswmr_checksum(buf, frame - CKSUM_LEN))
+    if (vfdswmr_le32_decode(buf + frame - CKSUM_LEN) != vfdswmr_checksum(buf, frame - CKSUM_LEN))
         return VFDSWMR_MD_ECHECKSUM;
     return VFDSWMR_MD_OK;
 }
@@ -117,9 +138,9 @@ check_version(uint16_t version)
  * count), the entries, then the checksum. */
 typedef vfdswmr_mderr_t (*entry_decoder_t)(const uint8_t *p, void *entries, uint32_t i, void *ctx);
 typedef struct entry_array_t {
-    size_t fixed;      /* encoded bytes before the first entry */
-    size_t enc_size;   /* encoded bytes per entry */
-    size_t mem_size;   /* sizeof the in-memory entry */
+    size_t fixed;    /* encoded bytes before the first entry */
+    size_t enc_size; /* encoded bytes per entry */
+    size_t mem_size; /* sizeof the in-memory entry */
     entry_decoder_t decode;
 } entry_array_t;
 
@@ -142,7 +163,7 @@ array_length_ok(const entry_array_t *a, uint64_t len)
 static vfdswmr_mderr_t
 check_count(const uint8_t *buf, size_t len, const entry_array_t *a, uint32_t *n)
 {
-    *n = get32(buf + a->fixed - 4);
+    *n = vfdswmr_le32_decode(buf + a->fixed - 4);
     if (*n > (len - array_size(a, 0)) / a->enc_size)
         return VFDSWMR_MD_ECOUNT;
     if (array_size(a, *n) != len)
@@ -265,7 +286,7 @@ vfdswmr_page_size_valid(uint32_t page_size)
 #define MDIDX_FIXED 28u
 #define MDIDX_ENTRY 32u
 #define MDIDX_RANGE 8u
-#define MDIDX_MIN (MDIDX_FIXED + CKSUM_LEN)
+#define MDIDX_MIN   (MDIDX_FIXED + CKSUM_LEN)
 /* The largest index length: UINT32_MAX entries and UINT32_MAX ranges. */
 #define MDIDX_MAX ((uint64_t)MDIDX_MIN + (uint64_t)(MDIDX_ENTRY + MDIDX_RANGE) * UINT32_MAX)
 
@@ -305,6 +326,7 @@ vfdswmr_mdidx_encode(const vfdswmr_mdidx_t *idx, uint8_t *out)
         p = put32(p, idx->ranges[k].offset);
         p = put32(p, idx->ranges[k].length);
     }
+    VFDSWMR_ASSERT(p + CKSUM_LEN == out + vfdswmr_mdidx_size(idx->nentries, idx->nranges));
     seal(out, p);
 }
 
@@ -362,8 +384,8 @@ mdidx_check_counts(const uint8_t *buf, size_t len, uint32_t *n, uint32_t *m)
 {
     size_t room = len - MDIDX_MIN;
 
-    *n = get32(buf + 20);
-    *m = get32(buf + 24);
+    *n = vfdswmr_le32_decode(buf + 20);
+    *m = vfdswmr_le32_decode(buf + 24);
     if (*n > room / MDIDX_ENTRY)
         return VFDSWMR_MD_ECOUNT;
     room -= (size_t)*n * MDIDX_ENTRY;
@@ -434,6 +456,32 @@ vfdswmr_mdidx_free(vfdswmr_mdidx_t *idx)
     idx->nentries = idx->nranges = 0;
 }
 
+uint32_t
+vfdswmr_mdidx_search(const vfdswmr_mdentry_t *entries, uint32_t n, uint32_t page_size, uint64_t page)
+{
+    uint32_t lo = 0, hi = n;
+
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        const vfdswmr_mdentry_t *e = &entries[mid];
+        if (e->hdf5_page + vfdswmr_pages(e->length, page_size) <= page)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+const vfdswmr_mdentry_t *
+vfdswmr_mdidx_find(const vfdswmr_mdidx_t *idx, uint32_t page_size, uint64_t page)
+{
+    uint32_t k = vfdswmr_mdidx_search(idx->entries, idx->nentries, page_size, page);
+
+    /* entries do not overlap: the first one ending after page covers it
+     * when it starts at or before it */
+    return k < idx->nentries && idx->entries[k].hdf5_page <= page ? &idx->entries[k] : NULL;
+}
+
 uint64_t
 vfdswmr_mdidx_slot_size(uint32_t reserved_pages, uint32_t page_size)
 {
@@ -486,6 +534,7 @@ vfdswmr_mdhdr_encode(const vfdswmr_mdhdr_t *h, uint8_t out[VFDSWMR_MDHDR_SIZE])
     p = put32(p, h->tick_len);
     p = put32(p, h->max_lag);
     p = put64(p, h->hdf5_id);
+    VFDSWMR_ASSERT(p + CKSUM_LEN == out + VFDSWMR_MDHDR_SIZE);
     seal(out, p);
 }
 
@@ -497,7 +546,7 @@ is_v1_header(const uint8_t *buf, size_t len)
     const uint8_t *p = buf + MAGIC_LEN;
 
     return len >= MDHDR_V1_SIZE && take16(&p) == 1 &&
-           get32(buf + MDHDR_V1_SIZE - CKSUM_LEN) == vfdswmr_checksum(buf, MDHDR_V1_SIZE - CKSUM_LEN);
+           vfdswmr_le32_decode(buf + MDHDR_V1_SIZE - CKSUM_LEN) == vfdswmr_checksum(buf, MDHDR_V1_SIZE - CKSUM_LEN);
 }
 
 static vfdswmr_mderr_t
@@ -621,6 +670,7 @@ vfdswmr_udcl_encode(const vfdswmr_udcl_t *cl, uint8_t *out)
         p = put32(p, e->length);
         p = put32(p, e->checksum);
     }
+    VFDSWMR_ASSERT(p + CKSUM_LEN == out + vfdswmr_udcl_size(cl->nentries));
     seal(out, p);
 }
 
@@ -703,6 +753,7 @@ vfdswmr_udhdr_encode(const vfdswmr_udhdr_t *h, uint8_t out[VFDSWMR_UDHDR_SIZE])
     p = put64(p, h->tick);
     p = put64(p, h->cl_offset);
     p = put64(p, h->cl_length);
+    VFDSWMR_ASSERT(p + CKSUM_LEN == out + VFDSWMR_UDHDR_SIZE);
     seal(out, p);
 }
 
@@ -751,18 +802,6 @@ vfdswmr_udhdr_decode(const uint8_t *buf, size_t len, vfdswmr_udhdr_t *h)
 }
 
 /* ---- read-mark table header ------------------------------------------------ */
-
-void
-vfdswmr_u64_encode(uint64_t v, uint8_t out[8])
-{
-    put64(out, v);
-}
-
-uint64_t
-vfdswmr_u64_decode(const uint8_t in[8])
-{
-    return take64(&in);
-}
 
 void
 vfdswmr_markshdr_encode(const vfdswmr_markshdr_t *h, uint8_t out[VFDSWMR_MARKSHDR_SIZE])
@@ -827,6 +866,7 @@ vfdswmr_rawlog_encode(const vfdswmr_rawloghdr_t *h, const vfdswmr_rawrange_t *r,
         p = put64(p, r[i].addr);
         p = put64(p, r[i].len);
     }
+    VFDSWMR_ASSERT(p + CKSUM_LEN == out + vfdswmr_rawlog_size(h->count));
     seal(out, p);
 }
 
@@ -850,7 +890,7 @@ vfdswmr_rawlog_decode(const uint8_t *buf, size_t len, vfdswmr_rawloghdr_t *h, vf
         return VFDSWMR_MD_ECOUNT;
     if (len < vfdswmr_rawlog_size(d.count))
         return d.count > (len - VFDSWMR_RAWLOG_HDR_SIZE) / VFDSWMR_RAWRANGE_SIZE ? VFDSWMR_MD_ECOUNT
-                                                                                  : VFDSWMR_MD_ESHORT;
+                                                                                 : VFDSWMR_MD_ESHORT;
     if ((err = check_frame(buf, len, vfdswmr_rawlog_size(d.count), MAGIC_VRAW)) != VFDSWMR_MD_OK)
         return err;
     if (d.last_tick != UINT64_MAX && d.first_tick > d.last_tick + 1)
@@ -864,7 +904,7 @@ vfdswmr_rawlog_decode(const uint8_t *buf, size_t len, vfdswmr_rawloghdr_t *h, vf
         v[i].len = take64(&p);
         err = v[i].tick < d.first_tick || v[i].tick > d.last_tick ? VFDSWMR_MD_ETICK
               : v[i].len == 0 || v[i].addr + v[i].len < v[i].addr ? VFDSWMR_MD_ERANGE
-                                                                   : VFDSWMR_MD_OK;
+                                                                  : VFDSWMR_MD_OK;
         if (err != VFDSWMR_MD_OK) {
             free(v);
             return err;

@@ -13,6 +13,9 @@
  * first VFDSWMR_*HDR_SIZE bytes of a longer buffer; the index and change list
  * decoders need the exact length.
  *
+ * vfdswmr_mdidx_search() and vfdswmr_mdidx_find() are the one lookup in a
+ * decoded index.
+ *
  * Error contract: encoders cannot fail; decoders return VFDSWMR_MD_OK or the
  * first vfdswmr_mderr_t found (vfdswmr_mderr_str() gives its text) and leave
  * their output zeroed. Nothing is printed, and no text is kept anywhere.
@@ -32,27 +35,27 @@
 
 typedef enum vfdswmr_mderr_t {
     VFDSWMR_MD_OK = 0,
-    VFDSWMR_MD_ESHORT,     /* buffer shorter than the structure (truncated file) */
-    VFDSWMR_MD_EMAGIC,     /* wrong signature */
-    VFDSWMR_MD_ECHECKSUM,  /* checksum mismatch (torn write or damage) */
-    VFDSWMR_MD_EVERSION,   /* unsupported format version */
-    VFDSWMR_MD_EPAGESIZE,  /* page size 0, not a power of two, or out of range */
-    VFDSWMR_MD_ERESERVED,  /* a reserved field or flag bit is not zero */
-    VFDSWMR_MD_ELENGTH,    /* a stated length disagrees with the entry count */
-    VFDSWMR_MD_ECOUNT,     /* entry count larger than the buffer can hold */
-    VFDSWMR_MD_EUNSORTED,  /* entries not in strictly increasing order */
-    VFDSWMR_MD_EOVERLAP,   /* two entries cover the same pages */
-    VFDSWMR_MD_EENTRY,     /* an entry is invalid: zero length, in page 0, offset x page size overflows */
-    VFDSWMR_MD_EBOUNDS,    /* an offset/length lies outside the file, or is absurd */
-    VFDSWMR_MD_ETICK_AHEAD,/* header and index ticks differ by one, or the index is newer: a write in flight */
-    VFDSWMR_MD_ETICK,      /* any other tick mismatch */
-    VFDSWMR_MD_ESESSION,   /* structures of two writer sessions mixed */
-    VFDSWMR_MD_EFLAGS,     /* invalid combination of flags */
-    VFDSWMR_MD_ESEQUENCE,  /* updater sequence number not the one expected */
-    VFDSWMR_MD_EIO,        /* a read or write failed (errno says why) */
-    VFDSWMR_MD_ENOMEM,     /* out of memory */
-    VFDSWMR_MD_ERANGE,     /* a metadata range is invalid (empty, outside its image, unsorted, miscounted) */
-    VFDSWMR_MD_EFIELD,     /* a header field has a value the format forbids (max_lag below 3) */
+    VFDSWMR_MD_ESHORT,      /* buffer shorter than the structure (truncated file) */
+    VFDSWMR_MD_EMAGIC,      /* wrong signature */
+    VFDSWMR_MD_ECHECKSUM,   /* checksum mismatch (torn write or damage) */
+    VFDSWMR_MD_EVERSION,    /* unsupported format version */
+    VFDSWMR_MD_EPAGESIZE,   /* page size 0, not a power of two, or out of range */
+    VFDSWMR_MD_ERESERVED,   /* a reserved field or flag bit is not zero */
+    VFDSWMR_MD_ELENGTH,     /* a stated length disagrees with the entry count */
+    VFDSWMR_MD_ECOUNT,      /* entry count larger than the buffer can hold */
+    VFDSWMR_MD_EUNSORTED,   /* entries not in strictly increasing order */
+    VFDSWMR_MD_EOVERLAP,    /* two entries cover the same pages */
+    VFDSWMR_MD_EENTRY,      /* an entry is invalid: zero length, in page 0, offset x page size overflows */
+    VFDSWMR_MD_EBOUNDS,     /* an offset/length lies outside the file, or is absurd */
+    VFDSWMR_MD_ETICK_AHEAD, /* header and index ticks differ by one, or the index is newer: a write in flight */
+    VFDSWMR_MD_ETICK,       /* any other tick mismatch */
+    VFDSWMR_MD_ESESSION,    /* structures of two writer sessions mixed */
+    VFDSWMR_MD_EFLAGS,      /* invalid combination of flags */
+    VFDSWMR_MD_ESEQUENCE,   /* updater sequence number not the one expected */
+    VFDSWMR_MD_EIO,         /* a read or write failed (errno says why) */
+    VFDSWMR_MD_ENOMEM,      /* out of memory */
+    VFDSWMR_MD_ERANGE,      /* a metadata range is invalid (empty, outside its image, unsorted, miscounted) */
+    VFDSWMR_MD_EFIELD,      /* a header field has a value the format forbids (max_lag below 3) */
     VFDSWMR_MD_NERRORS
 } vfdswmr_mderr_t;
 
@@ -70,21 +73,21 @@ vfdswmr_pages(uint64_t len, uint32_t page_size)
 bool vfdswmr_page_size_valid(uint32_t page_size);
 
 /* ---- metadata file header ("VHDR"), at offset 0 of the metadata file ---- */
-#define VFDSWMR_MDHDR_SIZE 72
-#define VFDSWMR_MDHDR_FINAL 0x0001u  /* the writer closed cleanly: index empty, HDF5 file complete */
-#define VFDSWMR_MDHDR_FAILED 0x0002u /* the writer can no longer publish: this is its last snapshot */
+#define VFDSWMR_MDHDR_SIZE        72
+#define VFDSWMR_MDHDR_FINAL       0x0001u /* the writer closed cleanly: index empty, HDF5 file complete */
+#define VFDSWMR_MDHDR_FAILED      0x0002u /* the writer can no longer publish: this is its last snapshot */
 #define VFDSWMR_MDHDR_MIN_MAX_LAG 3u      /* smallest max_lag a header may state */
 typedef struct vfdswmr_mdhdr_t {
-    uint16_t flags;         /* VFDSWMR_MDHDR_FINAL, VFDSWMR_MDHDR_FAILED, not both */
-    uint32_t page_size;     /* of the HDF5 file and the metadata file */
-    uint64_t session;       /* random identifier of the writer session */
+    uint16_t flags;     /* VFDSWMR_MDHDR_FINAL, VFDSWMR_MDHDR_FAILED, not both */
+    uint32_t page_size; /* of the HDF5 file and the metadata file */
+    uint64_t session;   /* random identifier of the writer session */
     uint64_t tick;
-    uint64_t index_offset;  /* bytes; >= VFDSWMR_MDHDR_SIZE, a multiple of 8 */
-    uint64_t index_length;  /* bytes */
-    uint64_t eoa;           /* the writer's end of allocated space in the HDF5 file */
-    uint32_t tick_len;      /* the writer's tick length, tenths of a second */
-    uint32_t max_lag;       /* the writer's max_lag, ticks, >= VFDSWMR_MDHDR_MIN_MAX_LAG */
-    uint64_t hdf5_id;       /* st_ino of the HDF5 file, 0 = unknown */
+    uint64_t index_offset; /* bytes; >= VFDSWMR_MDHDR_SIZE, a multiple of 8 */
+    uint64_t index_length; /* bytes */
+    uint64_t eoa;          /* the writer's end of allocated space in the HDF5 file */
+    uint32_t tick_len;     /* the writer's tick length, tenths of a second */
+    uint32_t max_lag;      /* the writer's max_lag, ticks, >= VFDSWMR_MDHDR_MIN_MAX_LAG */
+    uint64_t hdf5_id;      /* st_ino of the HDF5 file, 0 = unknown */
 } vfdswmr_mdhdr_t;
 
 void vfdswmr_mdhdr_encode(const vfdswmr_mdhdr_t *h, uint8_t out[VFDSWMR_MDHDR_SIZE]);
@@ -103,16 +106,16 @@ vfdswmr_mderr_t vfdswmr_mdhdr_decode(const uint8_t *buf, size_t len, vfdswmr_mdh
 /* A run of metadata bytes inside an entry's image: bytes HDF5 last wrote as
  * metadata. The rest of the image is raw data or never-written bytes. */
 typedef struct vfdswmr_mdrange_t {
-    uint32_t offset;     /* from the start of the image */
-    uint32_t length;     /* >= 1; offset + length <= the entry's length */
+    uint32_t offset; /* from the start of the image */
+    uint32_t length; /* >= 1; offset + length <= the entry's length */
 } vfdswmr_mdrange_t;
 
 typedef struct vfdswmr_mdentry_t {
-    uint64_t hdf5_page;  /* where the entry lives in the HDF5 file, in pages */
-    uint64_t md_page;    /* where its image lives in the metadata file, in pages (>= 1) */
-    uint32_t length;     /* bytes, >= 1 */
-    uint32_t checksum;   /* vfdswmr_checksum() of the image */
-    uint32_t range_first;/* its ranges: idx->ranges[range_first .. range_first + nranges) */
+    uint64_t hdf5_page;   /* where the entry lives in the HDF5 file, in pages */
+    uint64_t md_page;     /* where its image lives in the metadata file, in pages (>= 1) */
+    uint32_t length;      /* bytes, >= 1 */
+    uint32_t checksum;    /* vfdswmr_checksum() of the image */
+    uint32_t range_first; /* its ranges: idx->ranges[range_first .. range_first + nranges) */
     uint32_t nranges;
 } vfdswmr_mdentry_t;
 
@@ -122,7 +125,7 @@ typedef struct vfdswmr_mdidx_t {
     uint32_t nentries;
     vfdswmr_mdentry_t *entries; /* sorted by hdf5_page, no two covering the same HDF5 page */
     uint32_t nranges;
-    vfdswmr_mdrange_t *ranges;  /* entry by entry, each entry's sorted and disjoint */
+    vfdswmr_mdrange_t *ranges; /* entry by entry, each entry's sorted and disjoint */
 } vfdswmr_mdidx_t;
 
 /* Encoded size of an index of n entries and m ranges: 32 + 32 n + 8 m. */
@@ -147,6 +150,17 @@ vfdswmr_mderr_t vfdswmr_mdidx_decode(const uint8_t *buf, size_t len, uint32_t pa
 void vfdswmr_mdidx_free(vfdswmr_mdidx_t *idx);
 
 /*
+ * The one search of an index: among n entries sorted by hdf5_page and not
+ * overlapping in the HDF5 file (as a decoded index, or the writer's, holds
+ * them), the first whose HDF5 range ends after `page`; n when there is none.
+ * O(log n). The writer uses it to find what a change replaces, the reader
+ * (vfdswmr_mdidx_find) to resolve a page.
+ */
+uint32_t vfdswmr_mdidx_search(const vfdswmr_mdentry_t *entries, uint32_t n, uint32_t page_size, uint64_t page);
+/* The entry of idx whose HDF5 range covers `page`, or NULL. O(log n). */
+const vfdswmr_mdentry_t *vfdswmr_mdidx_find(const vfdswmr_mdidx_t *idx, uint32_t page_size, uint64_t page);
+
+/*
  * The two index slots in the reserved pages (ping-pong): slot size
  * ((reserved_pages x page_size - VFDSWMR_MDHDR_SIZE) / 2) rounded down to a
  * multiple of 8; slot 0 at VFDSWMR_MDHDR_SIZE, slot 1 right after slot 0.
@@ -155,17 +169,17 @@ uint64_t vfdswmr_mdidx_slot_size(uint32_t reserved_pages, uint32_t page_size);
 uint64_t vfdswmr_mdidx_slot_offset(unsigned slot, uint32_t reserved_pages, uint32_t page_size);
 
 /* ---- updater file header ("VUDH"), at offset 0 of an updater file ------- */
-#define VFDSWMR_UDHDR_SIZE 56
+#define VFDSWMR_UDHDR_SIZE     56
 #define VFDSWMR_UD_CREATE_ONLY 0x0001u /* create an empty metadata file; only with sequence 0, no change list */
-#define VFDSWMR_UD_FINAL 0x0002u       /* last updater: apply, then remove the metadata file */
+#define VFDSWMR_UD_FINAL       0x0002u /* last updater: apply, then remove the metadata file */
 typedef struct vfdswmr_udhdr_t {
     uint16_t flags;
     uint32_t page_size;
     uint64_t session;
-    uint64_t sequence;   /* 0, 1, 2, ... as in the file name <base>.<sequence> */
+    uint64_t sequence; /* 0, 1, 2, ... as in the file name <base>.<sequence> */
     uint64_t tick;
-    uint64_t cl_offset;  /* bytes; 0 with CREATE_ONLY, else VFDSWMR_UDHDR_SIZE */
-    uint64_t cl_length;  /* bytes; 0 with CREATE_ONLY, else vfdswmr_udcl_size(n) */
+    uint64_t cl_offset; /* bytes; 0 with CREATE_ONLY, else VFDSWMR_UDHDR_SIZE */
+    uint64_t cl_length; /* bytes; 0 with CREATE_ONLY, else vfdswmr_udcl_size(n) */
 } vfdswmr_udhdr_t;
 
 void vfdswmr_udhdr_encode(const vfdswmr_udhdr_t *h, uint8_t out[VFDSWMR_UDHDR_SIZE]);
@@ -176,20 +190,20 @@ vfdswmr_mderr_t vfdswmr_udhdr_decode(const uint8_t *buf, size_t len, vfdswmr_udh
 
 /* ---- updater change list ("VUCL") --------------------------------------- */
 typedef struct vfdswmr_udentry_t {
-    uint64_t ud_page;    /* where the image lives in the updater file, in pages */
-    uint64_t md_page;    /* where it goes in the metadata file, in pages (>= 1) */
-    uint64_t hdf5_page;  /* where it lives in the HDF5 file, in pages */
-    uint32_t length;     /* bytes, >= 1 */
-    uint32_t checksum;   /* of the image */
+    uint64_t ud_page;   /* where the image lives in the updater file, in pages */
+    uint64_t md_page;   /* where it goes in the metadata file, in pages (>= 1) */
+    uint64_t hdf5_page; /* where it lives in the HDF5 file, in pages */
+    uint32_t length;    /* bytes, >= 1 */
+    uint32_t checksum;  /* of the image */
 } vfdswmr_udentry_t;
 
 typedef struct vfdswmr_udcl_t {
     uint64_t tick;
-    uint64_t hdr_ud_page;    /* the metadata file header image, in the updater file */
-    uint32_t hdr_len;        /* == VFDSWMR_MDHDR_SIZE */
-    uint32_t hdr_checksum;   /* of that image */
-    uint64_t idx_ud_page;    /* the metadata file index image, in the updater file */
-    uint64_t idx_md_offset;  /* where it goes in the metadata file, bytes */
+    uint64_t hdr_ud_page;   /* the metadata file header image, in the updater file */
+    uint32_t hdr_len;       /* == VFDSWMR_MDHDR_SIZE */
+    uint32_t hdr_checksum;  /* of that image */
+    uint64_t idx_ud_page;   /* the metadata file index image, in the updater file */
+    uint64_t idx_md_offset; /* where it goes in the metadata file, bytes */
     uint32_t idx_len;
     uint32_t idx_checksum;
     uint32_t nentries;
@@ -214,12 +228,12 @@ vfdswmr_mderr_t vfdswmr_udcl_decode(const uint8_t *buf, size_t len, uint32_t pag
                                     vfdswmr_udcl_t *cl);
 
 /* ---- read-mark table ("VRDM"), "<metadata file>.readers" (marks.h) ------ */
-#define VFDSWMR_MARKSHDR_SIZE 64
+#define VFDSWMR_MARKSHDR_SIZE        64
 #define VFDSWMR_MARKS_FORMAT_VERSION 1
 typedef struct vfdswmr_markshdr_t {
-    uint64_t session;        /* the writer session the table belongs to */
-    uint64_t release_below;  /* marks below this tick are released */
-    uint32_t nslots;         /* slots of VFDSWMR_MARKSLOT_SIZE bytes after the header */
+    uint64_t session;       /* the writer session the table belongs to */
+    uint64_t release_below; /* marks below this tick are released */
+    uint32_t nslots;        /* slots of VFDSWMR_MARKSLOT_SIZE bytes after the header */
 } vfdswmr_markshdr_t;
 #define VFDSWMR_MARKSLOT_SIZE 16
 /* Offset of release_below in the header (rewritten alone, in place). */
@@ -232,8 +246,8 @@ void vfdswmr_markshdr_encode(const vfdswmr_markshdr_t *h, uint8_t out[VFDSWMR_MA
 vfdswmr_mderr_t vfdswmr_markshdr_decode(const uint8_t *buf, size_t len, vfdswmr_markshdr_t *h);
 /* ---- raw-data write log ("VRAW"), "<metadata file>.raw" (rawlog.h) ------- */
 #define VFDSWMR_RAWLOG_FORMAT_VERSION 1
-#define VFDSWMR_RAWLOG_HDR_SIZE 36 /* before the ranges */
-#define VFDSWMR_RAWRANGE_SIZE 24
+#define VFDSWMR_RAWLOG_HDR_SIZE       36 /* before the ranges */
+#define VFDSWMR_RAWRANGE_SIZE         24
 /* The most ranges a log may hold (the decoder refuses more). */
 #define VFDSWMR_RAWLOG_MAX 65536
 typedef struct vfdswmr_rawloghdr_t {
@@ -256,11 +270,6 @@ void vfdswmr_rawlog_encode(const vfdswmr_rawloghdr_t *h, const vfdswmr_rawrange_
  * outside them), ERANGE (a range of length 0 or past 2^64). len may exceed
  * the log (a longer earlier log under it). *r is malloc'd (NULL when count
  * is 0); the caller frees it. */
-vfdswmr_mderr_t vfdswmr_rawlog_decode(const uint8_t *buf, size_t len, vfdswmr_rawloghdr_t *h,
-                                      vfdswmr_rawrange_t **r);
-
-/* A slot's tick (and release_below): one little-endian u64. */
-void vfdswmr_u64_encode(uint64_t v, uint8_t out[8]);
-uint64_t vfdswmr_u64_decode(const uint8_t in[8]);
+vfdswmr_mderr_t vfdswmr_rawlog_decode(const uint8_t *buf, size_t len, vfdswmr_rawloghdr_t *h, vfdswmr_rawrange_t **r);
 
 #endif

@@ -9,8 +9,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "format.h"
-#include "plan.h"
+#include "io.h"
+#include "le.h"
 #include "safefile.h"
 
 struct vfdswmr_marks {
@@ -103,7 +105,7 @@ slot_state(const vfdswmr_marks_t *m, unsigned slot, uint64_t *tick)
     if (slot_lock(m->fd, F_OFD_GETLK, F_WRLCK, slot, SLOT_MARK, &fl) < 0 || fl.l_type == F_UNLCK ||
         vfdswmr_pread_all(m->fd, b, sizeof b, (uint64_t)slot_offset(slot)) < 0)
         return -1;
-    if ((v = vfdswmr_u64_decode(b)) == 0)
+    if ((v = vfdswmr_le64_decode(b)) == 0)
         return 0;
     *tick = v - 1;
     return 1;
@@ -120,6 +122,7 @@ vfdswmr_marks_lag(vfdswmr_marks_t *m, uint64_t tick, uint32_t max_lag, uint32_t 
 {
     uint64_t ticks[VFDSWMR_MARKS_SLOTS], oldest = UINT64_MAX;
     unsigned n = 0;
+    uint32_t lag;
 
     *readers = 0;
     if (m == NULL)
@@ -135,7 +138,7 @@ vfdswmr_marks_lag(vfdswmr_marks_t *m, uint64_t tick, uint32_t max_lag, uint32_t 
             any |= ticks[i] < below;
         if (any) {
             uint8_t b[8];
-            vfdswmr_u64_encode(below, b);
+            vfdswmr_le64_encode(b, below);
             if (vfdswmr_pwrite_all(m->fd, b, sizeof b, VFDSWMR_MARKSHDR_RELEASE_OFFSET) == 0)
                 m->release_below = below;
         }
@@ -148,7 +151,9 @@ vfdswmr_marks_lag(vfdswmr_marks_t *m, uint64_t tick, uint32_t max_lag, uint32_t 
         }
     if (oldest == UINT64_MAX || tick - oldest + 1 <= max_lag || limit <= max_lag)
         return max_lag;
-    return tick - oldest + 1 > limit ? limit : (uint32_t)(tick - oldest + 1);
+    lag = tick - oldest + 1 > limit ? limit : (uint32_t)(tick - oldest + 1);
+    VFDSWMR_ASSERT(lag > max_lag && lag <= limit); /* at least max_lag, up to limit (marks.h) */
+    return lag;
 }
 
 int
@@ -216,7 +221,7 @@ vfdswmr_mark_set(const vfdswmr_mark_t *r, uint64_t tick)
 {
     uint8_t b[8];
 
-    vfdswmr_u64_encode(tick + 1, b); /* 0: no mark yet */
+    vfdswmr_le64_encode(b, tick + 1); /* 0: no mark yet */
     return vfdswmr_pwrite_all(r->fd, b, sizeof b, (uint64_t)slot_offset(r->slot));
 }
 
@@ -227,7 +232,7 @@ vfdswmr_mark_released(const vfdswmr_mark_t *r, uint64_t tick)
 
     if (vfdswmr_pread_all(r->fd, b, sizeof b, VFDSWMR_MARKSHDR_RELEASE_OFFSET) < 0)
         return -1;
-    return vfdswmr_u64_decode(b) > tick;
+    return vfdswmr_le64_decode(b) > tick;
 }
 
 void

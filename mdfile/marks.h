@@ -69,7 +69,7 @@ void vfdswmr_marks_close(vfdswmr_marks_t *m);
 
 /* ---- reader ---- */
 typedef struct vfdswmr_mark_t {
-    int fd;          /* the table, or -1: not registered */
+    int fd; /* the table, or -1: not registered */
     unsigned slot;
     uint64_t session;
 } vfdswmr_mark_t;

@@ -8,6 +8,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "check.h"
+
 static struct flock
 lock_at(short type, off_t where)
 {
@@ -149,6 +151,7 @@ vfdswmr_reg_marked(vfdswmr_reg_t *g, unsigned slot)
     /* the shared byte may be another reader's too: dropping ours is fine */
     if (g->own >= 0 && set_at(g->fd, F_UNLCK, g->own) == 0)
         g->own = -1;
+    VFDSWMR_ASSERT(g->slot >= 0 || g->own >= 0); /* always registered (mdlock.h) */
     return 0;
 }
 
@@ -162,6 +165,7 @@ vfdswmr_reg_unmarked(vfdswmr_reg_t *g)
     if (set_at(g->fd, F_UNLCK, VFDSWMR_MARKED_OFFSET + (off_t)g->slot) < 0)
         return -1;
     g->slot = -1;
+    VFDSWMR_ASSERT(g->own >= 0); /* always registered (mdlock.h) */
     return 0;
 }
 
@@ -216,8 +220,6 @@ vfdswmr_mdlock_readers(int fd, unsigned *count)
         return -1;
     return shared;
 }
-
-
 
 int
 vfdswmr_mdlock_take(int fd)

@@ -61,9 +61,9 @@ int vfdswmr_mdlock_hdf5_held(int fd);
  * not counted. HDF5's own flock()-based locks are a different kind, and a
  * byte no file reaches is never read or written.
  */
-#define VFDSWMR_READER_LOCK_OFFSET ((off_t)0x7ffffffffffffff0LL)
+#define VFDSWMR_READER_LOCK_OFFSET  ((off_t)0x7ffffffffffffff0LL)
 #define VFDSWMR_READER_SLOTS_OFFSET ((off_t)0x7fffffffffff0000LL)
-#define VFDSWMR_READER_SLOTS 4096
+#define VFDSWMR_READER_SLOTS        4096
 /*
  * A reader that holds read mark `slot` in the writer's table (marks.h) is
  * registered instead on byte VFDSWMR_MARKED_OFFSET + slot: it takes that
@@ -76,13 +76,13 @@ int vfdswmr_mdlock_hdf5_held(int fd);
  * slot byte is not looked at.
  */
 #define VFDSWMR_MARKED_OFFSET ((off_t)0x7fffffffffff2000LL)
-#define VFDSWMR_MARKED_SLOTS 65536
+#define VFDSWMR_MARKED_SLOTS  65536
 
 /* A reader's registration on the HDF5 file (fd < 0: none). */
 typedef struct vfdswmr_reg {
-    int fd;       /* the HDF5 file, read-only is enough; owned */
-    off_t own;    /* the byte of its own, or -1 */
-    long slot;    /* the read-mark slot whose byte it holds, or -1 */
+    int fd;    /* the HDF5 file, read-only is enough; owned */
+    off_t own; /* the byte of its own, or -1 */
+    long slot; /* the read-mark slot whose byte it holds, or -1 */
 } vfdswmr_reg_t;
 
 /* Register on the HDF5 file open on fd (taken over: closed by

@@ -1,6 +1,7 @@
 /*
- * Metadata file reader: the load protocol of RFC 3.5.3.1 with bounded
- * retries. Nothing a load returns has failed a check; see mdreader.h.
+ * Metadata file reader: the load protocol (docs/FORMAT.md, "Retrying") with bounded
+ * retries, one policy (retry() below) for a whole snapshot and for the
+ * header alone. Nothing a load returns has failed a check; see mdreader.h.
  *
  * Fail fast on absurd claims: no index buffer is allocated before a 1-byte
  * read shows that the index's last byte lies inside the file, and an
@@ -15,10 +16,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "checksum.h"
+#include "clock.h"
+#include "io.h"
 
 /* Indexes larger than this are absurd (2^24 entries, 2^26 ranges: 1 GiB). */
 #define MAX_INDEX_LEN ((uint64_t)vfdswmr_mdidx_size(1u << 24, 1u << 26))
@@ -26,20 +29,7 @@
 static ssize_t
 fd_pread(void *ctx, void *buf, size_t len, uint64_t off)
 {
-    int fd = *(int *)ctx;
-    size_t got = 0;
-
-    while (got < len) {
-        ssize_t n = pread(fd, (char *)buf + got, len - got, (off_t)(off + got));
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return -1;
-        if (n == 0)
-            break;
-        got += (size_t)n;
-    }
-    return (ssize_t)got;
+    return vfdswmr_pread_upto(*(int *)ctx, buf, len, off);
 }
 
 vfdswmr_mdr_io_t
@@ -51,15 +41,15 @@ vfdswmr_mdr_fd_io(int *fd)
 void
 vfdswmr_mdr_opts_default(vfdswmr_mdr_opts_t *o)
 {
-    *o = (vfdswmr_mdr_opts_t){.first_read = 64 * 1024, .max_attempts = 40, .backoff_us = 100,
-                              .backoff_max_us = 50 * 1000, .session = 0};
+    *o = (vfdswmr_mdr_opts_t){
+        .first_read = 64 * 1024, .max_attempts = 40, .backoff_us = 100, .backoff_max_us = 50 * 1000, .session = 0};
 }
 
 /* What one attempt read and what went wrong, for the message and for
  * telling a permanent failure. */
 struct attempt {
     vfdswmr_mderr_t err;
-    const char *what; /* "header", "index", "header and index" */
+    const char *what;                /* "header", "index", "header and index" */
     uint8_t hdr[VFDSWMR_MDHDR_SIZE]; /* the header bytes read (fewer at end of file) */
     size_t hdr_len;
 };
@@ -80,8 +70,8 @@ note(struct attempt *a, const char *what, vfdswmr_mderr_t err)
 }
 
 static vfdswmr_mderr_t
-read_index(const vfdswmr_mdr_io_t *io, const vfdswmr_mdhdr_t *h, const uint8_t *buf, size_t got,
-           vfdswmr_mdidx_t *idx, struct attempt *a)
+read_index(const vfdswmr_mdr_io_t *io, const vfdswmr_mdhdr_t *h, const uint8_t *buf, size_t got, vfdswmr_mdidx_t *idx,
+           struct attempt *a)
 {
     const uint8_t *src = buf;
     uint8_t *own = NULL, last;
@@ -110,8 +100,10 @@ read_index(const vfdswmr_mdr_io_t *io, const vfdswmr_mdhdr_t *h, const uint8_t *
     return note(a, "index", err);
 }
 
+/* One attempt: the header from the first o->first_read bytes, and with
+ * `with_index` the index it names. */
 static vfdswmr_mderr_t
-try_load(const vfdswmr_mdr_io_t *io, const vfdswmr_mdr_opts_t *o, uint8_t *buf, vfdswmr_mdsnap_t *s,
+try_load(const vfdswmr_mdr_io_t *io, const vfdswmr_mdr_opts_t *o, uint8_t *buf, bool with_index, vfdswmr_mdsnap_t *s,
          struct attempt *a)
 {
     ssize_t got = io->pread(io->ctx, buf, o->first_read, 0);
@@ -125,6 +117,8 @@ try_load(const vfdswmr_mdr_io_t *io, const vfdswmr_mdr_opts_t *o, uint8_t *buf, 
         return note(a, "header", err);
     if (o->session && s->hdr.session != o->session)
         return note(a, "header", VFDSWMR_MD_ESESSION);
+    if (!with_index)
+        return note(a, "header", VFDSWMR_MD_OK);
     if ((err = read_index(io, &s->hdr, buf, (size_t)got, &s->idx, a)) != VFDSWMR_MD_OK)
         return err;
     /* An index newer than the header: the writer published twice or more
@@ -140,12 +134,45 @@ try_load(const vfdswmr_mdr_io_t *io, const vfdswmr_mdr_opts_t *o, uint8_t *buf, 
     return note(a, "header and index", err);
 }
 
-static void
-pause_us(unsigned us)
+/*
+ * The retry policy, the one every read of the metadata file's header follows,
+ * alone (vfdswmr_mdr_read_header: the lag checks) or with its index
+ * (vfdswmr_mdr_load: adopting a snapshot). A writer publishes with plain
+ * pwrites (plan.h), so a reader may see a torn or in-flight write: an
+ * attempt that fails with a retryable error (format.h) is repeated after a
+ * pause of o->backoff_us, doubling up to o->backoff_max_us, at most
+ * o->max_attempts attempts in all (vfdswmr_mdr_opts_default(): 40 attempts,
+ * 100 us doubling to 50 ms, about 1.5 s: far longer than a publish takes).
+ * It stops at once, with snap->permanent, on an error that is not
+ * retryable, and when two consecutive attempts read the byte-identical
+ * header and failed the same way: the index a header names is never
+ * rewritten while that header is current (format.h, index slots), so no
+ * write in flight explains it and the same bytes would fail again.
+ * Returns the last attempt's error; *n gets the attempts made, *saved_errno
+ * errno after the last failed one.
+ */
+static vfdswmr_mderr_t
+retry(const vfdswmr_mdr_io_t *io, const vfdswmr_mdr_opts_t *o, uint8_t *buf, bool with_index, vfdswmr_mdsnap_t *snap,
+      struct attempt *a, unsigned *n, int *saved_errno)
 {
-    struct timespec ts = {.tv_sec = us / 1000000, .tv_nsec = (long)(us % 1000000) * 1000};
-    while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-        ;
+    struct attempt prev;
+    unsigned pause = o->backoff_us;
+
+    for (*n = 1;; (*n)++) {
+        if (try_load(io, o, buf, with_index, snap, a) == VFDSWMR_MD_OK)
+            break;
+        *saved_errno = errno;
+        if (!vfdswmr_mderr_retryable(a->err) || (*n > 1 && same_failure(a, &prev))) {
+            snap->permanent = true;
+            break;
+        }
+        if (*n >= (o->max_attempts ? o->max_attempts : 1))
+            break;
+        prev = *a;
+        vfdswmr_sleep(pause * 1e-6);
+        pause = pause * 2 > o->backoff_max_us ? o->backoff_max_us : pause * 2;
+    }
+    return a->err;
 }
 
 vfdswmr_mderr_t
@@ -155,8 +182,8 @@ vfdswmr_mdr_load(const vfdswmr_mdr_io_t *io, const vfdswmr_mdr_opts_t *opts, vfd
     size_t first = opts->first_read < VFDSWMR_MDHDR_SIZE ? VFDSWMR_MDHDR_SIZE : opts->first_read;
     vfdswmr_mdr_opts_t o = *opts;
     uint8_t *buf = malloc(first);
-    struct attempt a = {VFDSWMR_MD_OK, "header", {0}, 0}, prev;
-    unsigned pause = opts->backoff_us, n;
+    struct attempt a = {VFDSWMR_MD_OK, "header", {0}, 0};
+    unsigned n;
     int saved_errno = 0;
 
     memset(snap, 0, sizeof *snap);
@@ -168,21 +195,12 @@ vfdswmr_mdr_load(const vfdswmr_mdr_io_t *io, const vfdswmr_mdr_opts_t *opts, vfd
         return VFDSWMR_MD_ENOMEM;
     }
     o.first_read = first;
-    for (n = 1;; n++) {
-        if (try_load(io, &o, buf, snap, &a) == VFDSWMR_MD_OK)
-            break;
-        saved_errno = errno;
-        if (!vfdswmr_mderr_retryable(a.err) || (n > 1 && same_failure(&a, &prev))) {
-            snap->permanent = true;
-            break;
-        }
-        if (n >= (opts->max_attempts ? opts->max_attempts : 1))
-            break;
-        prev = a;
-        pause_us(pause);
-        pause = pause * 2 > opts->backoff_max_us ? opts->backoff_max_us : pause * 2;
-    }
+    retry(io, &o, buf, true, snap, &a, &n, &saved_errno);
     free(buf);
+    /* accepted: header and index of one session (the expected one) and one tick (mdreader.h) */
+    VFDSWMR_ASSERT(a.err != VFDSWMR_MD_OK ||
+                   (snap->idx.session == snap->hdr.session && snap->idx.tick == snap->hdr.tick &&
+                    (opts->session == 0 || snap->hdr.session == opts->session)));
     snap->attempts = n;
     if (a.err != VFDSWMR_MD_OK && why && whylen)
         snprintf(why, whylen, "%s: %s%s%s, after %u attempt%s", a.what, vfdswmr_mderr_str(a.err),
@@ -201,37 +219,21 @@ vfdswmr_mderr_t
 vfdswmr_mdr_read_header(int fd, vfdswmr_mdhdr_t *h)
 {
     uint8_t buf[VFDSWMR_MDHDR_SIZE];
-    vfdswmr_mderr_t err = VFDSWMR_MD_OK;
+    vfdswmr_mdr_io_t io = vfdswmr_mdr_fd_io(&fd);
+    vfdswmr_mdr_opts_t o;
+    vfdswmr_mdsnap_t s;
+    struct attempt a = {VFDSWMR_MD_OK, "header", {0}, 0};
+    unsigned n;
+    int saved_errno = 0;
 
-    for (unsigned i = 0; i < VFDSWMR_MDR_HDR_ATTEMPTS; i++) {
-        ssize_t n = fd_pread(&fd, buf, sizeof buf, 0);
-
-        if (n < 0)
-            return VFDSWMR_MD_EIO;
-        err = vfdswmr_mdhdr_decode(buf, (size_t)n, h);
-        if (err == VFDSWMR_MD_OK || !vfdswmr_mderr_retryable(err))
-            break;
-        pause_us(50);
-    }
-    return err;
-}
-
-const vfdswmr_mdentry_t *
-vfdswmr_mdidx_find(const vfdswmr_mdidx_t *idx, uint32_t page_size, uint64_t page)
-{
-    uint32_t lo = 0, hi = idx->nentries;
-
-    while (lo < hi) { /* first entry starting after page */
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (idx->entries[mid].hdf5_page <= page)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo == 0)
-        return NULL;
-    const vfdswmr_mdentry_t *e = &idx->entries[lo - 1];
-    return page < e->hdf5_page + vfdswmr_pages(e->length, page_size) ? e : NULL;
+    vfdswmr_mdr_opts_default(&o);
+    o.first_read = sizeof buf; /* the header alone */
+    memset(&s, 0, sizeof s);
+    retry(&io, &o, buf, false, &s, &a, &n, &saved_errno);
+    *h = s.hdr; /* all zero on failure (format.h) */
+    if (a.err == VFDSWMR_MD_EIO)
+        errno = saved_errno; /* why the read failed */
+    return a.err;
 }
 
 vfdswmr_mderr_t

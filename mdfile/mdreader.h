@@ -1,7 +1,8 @@
 /*
- * The reader side of the metadata file (RFC 3.5.3.1): load a consistent
- * header + index, retrying with bounded back-off across torn or in-flight
- * writes, and read page images with their checksums verified.
+ * The reader side of the metadata file (docs/DESIGN.md section 5): load a consistent
+ * header + index, or the header alone, retrying with bounded back-off across
+ * torn or in-flight writes (one retry policy for both, see
+ * vfdswmr_mdr_load()), and read page images with their checksums verified.
  *
  * A snapshot is accepted only when header and index each pass their
  * checksums and every field check (format.h), belong to the same writer
@@ -44,9 +45,9 @@ void vfdswmr_mdr_opts_default(vfdswmr_mdr_opts_t *o);
 
 typedef struct vfdswmr_mdsnap_t {
     vfdswmr_mdhdr_t hdr;
-    vfdswmr_mdidx_t idx;     /* entries malloc'd */
-    unsigned attempts;       /* how many attempts the load took */
-    bool permanent;          /* on failure: retrying cannot help (see vfdswmr_mdr_load) */
+    vfdswmr_mdidx_t idx; /* entries malloc'd */
+    unsigned attempts;   /* how many attempts the load took */
+    bool permanent;      /* on failure: retrying cannot help (see vfdswmr_mdr_load) */
 } vfdswmr_mdsnap_t;
 
 /*
@@ -65,13 +66,12 @@ vfdswmr_mderr_t vfdswmr_mdr_load(const vfdswmr_mdr_io_t *io, const vfdswmr_mdr_o
 void vfdswmr_mdsnap_free(vfdswmr_mdsnap_t *snap);
 
 /* Read and decode just the header of the metadata file open on fd (the
- * writer's tick, session, flags), retrying a torn read a few times
- * (VFDSWMR_MDR_HDR_ATTEMPTS, 50 us apart): the lag checks' one pread. */
-#define VFDSWMR_MDR_HDR_ATTEMPTS 5
+ * writer's tick, session, flags): the lag checks' one pread of 72 bytes.
+ * A torn read is retried as vfdswmr_mdr_load() retries, with the default
+ * options (vfdswmr_mdr_opts_default()): the same policy, one place
+ * (mdreader.c, retry()). On failure *h is all zero; with VFDSWMR_MD_EIO,
+ * errno says why. */
 vfdswmr_mderr_t vfdswmr_mdr_read_header(int fd, vfdswmr_mdhdr_t *h);
-
-/* The entry whose HDF5 range covers `page`, or NULL. O(log n). */
-const vfdswmr_mdentry_t *vfdswmr_mdidx_find(const vfdswmr_mdidx_t *idx, uint32_t page_size, uint64_t page);
 
 /* Read an entry's image (e->length bytes) into buf and verify its checksum:
  * VFDSWMR_MD_OK, ESHORT (file too short), EIO or ECHECKSUM. */

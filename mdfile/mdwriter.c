@@ -1,6 +1,8 @@
 /*
  * Metadata file writer: builds each tick's plan (plan.h) from the changes,
- * then hands it to the sinks. See mdwriter.h for the invariants.
+ * then hands it to the sinks. See mdwriter.h for the invariants; invariant
+ * builds (common/check.h) check the published index after every publish
+ * (check_index), paced for large indexes.
  */
 #include "mdwriter.h"
 
@@ -14,44 +16,58 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "checksum.h"
+#include "io.h"
 #include "mdlock.h"
 #include "plan.h"
 #include "safefile.h"
 #include "space.h"
 #include "updater.h"
 
+/* An updater file held back until vfdswmr_mdw_go_live(). */
+struct held_ud {
+    uint8_t *buf;
+    size_t len;
+    uint64_t seq, tick;
+};
+
 struct vfdswmr_mdw {
     vfdswmr_mdw_opts_t o;
-    char *md_path;            /* owned copies of the option strings */
+    char *md_path; /* owned copies of the option strings */
     char *ud_base;
-    int fd;                   /* metadata file, or -1; its writer lock is held (mdlock.h) */
-    char *tmp_path;           /* its name until vfdswmr_mdw_link() */
-    bool linked;              /* visible under md_path */
-    uint32_t keep_lag;        /* superseded space is kept this many ticks (>= max_lag: read marks) */
+    int fd;            /* metadata file, or -1; its writer lock is held (mdlock.h) */
+    char *tmp_path;    /* its name until vfdswmr_mdw_link() */
+    bool linked;       /* visible under md_path */
+    uint32_t keep_lag; /* superseded space is kept this many ticks (>= max_lag: read marks) */
     /* With defer_link, updater files are held back until vfdswmr_mdw_go_live(): an open
      * that fails later (HDF5 tries opens it expects to fail) must leave none behind. */
     bool ud_hold;
-    struct held_ud { uint8_t *buf; size_t len; uint64_t seq, tick; } *held;
+    struct held_ud *held; /* updater files held back, oldest first */
     size_t nheld;
-    dev_t dev;                /* its identity, to never remove another writer's file */
+    dev_t dev; /* its identity, to never remove another writer's file */
     ino_t ino;
     vfdswmr_space_t *space;
     uint64_t tick;
-    uint64_t sequence;        /* next updater sequence number */
-    uint64_t *ud_ticks;       /* tick carried by updater sequence (oldest_ud + i), for deletion */
+    uint64_t sequence;  /* next updater sequence number */
+    uint64_t *ud_ticks; /* tick carried by updater sequence (oldest_ud + i), for deletion */
     size_t n_ud, cap_ud;
-    uint64_t oldest_ud;       /* lowest sequence number not deleted yet */
-    vfdswmr_mdentry_t *idx;   /* published index */
+    uint64_t oldest_ud;     /* lowest sequence number not deleted yet */
+    vfdswmr_mdentry_t *idx; /* published index */
     uint32_t n;
-    vfdswmr_mdrange_t *ranges;/* its ranges, entry by entry */
+    vfdswmr_mdrange_t *ranges; /* its ranges, entry by entry */
     uint32_t nranges;
-    vfdswmr_mdhdr_t hdr;      /* the header last written whole (the metadata file's current one) */
-    uint64_t idx_page;        /* relocated index: first page, else 0 */
+    vfdswmr_mdhdr_t hdr; /* the header last written whole (the metadata file's current one) */
+    uint64_t idx_page;   /* relocated index: first page, else 0 */
     uint64_t idx_pages;
-    uint64_t file_pages;      /* size of the metadata file, in pages */
+    uint64_t file_pages;          /* size of the metadata file, in pages */
     char err[VFDSWMR_MDW_ERRLEN]; /* scratch for the call in progress; handed to the caller's err */
+#ifdef VFDSWMR_INVARIANTS
+    vfdswmr_pace_t pace; /* when the next check_index() is due */
+#endif
 };
+
+VFDSWMR_CHECKER const char *check_index(const vfdswmr_mdw_t *w, uint64_t *size);
 
 static int
 fail(vfdswmr_mdw_t *w, const char *fmt, ...)
@@ -166,21 +182,11 @@ sink_md(vfdswmr_mdw_t *w, const vfdswmr_mdplan_t *plan, const vfdswmr_mdhdr_t *h
 
 /* ---- index bookkeeping ---------------------------------------------------- */
 
-/* First entry whose HDF5 range ends after `page`. */
+/* First entry whose HDF5 range ends after `page` (format.h). */
 static uint32_t
 first_ending_after(const vfdswmr_mdw_t *w, uint64_t page)
 {
-    uint32_t lo = 0, hi = w->n;
-
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        const vfdswmr_mdentry_t *e = &w->idx[mid];
-        if (e->hdf5_page + vfdswmr_pages(e->length, w->o.page_size) <= page)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    return vfdswmr_mdidx_search(w->idx, w->n, w->o.page_size, page);
 }
 
 static int
@@ -216,12 +222,12 @@ check_sorted(vfdswmr_mdw_t *w, const vfdswmr_mdchange_t *c, size_t nc, const uin
         if (c[i].length == 0 || c[i].image == NULL || c[i].hdf5_page > max_page - pages)
             return fail(w, "change %zu (HDF5 page %llu) is invalid", i, (unsigned long long)c[i].hdf5_page);
         if (!ranges_ok(&c[i]))
-            return fail(w, "change %zu (HDF5 page %llu): metadata ranges not sorted, disjoint, nonempty and "
-                           "inside its %u bytes",
+            return fail(w,
+                        "change %zu (HDF5 page %llu): metadata ranges not sorted, disjoint, nonempty and "
+                        "inside its %u bytes",
                         i, (unsigned long long)c[i].hdf5_page, c[i].length);
         if (i + 1 < nc && c[i].hdf5_page + pages > c[i + 1].hdf5_page)
-            return fail(w, "changes are not sorted and disjoint at HDF5 page %llu",
-                        (unsigned long long)c[i].hdf5_page);
+            return fail(w, "changes are not sorted and disjoint at HDF5 page %llu", (unsigned long long)c[i].hdf5_page);
     }
     for (size_t i = 0; i + 1 < nr; i++)
         if (r[i] >= r[i + 1])
@@ -234,8 +240,8 @@ check_sorted(vfdswmr_mdw_t *w, const vfdswmr_mdchange_t *c, size_t nc, const uin
  * name, and defer their space with `tick`.
  */
 static int
-drop_superseded(vfdswmr_mdw_t *w, bool *drop, const vfdswmr_mdchange_t *c, size_t nc, const uint64_t *r,
-                size_t nr, uint64_t tick)
+drop_superseded(vfdswmr_mdw_t *w, bool *drop, const vfdswmr_mdchange_t *c, size_t nc, const uint64_t *r, size_t nr,
+                uint64_t tick)
 {
     for (size_t i = 0; i < nc; i++) {
         uint64_t end = c[i].hdf5_page + vfdswmr_pages(c[i].length, w->o.page_size);
@@ -261,7 +267,9 @@ place_changes(vfdswmr_mdw_t *w, const vfdswmr_mdchange_t *c, size_t nc, vfdswmr_
         uint64_t page;
         if (vfdswmr_space_alloc(w->space, vfdswmr_pages(c[i].length, w->o.page_size), &page) < 0)
             return fail(w, "cannot allocate metadata file space");
-        images[i] = (vfdswmr_mdimage_t){.md_page = page, .hdf5_page = c[i].hdf5_page, .length = c[i].length,
+        images[i] = (vfdswmr_mdimage_t){.md_page = page,
+                                        .hdf5_page = c[i].hdf5_page,
+                                        .length = c[i].length,
                                         .checksum = vfdswmr_checksum(c[i].image, c[i].length),
                                         .image = c[i].image};
     }
@@ -302,14 +310,16 @@ merge_index(const vfdswmr_mdw_t *w, const bool *drop, const vfdswmr_mdimage_t *i
         while (k < w->n && drop[k])
             k++;
         if (i < nc && (k >= w->n || im[i].hdf5_page < w->idx[k].hdf5_page)) {
-            merge_add(m, (vfdswmr_mdentry_t){.hdf5_page = im[i].hdf5_page, .md_page = im[i].md_page,
-                                             .length = im[i].length, .checksum = im[i].checksum},
+            merge_add(m,
+                      (vfdswmr_mdentry_t){.hdf5_page = im[i].hdf5_page,
+                                          .md_page = im[i].md_page,
+                                          .length = im[i].length,
+                                          .checksum = im[i].checksum},
                       c[i].ranges, c[i].nranges);
             i++;
         }
         else if (k < w->n) {
-            merge_add(m, w->idx[k], w->idx[k].nranges ? w->ranges + w->idx[k].range_first : NULL,
-                      w->idx[k].nranges);
+            merge_add(m, w->idx[k], w->idx[k].nranges ? w->ranges + w->idx[k].range_first : NULL, w->idx[k].nranges);
             k++;
         }
     }
@@ -341,26 +351,42 @@ place_index(vfdswmr_mdw_t *w, size_t len, uint64_t tick)
     }
     if (old_pages && vfdswmr_space_defer(w->space, old_page, old_pages, tick) < 0)
         return 0;
+    /* the index the current header names is never overwritten (mdwriter.h) */
+    VFDSWMR_ASSERT(w->hdr.index_length == 0 || off + len <= w->hdr.index_offset ||
+                   w->hdr.index_offset + w->hdr.index_length <= off);
     return off;
 }
 
 /* Encode index and header of `tick` and send the plan to the sinks. */
 static int
-emit(vfdswmr_mdw_t *w, uint64_t tick, uint64_t eoa, const merged_t *m, const vfdswmr_mdimage_t *images,
-     size_t nimages, bool final)
+emit(vfdswmr_mdw_t *w, uint64_t tick, uint64_t eoa, const merged_t *m, const vfdswmr_mdimage_t *images, size_t nimages,
+     bool final)
 {
-    vfdswmr_mdidx_t idx = {.session = w->o.session, .tick = tick, .nentries = m->n, .entries = m->e,
-                           .nranges = m->nr, .ranges = m->r};
+    vfdswmr_mdidx_t idx = {
+        .session = w->o.session, .tick = tick, .nentries = m->n, .entries = m->e, .nranges = m->nr, .ranges = m->r};
     size_t len = vfdswmr_mdidx_size(m->n, m->nr);
     uint8_t *idx_image = malloc(len), hdr_image[VFDSWMR_MDHDR_SIZE];
-    vfdswmr_mdhdr_t hdr = {.flags = final ? VFDSWMR_MDHDR_FINAL : 0, .page_size = w->o.page_size,
-                           .session = w->o.session, .tick = tick, .index_length = len, .eoa = eoa,
-                           .tick_len = w->o.tick_len, .max_lag = w->o.max_lag, .hdf5_id = w->o.hdf5_id};
-    vfdswmr_mdplan_t plan = {.page_size = w->o.page_size, .session = w->o.session, .tick = tick,
-                             .nimages = nimages, .images = images, .index_image = idx_image,
-                             .index_len = len, .header_image = hdr_image};
+    vfdswmr_mdhdr_t hdr = {.flags = final ? VFDSWMR_MDHDR_FINAL : 0,
+                           .page_size = w->o.page_size,
+                           .session = w->o.session,
+                           .tick = tick,
+                           .index_length = len,
+                           .eoa = eoa,
+                           .tick_len = w->o.tick_len,
+                           .max_lag = w->o.max_lag,
+                           .hdf5_id = w->o.hdf5_id};
+    vfdswmr_mdplan_t plan = {.page_size = w->o.page_size,
+                             .session = w->o.session,
+                             .tick = tick,
+                             .nimages = nimages,
+                             .images = images,
+                             .index_image = idx_image,
+                             .index_len = len,
+                             .header_image = hdr_image};
     int rc = -1;
 
+    /* ticks increase by one per publish; tick 0 is the empty index of a new file (mdwriter.h) */
+    VFDSWMR_ASSERT(tick == w->tick + 1 || (tick == 0 && w->tick == 0 && m->n == 0));
     if (idx_image == NULL)
         return fail(w, "out of memory");
     if (0 == (hdr.index_offset = plan.index_offset = place_index(w, len, tick))) {
@@ -380,8 +406,8 @@ done:
 }
 
 static int
-publish(vfdswmr_mdw_t *w, uint64_t eoa, const vfdswmr_mdchange_t *changes, size_t nchanges,
-        const uint64_t *removals, size_t nremovals, unsigned flags)
+publish(vfdswmr_mdw_t *w, uint64_t eoa, const vfdswmr_mdchange_t *changes, size_t nchanges, const uint64_t *removals,
+        size_t nremovals, unsigned flags)
 {
     uint64_t tick = w->tick + 1, nranges = w->nranges;
     bool *drop = NULL;
@@ -417,6 +443,7 @@ publish(vfdswmr_mdw_t *w, uint64_t eoa, const vfdswmr_mdchange_t *changes, size_
     w->nranges = m.nr;
     m.e = NULL;
     m.r = NULL;
+    VFDSWMR_CHECK_INVARIANTS(&w->pace, check_index(w, &w->pace.size));
     rc = 0;
 done:
     free(drop);
@@ -493,8 +520,7 @@ create_md_file(vfdswmr_mdw_t *w)
     if ((lk = vfdswmr_mdlock_take(fd)) != 0) {
         int e = errno;
         unlink(tmp);
-        return fail(w, "cannot lock metadata file %s: %s", tmp,
-                    lk > 0 ? "locked by another process" : strerror(e));
+        return fail(w, "cannot lock metadata file %s: %s", tmp, lk > 0 ? "locked by another process" : strerror(e));
     }
     if (fstat(fd, &st) < 0) {
         int e = errno;
@@ -527,7 +553,8 @@ vfdswmr_mdw_link(vfdswmr_mdw_t *w, bool replace, char *err, size_t errlen)
         if (e == EEXIST)
             snprintf(err, errlen,
                      "metadata file %s already exists: another writer has just opened this file; nothing was "
-                     "changed", w->md_path);
+                     "changed",
+                     w->md_path);
         else
             snprintf(err, errlen, "cannot create metadata file %s: %s", w->md_path, strerror(e));
         return -1;
@@ -682,11 +709,31 @@ vfdswmr_mdw_close(vfdswmr_mdw_t *w, bool keep_md, char *err, size_t errlen)
     return rc;
 }
 
-uint64_t vfdswmr_mdw_tick(const vfdswmr_mdw_t *w) { return w->tick; }
-uint64_t vfdswmr_mdw_session(const vfdswmr_mdw_t *w) { return w->o.session; }
-uint64_t vfdswmr_mdw_file_pages(const vfdswmr_mdw_t *w) { return w->file_pages; }
-bool vfdswmr_mdw_index_relocated(const vfdswmr_mdw_t *w) { return w->idx_pages != 0; }
-uint64_t vfdswmr_mdw_next_sequence(const vfdswmr_mdw_t *w) { return w->sequence; }
+uint64_t
+vfdswmr_mdw_tick(const vfdswmr_mdw_t *w)
+{
+    return w->tick;
+}
+uint64_t
+vfdswmr_mdw_session(const vfdswmr_mdw_t *w)
+{
+    return w->o.session;
+}
+uint64_t
+vfdswmr_mdw_file_pages(const vfdswmr_mdw_t *w)
+{
+    return w->file_pages;
+}
+bool
+vfdswmr_mdw_index_relocated(const vfdswmr_mdw_t *w)
+{
+    return w->idx_pages != 0;
+}
+uint64_t
+vfdswmr_mdw_next_sequence(const vfdswmr_mdw_t *w)
+{
+    return w->sequence;
+}
 
 const vfdswmr_mdentry_t *
 vfdswmr_mdw_index(const vfdswmr_mdw_t *w, uint32_t *n)
@@ -702,4 +749,63 @@ vfdswmr_mdw_ranges(const vfdswmr_mdw_t *w, uint32_t *n)
     return w->ranges;
 }
 
-const vfdswmr_mdhdr_t *vfdswmr_mdw_header(const vfdswmr_mdw_t *w) { return &w->hdr; }
+const vfdswmr_mdhdr_t *
+vfdswmr_mdw_header(const vfdswmr_mdw_t *w)
+{
+    return &w->hdr;
+}
+
+/* ---- check_index(): the invariant builds' check of the published index --- */
+
+static int
+cmp_extent(const void *a, const void *b)
+{
+    const uint64_t *x = a, *y = b;
+    return (x[0] > y[0]) - (x[0] < y[0]);
+}
+
+/*
+ * The published index as mdwriter.h and format.h state it: entries sorted
+ * by HDF5 page and not overlapping there, each entry's ranges where its
+ * range_first says, sorted, disjoint and inside its image; every image --
+ * and a relocated index -- in metadata file space that is allocated (never
+ * free, deferred or reserved) and shared with nothing else the index
+ * names. NULL when it holds, else what is broken; *size gets the entries.
+ */
+VFDSWMR_CHECKER const char *
+check_index(const vfdswmr_mdw_t *w, uint64_t *size)
+{
+    const uint32_t ps = w->o.page_size;
+    uint64_t(*ext)[2], next_range = 0;
+    size_t n = 0;
+    const char *err = NULL;
+
+    *size = w->n;
+    for (uint32_t k = 0; k < w->n; k++) {
+        const vfdswmr_mdentry_t *e = &w->idx[k];
+        vfdswmr_mdchange_t as_change = {
+            .length = e->length, .nranges = e->nranges, .ranges = e->nranges ? w->ranges + e->range_first : NULL};
+        if (k > 0 && w->idx[k - 1].hdf5_page + vfdswmr_pages(w->idx[k - 1].length, ps) > e->hdf5_page)
+            return "index entries not sorted by HDF5 page, or overlapping there";
+        if (e->length == 0 || e->range_first != next_range || e->nranges > w->nranges - next_range ||
+            !ranges_ok(&as_change))
+            return "an index entry's metadata ranges are misplaced, unsorted, overlapping or outside its image";
+        next_range += e->nranges;
+    }
+    if (next_range != w->nranges)
+        return "the index's range count is not the sum of its entries'";
+    if (NULL == (ext = malloc(((size_t)w->n + 1) * sizeof *ext)))
+        return "out of memory while checking";
+    for (uint32_t k = 0; k < w->n; k++)
+        ext[n][0] = w->idx[k].md_page, ext[n++][1] = vfdswmr_pages(w->idx[k].length, ps);
+    if (w->idx_pages)
+        ext[n][0] = w->idx_page, ext[n++][1] = w->idx_pages;
+    qsort(ext, n, sizeof *ext, cmp_extent);
+    for (size_t i = 0; i < n && err == NULL; i++)
+        if (!vfdswmr_space_allocated(w->space, ext[i][0], ext[i][1]))
+            err = "the index names metadata file space that is not allocated (free, deferred or reserved)";
+        else if (i > 0 && ext[i - 1][0] + ext[i - 1][1] > ext[i][0])
+            err = "two images named by the index (or the index itself) share metadata file pages";
+    free(ext);
+    return err;
+}

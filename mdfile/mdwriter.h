@@ -1,5 +1,5 @@
 /*
- * The writer side of the metadata file (RFC 3.5.2.1): owns the published
+ * The writer side of the metadata file (docs/DESIGN.md section 5): owns the published
  * index, the metadata file's space (space.h) and the sinks -- the metadata
  * file itself and/or a sequence of updater files.
  *
@@ -35,29 +35,29 @@
 #include "format.h"
 
 typedef struct vfdswmr_mdw_opts_t {
-    uint32_t page_size;       /* power of two, VFDSWMR_MIN_PAGE_SIZE..VFDSWMR_MAX_PAGE_SIZE */
-    uint32_t reserved_pages;  /* md_pages_reserved, >= 1 */
-    uint32_t max_lag;         /* >= 3 */
-    const char *md_path;      /* the metadata file; NULL: do not maintain one */
-    const char *ud_base;      /* updater files <ud_base>.<n>; NULL: none */
-    uint32_t ud_keep_ticks;   /* delete an updater file once the current tick is this many
+    uint32_t page_size;      /* power of two, VFDSWMR_MIN_PAGE_SIZE..VFDSWMR_MAX_PAGE_SIZE */
+    uint32_t reserved_pages; /* md_pages_reserved, >= 1 */
+    uint32_t max_lag;        /* >= 3 */
+    const char *md_path;     /* the metadata file; NULL: do not maintain one */
+    const char *ud_base;     /* updater files <ud_base>.<n>; NULL: none */
+    uint32_t ud_keep_ticks;  /* delete an updater file once the current tick is this many
                                  past the tick it carries; 0: keep them all */
-    bool defer_link;          /* leave the metadata file nameless until vfdswmr_mdw_link(), and hold
+    bool defer_link;         /* leave the metadata file nameless until vfdswmr_mdw_link(), and hold
                                  the first updater files back until vfdswmr_mdw_go_live() */
-    bool durable;             /* fsync so a crash never leaves a header naming unwritten data */
-    uint64_t session;         /* 0: draw a random session identifier */
-    uint32_t tick_len;        /* the writer's tick length in tenths of a second, recorded in every header */
-    uint64_t hdf5_id;         /* st_ino of the HDF5 file (0: unknown), recorded in every header */
+    bool durable;            /* fsync so a crash never leaves a header naming unwritten data */
+    uint64_t session;        /* 0: draw a random session identifier */
+    uint32_t tick_len;       /* the writer's tick length in tenths of a second, recorded in every header */
+    uint64_t hdf5_id;        /* st_ino of the HDF5 file (0: unknown), recorded in every header */
 } vfdswmr_mdw_opts_t;
 
 /* A page or multi-page entry that changed in this tick. */
 typedef struct vfdswmr_mdchange_t {
     uint64_t hdf5_page;
-    uint32_t length;          /* bytes, >= 1 */
+    uint32_t length; /* bytes, >= 1 */
     const void *image;
     const vfdswmr_mdrange_t *ranges; /* metadata bytes of the image: sorted, disjoint, each of length >= 1
                                         and inside the image; copied, so valid only during the call */
-    uint32_t nranges;         /* 0: no byte of the image is known to be metadata (ranges may be NULL) */
+    uint32_t nranges;                /* 0: no byte of the image is known to be metadata (ranges may be NULL) */
 } vfdswmr_mdchange_t;
 
 typedef struct vfdswmr_mdw vfdswmr_mdw_t;
@@ -97,7 +97,8 @@ int vfdswmr_mdw_go_live(vfdswmr_mdw_t *w, char *err, size_t errlen);
 void vfdswmr_mdw_set_hdf5_id(vfdswmr_mdw_t *w, uint64_t hdf5_id);
 
 /* Flags of vfdswmr_mdw_publish(). */
-#define VFDSWMR_MDW_FINAL 0x1u /* the last publish: its header carries VFDSWMR_MDHDR_FINAL and its
+#define VFDSWMR_MDW_FINAL \
+    0x1u /* the last publish: its header carries VFDSWMR_MDHDR_FINAL and its
                                   updater VFDSWMR_UD_FINAL; the caller makes its index empty */
 
 /*

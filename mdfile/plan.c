@@ -1,48 +1,8 @@
 #include "plan.h"
 
-#include <errno.h>
-#include <string.h>
 #include <unistd.h>
 
-/* Transfer all of len bytes at off with pread or pwrite, retrying on EINTR
- * and short transfers. */
-static int
-transfer_all(int fd, void *buf, size_t len, uint64_t off, bool write)
-{
-    char *p = buf;
-
-    if (off > (uint64_t)INT64_MAX - len) {
-        errno = EFBIG;
-        return -1;
-    }
-    while (len > 0) {
-        ssize_t n = write ? pwrite(fd, p, len, (off_t)off) : pread(fd, p, len, (off_t)off);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return -1;
-        if (n == 0) { /* end of file on a read */
-            errno = ENODATA;
-            return -1;
-        }
-        p += n;
-        len -= (size_t)n;
-        off += (uint64_t)n;
-    }
-    return 0;
-}
-
-int
-vfdswmr_pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
-{
-    return transfer_all(fd, (void *)(uintptr_t)buf, len, off, true);
-}
-
-int
-vfdswmr_pread_all(int fd, void *buf, size_t len, uint64_t off)
-{
-    return transfer_all(fd, buf, len, off, false);
-}
+#include "io.h"
 
 int
 vfdswmr_mdplan_apply(int fd, const vfdswmr_mdplan_t *plan, bool durable)

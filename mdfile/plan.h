@@ -6,7 +6,7 @@
  * vfd_swmr_aux unpacks an updater file into the same plan and applies it to
  * its local copy. One code path for all three.
  *
- * Write order (RFC 3.5.2.1): images, then index, then header. A reader that
+ * Write order: images, then index, then header. A reader that
  * sees the new header therefore finds everything it names.
  *
  * Error contract: functions return 0, or -1 with errno set; the caller
@@ -22,10 +22,10 @@
 #include "format.h"
 
 typedef struct vfdswmr_mdimage_t {
-    uint64_t md_page;    /* where the image goes in the metadata file */
-    uint64_t hdf5_page;  /* where it lives in the HDF5 file */
-    uint32_t length;     /* bytes */
-    uint32_t checksum;   /* vfdswmr_checksum(image, length) */
+    uint64_t md_page;   /* where the image goes in the metadata file */
+    uint64_t hdf5_page; /* where it lives in the HDF5 file */
+    uint32_t length;    /* bytes */
+    uint32_t checksum;  /* vfdswmr_checksum(image, length) */
     const void *image;
 } vfdswmr_mdimage_t;
 
@@ -34,11 +34,11 @@ typedef struct vfdswmr_mdplan_t {
     uint64_t session;
     uint64_t tick;
     size_t nimages;
-    const vfdswmr_mdimage_t *images;   /* disjoint places, any order */
+    const vfdswmr_mdimage_t *images; /* disjoint places, any order */
     const uint8_t *index_image;
     size_t index_len;
-    uint64_t index_offset;             /* bytes */
-    const uint8_t *header_image;       /* VFDSWMR_MDHDR_SIZE bytes */
+    uint64_t index_offset;       /* bytes */
+    const uint8_t *header_image; /* VFDSWMR_MDHDR_SIZE bytes */
 } vfdswmr_mdplan_t;
 
 /*
@@ -53,10 +53,5 @@ typedef struct vfdswmr_mdplan_t {
  * or -1 with errno set.
  */
 int vfdswmr_mdplan_apply(int fd, const vfdswmr_mdplan_t *plan, bool durable);
-
-/* pwrite/pread all of `len` bytes, retrying on EINTR and short transfers.
- * Return 0, or -1 with errno set (a read past end of file: errno = ENODATA). */
-int vfdswmr_pwrite_all(int fd, const void *buf, size_t len, uint64_t off);
-int vfdswmr_pread_all(int fd, void *buf, size_t len, uint64_t off);
 
 #endif

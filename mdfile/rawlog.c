@@ -9,11 +9,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "plan.h"
+#include "check.h"
+#include "io.h"
 #include "safefile.h"
 
 /* Invariant: r[0 .. n) sorted by tick (adds come in tick order), every tick
- * >= first_tick; first_tick only rises. */
+ * >= first_tick; first_tick only rises. Invariant builds (common/check.h)
+ * assert it at every add and check the whole log at every publish. */
 struct vfdswmr_rawlog {
     int fd;
     char *path;
@@ -22,8 +24,24 @@ struct vfdswmr_rawlog {
     vfdswmr_rawrange_t r[VFDSWMR_RAWLOG_CAP];
     uint32_t n;
     size_t file_len; /* bytes in the file: a shorter log is written over a longer one, then cut */
+    size_t buf_len;  /* bytes of buf prepared for the next write */
     uint8_t buf[VFDSWMR_RAWLOG_HDR_SIZE + VFDSWMR_RAWLOG_CAP * VFDSWMR_RAWRANGE_SIZE + 4]; /* the encoded log */
+#ifdef VFDSWMR_INVARIANTS
+    vfdswmr_pace_t pace; /* when the next check_log() is due */
+#endif
 };
+
+/* The invariant above: NULL when it holds, else what is broken; *n gets the
+ * ranges. */
+VFDSWMR_CHECKER const char *
+check_log(const vfdswmr_rawlog_t *l, uint64_t *n)
+{
+    *n = l->n;
+    for (uint32_t k = 0; k < l->n; k++)
+        if (l->r[k].tick < l->first_tick || (k > 0 && l->r[k].tick < l->r[k - 1].tick))
+            return "raw-data write log not sorted by tick, or holding a tick below first_tick";
+    return NULL;
+}
 
 int
 vfdswmr_rawlog_name(char *out, size_t len, const char *md_path)
@@ -71,6 +89,7 @@ make_room(vfdswmr_rawlog_t *l, uint64_t tick)
 
     if (l->r[0].tick < tick) {
         uint64_t oldest = l->r[0].tick;
+        VFDSWMR_ASSERT(oldest >= l->first_tick); /* so first_tick rises */
         while (k < l->n && l->r[k].tick == oldest)
             k++;
         memmove(l->r, l->r + k, (l->n - k) * sizeof l->r[0]);
@@ -111,14 +130,15 @@ vfdswmr_rawlog_add(vfdswmr_rawlog_t *l, uint64_t tick, uint64_t addr, uint64_t l
         vfdswmr_rawlog_add(l, tick, addr, len);
         return;
     }
+    /* adds come in tick order, none below first_tick */
+    VFDSWMR_ASSERT(tick >= l->first_tick && (l->n == 0 || l->r[l->n - 1].tick <= tick));
     l->r[l->n++] = (vfdswmr_rawrange_t){tick, addr, len};
 }
 
-int
-vfdswmr_rawlog_publish(vfdswmr_rawlog_t *l, uint64_t tick, uint64_t window)
+void
+vfdswmr_rawlog_prepare(vfdswmr_rawlog_t *l, uint64_t tick, uint64_t window)
 {
     uint32_t k = 0;
-    size_t len;
 
     /* keep ticks tick - window + 1 .. tick */
     if (tick >= window && tick - window + 1 > l->first_tick) {
@@ -128,15 +148,30 @@ vfdswmr_rawlog_publish(vfdswmr_rawlog_t *l, uint64_t tick, uint64_t window)
         memmove(l->r, l->r + k, (l->n - k) * sizeof l->r[0]);
         l->n -= k;
     }
+    VFDSWMR_CHECK_INVARIANTS(&l->pace, check_log(l, &l->pace.size));
     vfdswmr_rawloghdr_t h = {l->session, l->first_tick, tick, 0};
     while (h.count < l->n && l->r[h.count].tick <= tick)
         h.count++; /* adds for later ticks wait for their publish */
-    len = vfdswmr_rawlog_size(h.count);
+    l->buf_len = vfdswmr_rawlog_size(h.count);
     vfdswmr_rawlog_encode(&h, l->r, l->buf);
+}
+
+int
+vfdswmr_rawlog_write(vfdswmr_rawlog_t *l)
+{
+    size_t len = l->buf_len;
+
     if (vfdswmr_pwrite_all(l->fd, l->buf, len, 0) < 0 || (len < l->file_len && ftruncate(l->fd, (off_t)len) < 0))
         return -1;
     l->file_len = len;
     return 0;
+}
+
+int
+vfdswmr_rawlog_publish(vfdswmr_rawlog_t *l, uint64_t tick, uint64_t window)
+{
+    vfdswmr_rawlog_prepare(l, tick, window);
+    return vfdswmr_rawlog_write(l);
 }
 
 void
@@ -168,7 +203,7 @@ vfdswmr_rawlog_read(const char *md_path, uint64_t session, uint64_t from, uint64
         close(fd);
         return 0;
     }
-    got = pread(fd, buf, cap, 0);
+    got = vfdswmr_pread_upto(fd, buf, cap, 0);
     close(fd);
     ok = got > 0 && vfdswmr_rawlog_decode(buf, (size_t)got, &h, &r) == VFDSWMR_MD_OK && h.session == session &&
          h.first_tick <= from + 1 && h.last_tick >= to;

@@ -7,7 +7,7 @@
  *
  * Writer: every write to the HDF5 file (raw data, delayed metadata pages,
  * truncation) is added with the tick that will publish it (the published
- * tick + 1; adds and publishes are serialised by the writer's lock). Before
+ * tick + 1, or + 2 while the publish of tick + 1 is being written). Before
  * the header of tick T is written, the log is rewritten in place for T: it
  * lists every write of ticks first_tick .. T, first_tick as old as the
  * window and the size cap allow. Readers trust it only when it is complete
@@ -40,7 +40,13 @@ int vfdswmr_rawlog_create(const char *md_path, uint64_t session, vfdswmr_rawlog_
  * `tick`. Never fails: when memory runs out, the log says so at the next
  * publish by starting after this tick. l may be NULL. */
 void vfdswmr_rawlog_add(vfdswmr_rawlog_t *l, uint64_t tick, uint64_t addr, uint64_t len);
-/* Rewrite the file for tick `tick`, keeping at most `window` ticks. */
+/* Rewrite the file for tick `tick`, keeping at most `window` ticks: prepare
+ * (encode the log for `tick` into a buffer of l's) then write (that buffer to
+ * the file). Adds may come between the two, even from another thread while
+ * write runs (it reads only the buffer), but prepare and add must not run
+ * at the same time. publish is prepare + write. */
+void vfdswmr_rawlog_prepare(vfdswmr_rawlog_t *l, uint64_t tick, uint64_t window);
+int vfdswmr_rawlog_write(vfdswmr_rawlog_t *l);
 int vfdswmr_rawlog_publish(vfdswmr_rawlog_t *l, uint64_t tick, uint64_t window);
 /* Remove the file (if its name is still ours) and free l. */
 void vfdswmr_rawlog_close(vfdswmr_rawlog_t *l);

@@ -11,7 +11,7 @@
  */
 #include "safefile.h"
 
-#include "plan.h"
+#include "io.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,6 +1,6 @@
 /*
  * space.c - page allocator of the metadata file with a tick-tagged
- * delayed-free list (RFC sections 3.5.1.3-3.5.1.4).
+ * delayed-free list (docs/DESIGN.md section 5).
  *
  * Invariants (vfdswmr_space_check() verifies each one):
  *  I1 1 <= reserved <= eof. Pages [reserved, eof) are allocated, deferred or
@@ -23,11 +23,17 @@
  *
  * Costs, n free runs: alloc, free, defer O(log n); release O(log n) per run
  * released; check O(n log n). Not thread-safe.
+ *
+ * Invariant builds (common/check.h) run the check after every change (alloc,
+ * free, defer, release), paced when there are many runs, and abort on the
+ * first invariant broken.
  */
 #include "space.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
+
+#include "check.h"
 
 struct run;
 static void run_augment(struct run *r);
@@ -43,7 +49,7 @@ struct run {
     uint64_t len;
     uint64_t aux; /* free: longest len in this subtree (I3); deferred: tag */
     union {
-        RB_ENTRY(run) rb;   /* free runs */
+        RB_ENTRY(run) rb;    /* free runs */
         TAILQ_ENTRY(run) tq; /* deferred runs */
     } link;
 };
@@ -58,7 +64,14 @@ struct vfdswmr_space {
     uint64_t deferred_pages;
     struct free_tree free;
     struct defer_list deferred; /* oldest first */
+#ifdef VFDSWMR_INVARIANTS
+    vfdswmr_pace_t pace; /* when the next check_all() is due */
+#endif
 };
+
+static const char *check_all(const vfdswmr_space_t *s, uint64_t *nruns);
+/* I1-I5 after a change (invariant builds only). */
+#define CHECK_SPACE(s) VFDSWMR_CHECK_INVARIANTS(&(s)->pace, check_all((s), &(s)->pace.size))
 
 /* The free runs next to a page range: pred starts at or before it, succ is
  * the run after pred (the first run when pred is NULL). */
@@ -83,6 +96,7 @@ RB_GENERATE_INTERNAL(free_tree, run, link.rb, run_cmp, RUN_TREE_ATTR)
 static uint64_t
 run_end(const struct run *r)
 {
+    VFDSWMR_ASSERT(r->len <= UINT64_MAX - r->start);
     return r->start + r->len; /* no overflow: I1, I2, I4 keep runs below eof */
 }
 
@@ -126,8 +140,11 @@ augment_path(struct run *r)
 static void
 tree_insert(vfdswmr_space_t *s, struct run *r)
 {
+    struct run *dup;
+
     r->aux = r->len;
-    RB_INSERT(free_tree, &s->free, r); /* never a duplicate start (I2) */
+    dup = RB_INSERT(free_tree, &s->free, r); /* never a duplicate start (I2) */
+    VFDSWMR_ASSERT(dup == NULL);
     augment_path(r);
 }
 
@@ -163,6 +180,7 @@ first_fit(const vfdswmr_space_t *s, uint64_t n)
         else
             r = RB_RIGHT(r, link.rb);
     }
+    VFDSWMR_ASSERT(!"first_fit: a subtree maximum promised a fit that is not there (I3)");
     return NULL; /* unreachable while I3 holds */
 }
 
@@ -224,6 +242,7 @@ add_free(vfdswmr_space_t *s, uint64_t page, uint64_t n, struct neighbours nb, st
     struct run *node = NULL;
 
     if (page + n == s->eof) { /* then join_right is false (I2) */
+        VFDSWMR_ASSERT(!join_right);
         s->eof = join_left ? nb.pred->start : page;
         if (join_left) {
             s->free_pages -= nb.pred->len;
@@ -320,17 +339,21 @@ vfdswmr_space_alloc(vfdswmr_space_t *s, uint64_t npages, uint64_t *page)
             return -1;
         *page = s->eof;
         s->eof += npages;
+        CHECK_SPACE(s);
         return 0;
     }
+    VFDSWMR_ASSERT(r->len >= npages && r->start >= s->reserved); /* I1, I2 */
     *page = r->start;
     s->free_pages -= npages;
     if (r->len == npages) {
         tree_drop(s, r);
+        CHECK_SPACE(s);
         return 0;
     }
     r->start += npages; /* the rest stays between the same neighbours */
     r->len -= npages;
     augment_path(r);
+    CHECK_SPACE(s);
     return 0;
 }
 
@@ -339,8 +362,10 @@ vfdswmr_space_free(vfdswmr_space_t *s, uint64_t page, uint64_t npages)
 {
     struct neighbours nb;
 
-    if (s != NULL && range_ok(s, page, npages, &nb))
+    if (s != NULL && range_ok(s, page, npages, &nb)) {
         (void)add_free(s, page, npages, nb, NULL);
+        CHECK_SPACE(s); /* (freeing deferred pages is caught here) */
+    }
 }
 
 int
@@ -357,6 +382,7 @@ vfdswmr_space_defer(vfdswmr_space_t *s, uint64_t page, uint64_t npages, uint64_t
     r->aux = newest != NULL ? max_u64(newest->aux, tick) : tick; /* I4 */
     TAILQ_INSERT_TAIL(&s->deferred, r, link.tq);
     s->deferred_pages += npages;
+    CHECK_SPACE(s);
     return 0;
 }
 
@@ -377,7 +403,23 @@ vfdswmr_space_release(vfdswmr_space_t *s, uint64_t current_tick, uint32_t max_la
          * the neighbours valid. */
         (void)add_free(s, r->start, r->len, neighbours_of(s, r->start), r);
     }
+    if (released)
+        CHECK_SPACE(s);
     return released;
+}
+
+bool
+vfdswmr_space_allocated(const vfdswmr_space_t *s, uint64_t page, uint64_t npages)
+{
+    struct neighbours nb;
+    const struct run *r;
+
+    if (s == NULL || !range_ok(s, page, npages, &nb)) /* reserved, past eof or free */
+        return false;
+    TAILQ_FOREACH(r, &s->deferred, link.tq)
+    if (r->start < page + npages && page < run_end(r))
+        return false;
+    return true;
 }
 
 uint64_t
@@ -460,7 +502,8 @@ check_deferred_list(const vfdswmr_space_t *s, size_t *count)
     const struct run *r;
 
     *count = 0;
-    TAILQ_FOREACH(r, &s->deferred, link.tq) {
+    TAILQ_FOREACH(r, &s->deferred, link.tq)
+    {
         if (!run_inside(s, r, s->eof))
             return "deferred run empty, overlapping the reserved pages or past the end of file";
         if (prev != NULL && prev->aux > r->aux)
@@ -497,7 +540,7 @@ check_disjoint(const vfdswmr_space_t *s, size_t ndeferred)
     if (ndeferred > 0 && (d = malloc(ndeferred * sizeof *d)) == NULL)
         return "out of memory while checking";
     TAILQ_FOREACH(r, &s->deferred, link.tq)
-        d[i++] = r;
+    d[i++] = r;
     if (ndeferred > 1)
         qsort(d, ndeferred, sizeof *d, cmp_run_ptr);
     for (i = 0; i < ndeferred || f != NULL;) {
@@ -515,17 +558,30 @@ check_disjoint(const vfdswmr_space_t *s, size_t ndeferred)
     return err;
 }
 
-const char *
-vfdswmr_space_check(const vfdswmr_space_t *s)
+/* Every invariant; *nruns gets the number of runs looked at (the checker's
+ * size, for pacing). */
+static const char *
+check_all(const vfdswmr_space_t *s, uint64_t *nruns)
 {
-    size_t nfree, ndeferred;
+    size_t nfree = 0, ndeferred = 0;
     const char *err;
 
+    *nruns = 0;
     if (s == NULL)
         return "no space manager";
     if (s->reserved == 0 || s->eof < s->reserved)
         return "reserved pages missing or past the end of file";
-    if ((err = check_free(s, &nfree)) != NULL || (err = check_deferred_list(s, &ndeferred)) != NULL)
-        return err;
-    return check_disjoint(s, ndeferred);
+    err = check_free(s, &nfree);
+    if (err == NULL)
+        err = check_deferred_list(s, &ndeferred);
+    *nruns = nfree + ndeferred;
+    return err != NULL ? err : check_disjoint(s, ndeferred);
+}
+
+const char *
+vfdswmr_space_check(const vfdswmr_space_t *s)
+{
+    uint64_t nruns;
+
+    return check_all(s, &nruns);
 }

@@ -15,6 +15,7 @@
 #ifndef VFDSWMR_MDFILE_SPACE_H
 #define VFDSWMR_MDFILE_SPACE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 typedef struct vfdswmr_space vfdswmr_space_t;
@@ -35,8 +36,8 @@ int vfdswmr_space_alloc(vfdswmr_space_t *s, uint64_t npages, uint64_t *page);
  * range that overlaps the reserved pages, reaches past the end of the file,
  * or overlaps free pages. Allocated pages are not recorded, so freeing pages
  * that are deferred is not detected (vfdswmr_space_check() reports the
- * overlap). When out of memory the pages stay allocated: a leak, never a
- * premature reuse. */
+ * overlap; an invariant build aborts). When out of memory the pages stay
+ * allocated: a leak, never a premature reuse. */
 void vfdswmr_space_free(vfdswmr_space_t *s, uint64_t page, uint64_t npages);
 
 /* Put allocated pages on the delayed-free list, tagged with `tick` (the tick
@@ -53,6 +54,11 @@ int vfdswmr_space_defer(vfdswmr_space_t *s, uint64_t page, uint64_t npages, uint
  * without overflow). Returns the number of pages released. */
 uint64_t vfdswmr_space_release(vfdswmr_space_t *s, uint64_t current_tick, uint32_t max_lag);
 
+/* Whether pages [page, page + npages) are all allocated: npages >= 1, none
+ * reserved, free or deferred, none at or past the end of the file (for
+ * assertions: O(log n) plus the deferred runs). */
+bool vfdswmr_space_allocated(const vfdswmr_space_t *s, uint64_t page, uint64_t npages);
+
 /* Pages the file must have: one past the last page that is reserved,
  * allocated or deferred. */
 uint64_t vfdswmr_space_eof(const vfdswmr_space_t *s);
@@ -60,11 +66,12 @@ uint64_t vfdswmr_space_free_pages(const vfdswmr_space_t *s);
 uint64_t vfdswmr_space_deferred_pages(const vfdswmr_space_t *s);
 uint64_t vfdswmr_space_reserved_pages(const vfdswmr_space_t *s);
 
-/* For tests: NULL when every invariant holds, else what is broken. Checks
- * that free runs are sorted, coalesced, disjoint from each other, from the
- * reserved pages and from deferred runs, that none touches the end of the
- * file, that the counters match the lists and that deferred tags never
- * decrease from oldest to newest. O(n log n). */
+/* For tests and the invariant builds, which run it after every change and
+ * abort on a defect (common/check.h): NULL when every invariant holds, else
+ * what is broken. Checks that free runs are sorted, coalesced, disjoint
+ * from each other, from the reserved pages and from deferred runs, that
+ * none touches the end of the file, that the counters match the lists and
+ * that deferred tags never decrease from oldest to newest. O(n log n). */
 const char *vfdswmr_space_check(const vfdswmr_space_t *s);
 
 #endif

@@ -7,13 +7,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "checksum.h"
+#include "io.h"
 #include "safefile.h"
 
 int
@@ -27,8 +27,8 @@ int
 vfdswmr_updater_encode(const vfdswmr_mdplan_t *plan, uint16_t flags, uint64_t sequence, uint32_t page_size,
                        uint64_t session, uint64_t tick, uint8_t **out, size_t *outlen)
 {
-    vfdswmr_udhdr_t h = {.flags = flags, .page_size = page_size, .session = session, .sequence = sequence,
-                         .tick = tick};
+    vfdswmr_udhdr_t h = {
+        .flags = flags, .page_size = page_size, .session = session, .sequence = sequence, .tick = tick};
     vfdswmr_udcl_t cl = {.tick = tick};
     uint8_t *buf;
     uint64_t page, len;
@@ -50,8 +50,11 @@ vfdswmr_updater_encode(const vfdswmr_mdplan_t *plan, uint16_t flags, uint64_t se
     page = vfdswmr_pages(h.cl_offset + h.cl_length, page_size);
     for (size_t i = 0; i < plan->nimages; i++) {
         const vfdswmr_mdimage_t *im = &plan->images[i];
-        cl.entries[i] = (vfdswmr_udentry_t){.ud_page = page, .md_page = im->md_page, .hdf5_page = im->hdf5_page,
-                                            .length = im->length, .checksum = im->checksum};
+        cl.entries[i] = (vfdswmr_udentry_t){.ud_page = page,
+                                            .md_page = im->md_page,
+                                            .hdf5_page = im->hdf5_page,
+                                            .length = im->length,
+                                            .checksum = im->checksum};
         page += vfdswmr_pages(im->length, page_size);
     }
     cl.idx_ud_page = page;
@@ -137,13 +140,21 @@ vfdswmr_updater_decode(const uint8_t *buf, size_t len, vfdswmr_updater_t *u)
         const uint8_t *img = buf + e->ud_page * ps;
         if (vfdswmr_checksum(img, e->length) != e->checksum)
             err = VFDSWMR_MD_ECHECKSUM;
-        u->images[i] = (vfdswmr_mdimage_t){.md_page = e->md_page, .hdf5_page = e->hdf5_page,
-                                           .length = e->length, .checksum = e->checksum, .image = img};
+        u->images[i] = (vfdswmr_mdimage_t){.md_page = e->md_page,
+                                           .hdf5_page = e->hdf5_page,
+                                           .length = e->length,
+                                           .checksum = e->checksum,
+                                           .image = img};
     }
-    u->plan = (vfdswmr_mdplan_t){.page_size = u->hdr.page_size, .session = u->hdr.session, .tick = u->hdr.tick,
-                                 .nimages = cl.nentries, .images = u->images,
-                                 .index_image = buf + cl.idx_ud_page * ps, .index_len = cl.idx_len,
-                                 .index_offset = cl.idx_md_offset, .header_image = buf + cl.hdr_ud_page * ps};
+    u->plan = (vfdswmr_mdplan_t){.page_size = u->hdr.page_size,
+                                 .session = u->hdr.session,
+                                 .tick = u->hdr.tick,
+                                 .nimages = cl.nentries,
+                                 .images = u->images,
+                                 .index_image = buf + cl.idx_ud_page * ps,
+                                 .index_len = cl.idx_len,
+                                 .index_offset = cl.idx_md_offset,
+                                 .header_image = buf + cl.hdr_ud_page * ps};
     if (err == VFDSWMR_MD_OK && (vfdswmr_checksum(u->plan.index_image, cl.idx_len) != cl.idx_checksum ||
                                  vfdswmr_checksum(u->plan.header_image, cl.hdr_len) != cl.hdr_checksum))
         err = VFDSWMR_MD_ECHECKSUM;
@@ -177,23 +188,6 @@ vfdswmr_updater_free(vfdswmr_updater_t *u)
     u->images = NULL;
     u->plan.images = NULL;
     u->plan.nimages = 0;
-}
-
-int
-vfdswmr_fsync_dir_of(const char *path)
-{
-    char *copy = strdup(path);
-    int fd, rc;
-
-    if (copy == NULL)
-        return -1;
-    fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    free(copy);
-    if (fd < 0)
-        return -1;
-    rc = fsync(fd);
-    close(fd);
-    return rc;
 }
 
 int

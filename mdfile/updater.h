@@ -1,5 +1,5 @@
 /*
- * Updater files (RFC 3.5.2.2): one per publish, named <base>.<sequence>,
+ * Updater files (docs/FORMAT.md, "Updater files"): one per publish, named <base>.<sequence>,
  * each carrying a tick's plan (plan.h) so that vfd_swmr_aux can apply it to a
  * local copy of the metadata file. Layout: header at 0, change list right
  * after it, then page-aligned images in the order they are applied: entries,
@@ -20,8 +20,8 @@
 
 typedef struct vfdswmr_updater_t {
     vfdswmr_udhdr_t hdr;
-    vfdswmr_mdplan_t plan;      /* meaningless with VFDSWMR_UD_CREATE_ONLY */
-    vfdswmr_mdimage_t *images;  /* owned; image pointers point into the decoded buffer */
+    vfdswmr_mdplan_t plan;     /* meaningless with VFDSWMR_UD_CREATE_ONLY */
+    vfdswmr_mdimage_t *images; /* owned; image pointers point into the decoded buffer */
 } vfdswmr_updater_t;
 
 /*
@@ -67,9 +67,5 @@ int vfdswmr_updater_name(char *out, size_t outlen, const char *base, uint64_t se
  * -1 with errno set; the temporary file is removed on failure.
  */
 int vfdswmr_updater_write(const char *base, uint64_t sequence, const uint8_t *buf, size_t len, bool durable);
-
-/* fsync the directory holding `path`, so that a create, rename or unlink in
- * it is durable. Returns 0, or -1 with errno set. */
-int vfdswmr_fsync_dir_of(const char *path);
 
 #endif

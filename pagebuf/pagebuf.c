@@ -3,6 +3,10 @@
  * invariants. Pages live in a red-black tree by page number; pages changed
  * since the last consistency point and pages waiting for a publish are also
  * on lists, so consistency points and publishes cost O(pages involved).
+ *
+ * Invariant builds (common/check.h) run check_all() -- the page states and
+ * counters -- after every change (write, raw write, consistency point,
+ * prepare, published, store), paced when there are many pages.
  */
 #include "pagebuf.h"
 
@@ -12,13 +16,20 @@
 #include <bsd/sys/queue.h>
 #include <bsd/sys/tree.h>
 
+#include "check.h"
+
 struct pbpage {
-    RB_ENTRY(pbpage) link;
+    RB_ENTRY(pbpage) link;            /* in pb->tree unless `gone` */
     TAILQ_ENTRY(pbpage) changed_link; /* on pb->changed while `changed` */
     TAILQ_ENTRY(pbpage) pending_link; /* on pb->pending while `snap` != NULL */
+    TAILQ_ENTRY(pbpage) flying_link;  /* on pb->flying while `fly` != NULL */
     uint64_t page;
     uint8_t *cur, *snap, *pub;
+    uint8_t *fly;  /* handed to the publish under way: read by it, never written here */
+    uint8_t *fix;  /* fly plus the raw data written over it since: becomes pub */
+    bool fix_lost; /* raw data was written over fly and no fix could be made: fly is stale */
     bool changed;
+    bool gone; /* dropped while in flight: freed by published() */
     uint64_t in_index, pub_tick, flushed;
 };
 
@@ -35,21 +46,29 @@ RB_GENERATE_INTERNAL(pbtree, pbpage, link, page_cmp, __attribute__((__unused__))
 
 struct vfdswmr_pagebuf {
     uint32_t ps;
-    size_t img_size;                  /* ps image bytes + ps / 8 bytes of metadata map */
+    size_t img_size; /* ps image bytes + ps / 8 bytes of metadata map */
     struct pbtree tree;
-    struct pblist changed, pending;
+    struct pblist changed, pending, flying;
+    bool in_flight; /* between prepare() and published() */
     uint64_t npages, nimages, nindex, npending;
     /* The next publish, built by prepare(), consumed by published(). */
     vfdswmr_mdchange_t *changes;
     size_t nchanges, cap_changes;
     uint64_t *removals;
     size_t nremovals, cap_removals;
-    vfdswmr_mdrange_t *ranges;       /* the metadata ranges of the next publish's changes */
+    vfdswmr_mdrange_t *ranges; /* the metadata ranges of the next publish's changes */
     size_t nranges, cap_ranges;
     /* Pages dropped (freed space) while in the index: removals of the next publish. */
     uint64_t *dropped;
     size_t ndropped, cap_dropped;
+#ifdef VFDSWMR_INVARIANTS
+    vfdswmr_pace_t pace; /* when the next check_all() is due */
+#endif
 };
+
+VFDSWMR_CHECKER const char *check_all(const vfdswmr_pagebuf_t *pb, uint64_t *npages);
+/* The page states and counters after a change (invariant builds only). */
+#define CHECK_PB(pb) VFDSWMR_CHECK_INVARIANTS(&(pb)->pace, check_all((pb), &(pb)->pace.size))
 
 static int
 grow(void **arr, size_t *cap, size_t need, size_t elem)
@@ -80,6 +99,7 @@ vfdswmr_pb_new(uint32_t page_size)
     RB_INIT(&pb->tree);
     TAILQ_INIT(&pb->changed);
     TAILQ_INIT(&pb->pending);
+    TAILQ_INIT(&pb->flying);
     return pb;
 }
 
@@ -93,22 +113,40 @@ free_image(vfdswmr_pagebuf_t *pb, uint8_t **img)
     }
 }
 
+/* Forget a page. One in flight stays on pb->flying, `gone`, until
+ * published() (the publish under way still reads its fly image). */
 static void
 drop_page(vfdswmr_pagebuf_t *pb, struct pbpage *p)
 {
     if (p->changed)
         TAILQ_REMOVE(&pb->changed, p, changed_link);
+    p->changed = false;
     if (p->snap) {
         TAILQ_REMOVE(&pb->pending, p, pending_link);
         pb->npending--;
     }
     if (p->in_index)
         pb->nindex--;
+    p->in_index = 0;
     free_image(pb, &p->cur);
     free_image(pb, &p->snap);
     free_image(pb, &p->pub);
+    free_image(pb, &p->fix);
     RB_REMOVE(pbtree, &pb->tree, p);
     pb->npages--;
+    if (p->fly) {
+        p->gone = true;
+        return;
+    }
+    free(p);
+}
+
+/* Free a page dropped while in flight, and its fly image. */
+static void
+free_gone(vfdswmr_pagebuf_t *pb, struct pbpage *p)
+{
+    TAILQ_REMOVE(&pb->flying, p, flying_link);
+    free_image(pb, &p->fly);
     free(p);
 }
 
@@ -120,7 +158,9 @@ vfdswmr_pb_destroy(vfdswmr_pagebuf_t *pb)
     if (pb == NULL)
         return;
     RB_FOREACH_SAFE(p, pbtree, &pb->tree, next)
-        drop_page(pb, p);
+    drop_page(pb, p);
+    while ((p = TAILQ_FIRST(&pb->flying)) != NULL) /* a publish that never completed */
+        free_gone(pb, p);
     free(pb->changes);
     free(pb->ranges);
     free(pb->removals);
@@ -178,13 +218,13 @@ map_set(uint8_t *map, uint32_t off, size_t n, bool meta)
     uint32_t end = off + (uint32_t)n;
 
     for (; off < end && off % 8; off++)
-        map[off / 8] = meta ? map[off / 8] | (uint8_t)(1u << off % 8) : map[off / 8] & (uint8_t)~(1u << off % 8);
+        map[off / 8] = meta ? map[off / 8] | (uint8_t)(1u << off % 8) : map[off / 8] & (uint8_t) ~(1u << off % 8);
     if (end - off >= 8) {
         memset(map + off / 8, meta ? 0xff : 0, (end - off) / 8);
         off += (end - off) / 8 * 8;
     }
     for (; off < end; off++)
-        map[off / 8] = meta ? map[off / 8] | (uint8_t)(1u << off % 8) : map[off / 8] & (uint8_t)~(1u << off % 8);
+        map[off / 8] = meta ? map[off / 8] | (uint8_t)(1u << off % 8) : map[off / 8] & (uint8_t) ~(1u << off % 8);
 }
 
 static bool
@@ -194,8 +234,7 @@ map_get(const uint8_t *map, uint32_t i)
 }
 
 int
-vfdswmr_pb_write(vfdswmr_pagebuf_t *pb, uint64_t addr, size_t len, const void *buf, vfdswmr_pb_fill_t fill,
-                 void *ctx)
+vfdswmr_pb_write(vfdswmr_pagebuf_t *pb, uint64_t addr, size_t len, const void *buf, vfdswmr_pb_fill_t fill, void *ctx)
 {
     const uint8_t *src = buf;
 
@@ -216,6 +255,7 @@ vfdswmr_pb_write(vfdswmr_pagebuf_t *pb, uint64_t addr, size_t len, const void *b
         addr += n;
         len -= n;
     }
+    CHECK_PB(pb);
     return 0;
 }
 
@@ -239,30 +279,48 @@ for_each_overlap(const vfdswmr_pagebuf_t *pb, uint64_t addr, size_t len, overlap
 }
 
 struct raw_arg {
+    vfdswmr_pagebuf_t *pb;
     const uint8_t *buf;
-    uint32_t ps;
+    int rc;
 };
 
-/* Raw bytes replace whatever the images held there, and are not metadata. */
+/* Raw bytes replace whatever the images held there, and are not metadata.
+ * The fly image is the publish's: a page in flight gets its own copy (fix),
+ * which takes the raw bytes and becomes pub when the publish completes. When
+ * the copy cannot be made, the other images still take the raw bytes (close
+ * writes cur), and fly never becomes pub (published()). */
 static void
 raw_into_images(struct pbpage *p, uint32_t off, size_t boff, size_t n, void *arg)
 {
-    const struct raw_arg *ra = arg;
-    uint8_t *imgs[3] = {p->cur, p->snap, p->pub};
+    struct raw_arg *ra = arg;
+    uint32_t ps = ra->pb->ps;
 
-    for (int i = 0; i < 3; i++)
+    if (p->fly && p->fix == NULL && !p->fix_lost) {
+        if (NULL == (p->fix = malloc(ra->pb->img_size))) {
+            p->fix_lost = true;
+            ra->rc = -1;
+        }
+        else {
+            memcpy(p->fix, p->fly, ra->pb->img_size);
+            ra->pb->nimages++;
+        }
+    }
+    uint8_t *imgs[4] = {p->cur, p->snap, p->pub, p->fix};
+    for (int i = 0; i < 4; i++)
         if (imgs[i]) {
             memcpy(imgs[i] + off, ra->buf + boff, n);
-            map_set(imgs[i] + ra->ps, off, n, false);
+            map_set(imgs[i] + ps, off, n, false);
         }
 }
 
-void
+int
 vfdswmr_pb_write_raw(vfdswmr_pagebuf_t *pb, uint64_t addr, size_t len, const void *buf)
 {
-    struct raw_arg ra = {buf, pb->ps};
+    struct raw_arg ra = {pb, buf, 0};
 
     for_each_overlap(pb, addr, len, raw_into_images, &ra);
+    CHECK_PB(pb);
+    return ra.rc;
 }
 
 static void
@@ -283,7 +341,8 @@ vfdswmr_pb_consistency_point(vfdswmr_pagebuf_t *pb, uint64_t eoa)
 {
     struct pbpage *p, *next;
 
-    TAILQ_FOREACH_SAFE(p, &pb->changed, changed_link, next) {
+    TAILQ_FOREACH_SAFE(p, &pb->changed, changed_link, next)
+    {
         if (p->page * pb->ps >= eoa) { /* freed space: forget it, leave the index */
             if (p->in_index) {
                 if (grow((void **)&pb->dropped, &pb->cap_dropped, pb->ndropped + 1, sizeof *pb->dropped) < 0)
@@ -304,6 +363,7 @@ vfdswmr_pb_consistency_point(vfdswmr_pagebuf_t *pb, uint64_t eoa)
         p->changed = false;
         TAILQ_REMOVE(&pb->changed, p, changed_link);
     }
+    CHECK_PB(pb);
     return 0;
 }
 
@@ -325,7 +385,7 @@ cmp_u64(const void *a, const void *b)
 static bool
 removable(const struct pbpage *p, uint64_t tick, uint32_t max_lag, bool all)
 {
-    if (!p->in_index || p->snap)
+    if (!p->in_index || p->snap || p->fly)
         return false;
     if (all)
         return true;
@@ -382,32 +442,45 @@ collect_ranges(vfdswmr_pagebuf_t *pb, size_t n)
 }
 
 int
-vfdswmr_pb_prepare(vfdswmr_pagebuf_t *pb, uint64_t tick, uint32_t max_lag, bool all,
-                   const vfdswmr_mdchange_t **changes, size_t *nchanges, const uint64_t **removals,
-                   size_t *nremovals)
+vfdswmr_pb_prepare(vfdswmr_pagebuf_t *pb, uint64_t tick, uint32_t max_lag, bool all, const vfdswmr_mdchange_t **changes,
+                   size_t *nchanges, const uint64_t **removals, size_t *nremovals)
 {
     struct pbpage *p;
     size_t n = 0, r = 0;
 
-    if (grow((void **)&pb->changes, &pb->cap_changes, pb->npending, sizeof *pb->changes) < 0)
+    if (pb->in_flight)
+        return -1; /* a caller's bug: one publish at a time */
+    /* Everything that can fail comes before the first change of state. */
+    if (grow((void **)&pb->changes, &pb->cap_changes, pb->npending, sizeof *pb->changes) < 0 ||
+        grow((void **)&pb->removals, &pb->cap_removals, pb->nindex + pb->ndropped, sizeof *pb->removals) < 0)
         return -1;
     TAILQ_FOREACH(p, &pb->pending, pending_link)
-        pb->changes[n++] = (vfdswmr_mdchange_t){.hdf5_page = p->page, .length = pb->ps, .image = p->snap};
+    pb->changes[n++] = (vfdswmr_mdchange_t){.hdf5_page = p->page, .length = pb->ps, .image = p->snap};
     if (n)
         qsort(pb->changes, n, sizeof *pb->changes, cmp_change);
     if (collect_ranges(pb, n) < 0)
         return -1;
 
-    if (grow((void **)&pb->removals, &pb->cap_removals, pb->nindex + pb->ndropped, sizeof *pb->removals) < 0)
-        return -1;
     RB_FOREACH(p, pbtree, &pb->tree)
-        if (removable(p, tick, max_lag, all))
-            pb->removals[r++] = p->page;
+    if (removable(p, tick, max_lag, all))
+        pb->removals[r++] = p->page;
     /* dropped pages are no longer in the tree: merge them in, keeping order */
     for (size_t i = 0; i < pb->ndropped; i++)
         pb->removals[r++] = pb->dropped[i];
     if (pb->ndropped)
         qsort(pb->removals, r, sizeof *pb->removals, cmp_u64);
+    pb->ndropped = 0;
+    /* The waiting images go to the publish: a consistency point from now on
+     * makes new snap images, which wait for the next one. */
+    while ((p = TAILQ_FIRST(&pb->pending)) != NULL) {
+        TAILQ_REMOVE(&pb->pending, p, pending_link);
+        pb->npending--;
+        p->fly = p->snap;
+        p->snap = NULL;
+        TAILQ_INSERT_TAIL(&pb->flying, p, flying_link);
+    }
+    pb->in_flight = true;
+    CHECK_PB(pb);
     pb->nchanges = n;
     pb->nremovals = r;
     *changes = pb->changes;
@@ -420,18 +493,42 @@ vfdswmr_pb_prepare(vfdswmr_pagebuf_t *pb, uint64_t tick, uint32_t max_lag, bool 
 void
 vfdswmr_pb_published(vfdswmr_pagebuf_t *pb, uint64_t tick)
 {
-    struct pbpage *p, *next;
+    struct pbpage *p;
 
+    /* A removal whose page got new bytes while the publish was under way
+     * leaves the index but stays: its new bytes wait for a publish of their
+     * own. (A page in this publish's changes is never a removal, except a
+     * dropped page whose number came back; that one is the new page.) */
     for (size_t i = 0; i < pb->nremovals; i++)
-        if ((p = find(pb, pb->removals[i])) != NULL)
-            drop_page(pb, p);
-    pb->ndropped = 0;
-    TAILQ_FOREACH_SAFE(p, &pb->pending, pending_link, next) {
+        if ((p = find(pb, pb->removals[i])) != NULL && p->fly == NULL) {
+            /* it leaves the index once the HDF5 file holds its latest published image (pagebuf.h) */
+            VFDSWMR_ASSERT(p->pub == NULL);
+            if (p->cur == NULL && !p->changed && p->snap == NULL)
+                drop_page(pb, p);
+            else if (p->in_index) {
+                p->in_index = 0;
+                pb->nindex--;
+            }
+        }
+    while ((p = TAILQ_FIRST(&pb->flying)) != NULL) {
+        if (p->gone) {
+            free_gone(pb, p);
+            continue;
+        }
+        TAILQ_REMOVE(&pb->flying, p, flying_link);
         free_image(pb, &p->pub);
-        p->pub = p->snap; /* the image count is unchanged: snap becomes pub */
-        p->snap = NULL;
-        TAILQ_REMOVE(&pb->pending, p, pending_link);
-        pb->npending--;
+        if (p->fix) { /* raw data arrived during the publish: its copy is current */
+            free_image(pb, &p->fly);
+            p->pub = p->fix;
+            p->fix = NULL;
+        }
+        else if (p->fix_lost) { /* fly lacks raw data written since: it must never reach the HDF5 file */
+            free_image(pb, &p->fly);
+            p->fix_lost = false;
+        }
+        else
+            p->pub = p->fly; /* the image count is unchanged: fly becomes pub */
+        p->fly = NULL;
         p->pub_tick = tick;
         p->flushed = 0;
         if (!p->in_index) {
@@ -439,7 +536,9 @@ vfdswmr_pb_published(vfdswmr_pagebuf_t *pb, uint64_t tick)
             pb->nindex++;
         }
     }
+    pb->in_flight = false;
     pb->nchanges = pb->nremovals = 0;
+    CHECK_PB(pb);
 }
 
 long
@@ -449,21 +548,25 @@ vfdswmr_pb_store_due(vfdswmr_pagebuf_t *pb, uint64_t tick, uint32_t max_lag, uin
     struct pbpage *p;
     long n = 0;
 
-    RB_FOREACH(p, pbtree, &pb->tree) {
+    RB_FOREACH(p, pbtree, &pb->tree)
+    {
         uint64_t addr = p->page * pb->ps;
         if (!p->pub || p->flushed || !p->in_index || tick < p->in_index + max_lag)
             continue;
         if (addr < eoa) {
             size_t len = eoa - addr < pb->ps ? (size_t)(eoa - addr) : pb->ps;
+            /* only from pub, only after max_lag ticks in the index (pagebuf.h) */
+            VFDSWMR_ASSERT(p->pub != NULL && p->in_index != 0 && tick >= p->in_index + max_lag);
             if (store(ctx, p->page, p->pub, len) < 0)
                 return -1;
             n++;
         }
         p->flushed = tick;
         free_image(pb, &p->pub);
-        if (!p->changed && !p->snap) /* the HDF5 file now holds the current bytes */
+        if (!p->changed && !p->snap && !p->fly) /* the HDF5 file now holds the current bytes */
             free_image(pb, &p->cur);
     }
+    CHECK_PB(pb);
     return n;
 }
 
@@ -474,7 +577,8 @@ store_current_pass(vfdswmr_pagebuf_t *pb, uint64_t eoa, bool indexed, vfdswmr_pb
     struct pbpage *p;
     long n = 0;
 
-    RB_FOREACH(p, pbtree, &pb->tree) {
+    RB_FOREACH(p, pbtree, &pb->tree)
+    {
         uint64_t addr = p->page * pb->ps;
         if (p->cur == NULL || (p->in_index != 0) != indexed || addr >= eoa)
             continue;
@@ -508,8 +612,8 @@ vfdswmr_pb_last_due_tick(const vfdswmr_pagebuf_t *pb, uint32_t max_lag)
     uint64_t last = 0;
 
     RB_FOREACH(p, pbtree, (struct pbtree *)&pb->tree)
-        if (p->pub && !p->flushed && p->in_index + max_lag > last)
-            last = p->in_index + max_lag;
+    if (p->pub && !p->flushed && p->in_index + max_lag > last)
+        last = p->in_index + max_lag;
     return last;
 }
 
@@ -522,6 +626,70 @@ vfdswmr_pb_pending(const vfdswmr_pagebuf_t *pb)
 void
 vfdswmr_pb_stats(const vfdswmr_pagebuf_t *pb, vfdswmr_pb_stats_t *st)
 {
-    *st = (vfdswmr_pb_stats_t){.pages = pb->npages, .images = pb->nimages, .in_index = pb->nindex,
-                               .pending = pb->npending};
+    *st = (vfdswmr_pb_stats_t){
+        .pages = pb->npages, .images = pb->nimages, .in_index = pb->nindex, .pending = pb->npending};
+}
+
+/* ---- check_all(): the invariant builds' whole-structure check ------------ */
+
+/* The page states pagebuf.h describes, and the counters and lists: NULL when
+ * they hold, else what is broken; *npages gets the pages looked at. Reads
+ * no image bytes (the publish under way reads fly images in another thread). */
+VFDSWMR_CHECKER const char *
+check_all(const vfdswmr_pagebuf_t *pb, uint64_t *npages)
+{
+    uint64_t images = 0, indexed = 0, waiting = 0, changed = 0, flying = 0, listed = 0;
+    struct pbpage *p;
+
+    *npages = 0;
+    RB_FOREACH(p, pbtree, (struct pbtree *)&pb->tree)
+    {
+        ++*npages;
+        images += (p->cur != NULL) + (p->snap != NULL) + (p->pub != NULL) + (p->fly != NULL) + (p->fix != NULL);
+        indexed += p->in_index != 0;
+        waiting += p->snap != NULL;
+        changed += p->changed;
+        flying += p->fly != NULL;
+        if (p->gone)
+            return "a page dropped while in flight is still in the tree";
+        if ((p->changed || p->snap) && p->cur == NULL)
+            return "a page changed or waiting for a publish has no current image";
+        if (p->pub && (!p->in_index || p->flushed))
+            return "a published image outside the index, or kept after it reached the HDF5 file";
+        if (p->fix && !p->fly)
+            return "a fix image without the fly image it fixes";
+        if (p->fix_lost && (!p->fly || p->fix))
+            return "a fix marked lost on a page not in flight, or that has one";
+    }
+    TAILQ_FOREACH(p, &pb->flying, flying_link)
+    {
+        if (p->fly == NULL || (p->gone && find(pb, p->page) == p))
+            return "a page on the flying list without a fly image, or dropped yet still in the tree";
+        if (p->gone) {
+            images++; /* its fly image, until published() */
+            flying++;
+        }
+        listed++;
+    }
+    if (listed != flying || (!pb->in_flight && listed > 0))
+        return "the flying list does not hold exactly the pages of the publish under way";
+    if (*npages != pb->npages || images != pb->nimages || indexed != pb->nindex || waiting != pb->npending)
+        return "the page, image, index or pending counters do not match the pages";
+    listed = 0;
+    TAILQ_FOREACH(p, &pb->changed, changed_link)
+    {
+        if (!p->changed)
+            return "an unchanged page on the changed list";
+        listed++;
+    }
+    if (listed != changed)
+        return "a changed page is missing from the changed list";
+    listed = 0;
+    TAILQ_FOREACH(p, &pb->pending, pending_link)
+    {
+        if (p->snap == NULL)
+            return "a page without a waiting image on the pending list";
+        listed++;
+    }
+    return listed == waiting ? NULL : "a page with a waiting image is missing from the pending list";
 }

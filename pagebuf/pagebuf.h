@@ -1,7 +1,8 @@
 /*
  * The writer's page buffer: the paged snapshot of everything HDF5 wrote as
  * metadata, and the state that decides when each page may be published,
- * written to the HDF5 file, and dropped from the index (RFC 3.4, 3.5.2.1).
+ * written to the HDF5 file, and dropped from the index (docs/DESIGN.md
+ * section 6).
  *
  * Every tracked page has up to three images:
  *   cur   the writer's current bytes (reads on the writer see them); NULL
@@ -10,6 +11,15 @@
  *         the next publish; NULL when none is waiting;
  *   pub   the image last published, until it has been written to the HDF5
  *         file.
+ * and, while a publish is under way (between vfdswmr_pb_prepare() and
+ * vfdswmr_pb_published()), two more:
+ *   fly   the snap image handed to that publish: another thread reads it
+ *         while writing the metadata file, so nothing here writes or frees
+ *         it until published();
+ *   fix   fly plus raw data written over the page since prepare(); it
+ *         becomes pub instead of fly, so a later write of pub never puts
+ *         back stale raw bytes (as for raw data written over a page after
+ *         its publish, the metadata file keeps the image as published).
  * Each image carries a map of its metadata bytes (one bit per byte, after
  * the image): set by metadata writes, cleared by raw data written over the
  * page, empty when the image was made from the HDF5 file's bytes. A publish
@@ -38,6 +48,12 @@
  *    too) or metadata writes (which set the bit) changed it since.
  *
  * Not thread-safe: the writer driver serialises calls with its own lock.
+ * The one exception is the publish: the changes prepare() returns (and the
+ * fly images they point at) may be read by another thread, without the
+ * lock, until published(); meanwhile every function but prepare() may be
+ * called (writes, raw writes, consistency points, store_due), as if the
+ * publish had not begun. published() then keeps what changed meanwhile: a
+ * removal that got new bytes leaves the index but stays tracked.
  *
  * Error contract: functions return 0 (or a count), or -1: out of memory, or a
  * fill/store callback failed, having reported its own error. Nothing is
@@ -69,8 +85,12 @@ uint32_t vfdswmr_pb_page_size(const vfdswmr_pagebuf_t *pb);
  * touches, creating them from the HDF5 file's bytes (fill) when new. */
 int vfdswmr_pb_write(vfdswmr_pagebuf_t *pb, uint64_t addr, size_t len, const void *buf, vfdswmr_pb_fill_t fill,
                      void *ctx);
-/* Raw data written to the HDF5 file: keep overlapping images coherent. */
-void vfdswmr_pb_write_raw(vfdswmr_pagebuf_t *pb, uint64_t addr, size_t len, const void *buf);
+/* Raw data written to the HDF5 file: keep overlapping images coherent.
+ * Returns 0, or -1 when out of memory copying a page that is in flight: its
+ * other images still take the raw bytes, but the page then has no pub once
+ * the publish completes (the handed image lacks them, so it never reaches the
+ * HDF5 file), and only vfdswmr_pb_store_current writes it: stop publishing. */
+int vfdswmr_pb_write_raw(vfdswmr_pagebuf_t *pb, uint64_t addr, size_t len, const void *buf);
 /* Overlay the writer's current bytes on buf, which holds the HDF5 file's
  * bytes of [addr, addr + len). */
 void vfdswmr_pb_read(const vfdswmr_pagebuf_t *pb, uint64_t addr, size_t len, void *buf);
@@ -82,10 +102,12 @@ int vfdswmr_pb_consistency_point(vfdswmr_pagebuf_t *pb, uint64_t eoa);
 
 /*
  * The changes and removals of the next publish (tick `tick`): the pages
- * waiting since consistency points (sorted, images valid until
- * vfdswmr_pb_published) and the index entries due to leave the index. The
- * arrays are owned by the page buffer. With `all`, every indexed page is a
- * removal (the last publish at close; the HDF5 file must hold everything).
+ * waiting since consistency points (sorted, images valid and unchanged
+ * until vfdswmr_pb_published) and the index entries due to leave the index.
+ * The arrays are owned by the page buffer. With `all`, every indexed page is
+ * a removal (the last publish at close; the HDF5 file must hold everything).
+ * Returns -1 when out of memory (nothing changed) or while a prepared
+ * publish has not been published yet.
  */
 int vfdswmr_pb_prepare(vfdswmr_pagebuf_t *pb, uint64_t tick, uint32_t max_lag, bool all,
                        const vfdswmr_mdchange_t **changes, size_t *nchanges, const uint64_t **removals,
@@ -109,10 +131,10 @@ uint64_t vfdswmr_pb_last_due_tick(const vfdswmr_pagebuf_t *pb, uint32_t max_lag)
 bool vfdswmr_pb_pending(const vfdswmr_pagebuf_t *pb);
 
 typedef struct vfdswmr_pb_stats_t {
-    uint64_t pages;        /* tracked pages */
-    uint64_t images;       /* page images held in memory (cur + snap + pub) */
-    uint64_t in_index;     /* pages in the published index */
-    uint64_t pending;      /* pages waiting for the next publish */
+    uint64_t pages;    /* tracked pages */
+    uint64_t images;   /* page images held in memory (cur + snap + pub) */
+    uint64_t in_index; /* pages in the published index */
+    uint64_t pending;  /* pages waiting for the next publish */
 } vfdswmr_pb_stats_t;
 void vfdswmr_pb_stats(const vfdswmr_pagebuf_t *pb, vfdswmr_pb_stats_t *st);
 

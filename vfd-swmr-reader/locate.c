@@ -18,31 +18,13 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "check.h"
+#include "clock.h"
 #include "h5err.h"
 #include "paths.h"
 #include "safefile.h"
-
-
-static void
-sleep_us(unsigned us)
-{
-    struct timespec ts = {.tv_sec = us / 1000000u, .tv_nsec = (long)(us % 1000000u) * 1000};
-
-    while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-        ;
-}
-
-static uint64_t
-now_us(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
 
 int
 vfdswmr_rdr_md_init(rdr_md_t *md, const vfdswmr_config_t *cfg, const char *name)
@@ -59,8 +41,8 @@ vfdswmr_rdr_md_init(rdr_md_t *md, const vfdswmr_config_t *cfg, const char *name)
     md->reserved_pages = cfg->md_pages_reserved;
     md->h5_ino = stat(name, &st) == 0 ? (uint64_t)st.st_ino : 0;
     if (vfdswmr_md_path(cfg, name, md->path, sizeof md->path) < 0) {
-        VFDSWMR_ERR(H5E_BADVALUE, "%s: the metadata file path of \"%s\" is longer than %zu bytes", RDR_NAME,
-                    name, sizeof md->path - 1);
+        VFDSWMR_ERR(H5E_BADVALUE, "%s: the metadata file path of \"%s\" is longer than %zu bytes", RDR_NAME, name,
+                    sizeof md->path - 1);
         return -1;
     }
     return 0;
@@ -240,20 +222,22 @@ wait_failed(rdr_md_t *md, unsigned timeout_ds, const char *why)
 int
 vfdswmr_rdr_md_attach(rdr_md_t *md, bool wait, unsigned timeout_ds)
 {
-    uint64_t deadline = now_us() + (uint64_t)timeout_ds * 100000u;
+    double deadline = vfdswmr_now() + timeout_ds * 0.1;
     char why[256] = "";
     int rc;
 
     if (!wait) { /* present: load it with the usual retries; absent: no writer */
         rc = try_attach(md, 0, why, sizeof why);
+        /* absent: the pretend snapshot, tick 0 and no entries (reader.h) */
+        VFDSWMR_ASSERT(rc != 0 || (md->fd < 0 && md->snap.hdr.tick == 0 && md->snap.idx.nentries == 0));
         return rc < 0 ? attach_failed(md, rc, why) : rc;
     }
     for (;;) { /* one attempt per look: the deadline bounds the wait */
         if ((rc = try_attach(md, 1, why, sizeof why)) != 0)
             return rc < 0 ? attach_failed(md, rc, why) : rc;
-        if (now_us() >= deadline)
+        if (vfdswmr_now() >= deadline)
             return wait_failed(md, timeout_ds, why);
-        sleep_us(RDR_POLL_US);
+        vfdswmr_sleep(RDR_POLL_US * 1e-6);
     }
 }
 

@@ -7,7 +7,8 @@
  * Invariants:
  *  - An image is used only after its checksum matched the index entry; a
  *    verified image is cached under (session, tick, page) of its snapshot
- *    and the cache is emptied whenever another snapshot is adopted.
+ *    and the cache is emptied whenever another snapshot is adopted (by
+ *    snapshot.c, which adopts it; this file fills, reads and frees it).
  *  - Every metadata read ends with the lag check; a read that fails a
  *    check returns -1 with the reason on the error stack, never bytes.
  */
@@ -19,13 +20,6 @@
 
 #include "h5err.h"
 #include "superblock.h"
-
-void
-vfdswmr_rdr_cache_drop(rdr_t *r)
-{
-    for (unsigned i = 0; i < RDR_CACHE_SLOTS; i++)
-        r->cache[i].last_use = 0;
-}
 
 void
 vfdswmr_rdr_cache_free(rdr_t *r)
@@ -68,8 +62,8 @@ image_error(rdr_t *r, const vfdswmr_mdentry_t *e, vfdswmr_mderr_t err)
         return -1;
     }
     if (err == VFDSWMR_MD_EIO) {
-        VFDSWMR_ERR(H5E_READERROR, "%s: cannot read page %llu of the snapshot of tick %llu from \"%s\": %s",
-                    RDR_NAME, page, tick, r->md.path, strerror(errno));
+        VFDSWMR_ERR(H5E_READERROR, "%s: cannot read page %llu of the snapshot of tick %llu from \"%s\": %s", RDR_NAME,
+                    page, tick, r->md.path, strerror(errno));
         return -1;
     }
     if (vfdswmr_rdr_lag_check(r) < 0)

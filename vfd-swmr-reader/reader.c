@@ -22,7 +22,6 @@
 #include <string.h>
 
 #include <stdlib.h>
-#include <string.h>
 
 #include <fcntl.h>
 #include <stdbool.h>
@@ -30,31 +29,26 @@
 #include <unistd.h>
 
 #include "h5err.h"
+#include "io.h"
 #include "mdlock.h"
 #include "plugin.h"
 #include "safefile.h"
 
 #define RDR(file) ((rdr_t *)(file))
 
-/* A bad configuration is reported first, whatever the access mode; then
- * the refusal. Nothing is opened. */
+/* An open for writing, once vfdswmr_stack_new() parsed (and accepted) the
+ * configuration: a bad under= is reported next, then the refusal. Nothing
+ * is opened. */
 static void
-refuse_write(const char *name, hid_t fapl)
+refuse_write(const vfdswmr_config_t *cfg, const char *name)
 {
-    vfdswmr_config_t *cfg = malloc(sizeof *cfg);
-    hid_t lower_fapl;
+    hid_t lower_fapl = vfdswmr_lower_fapl(cfg, RDR_NAME);
 
-    if (cfg == NULL) {
-        VFDSWMR_ERR(H5E_CANTALLOC, "%s: out of memory", RDR_NAME);
+    if (lower_fapl < 0)
         return;
-    }
-    if (vfdswmr_config_from_fapl(fapl, RDR_NAME, cfg) == 0 && (lower_fapl = vfdswmr_lower_fapl(cfg, RDR_NAME)) >= 0) {
-        VFDSWMR_GUARDED(herr_t, H5Pclose(lower_fapl), _r < 0);
-        VFDSWMR_ERR(H5E_BADVALUE,
-                    "%s opens files read-only; use %s to write (\"%s\" was opened for writing or creation)",
-                    RDR_NAME, VFDSWMR_WRITER_NAME, name);
-    }
-    free(cfg);
+    VFDSWMR_GUARDED(herr_t, H5Pclose(lower_fapl), _r < 0);
+    VFDSWMR_ERR(H5E_BADVALUE, "%s opens files read-only; use %s to write (\"%s\" was opened for writing or creation)",
+                RDR_NAME, VFDSWMR_WRITER_NAME, name);
 }
 
 /* Register on the HDF5 file before anything is read (mdlock.h), so that a
@@ -91,7 +85,7 @@ has_signature(rdr_t *r)
     if (fd < 0 || fstat(fd, &st) < 0)
         return true;
     for (off_t a = 0; a + (off_t)sizeof buf <= st.st_size; a = a ? 2 * a : 512)
-        if (pread(fd, buf, sizeof buf, a) == (ssize_t)sizeof buf && memcmp(buf, sig, sizeof sig) == 0)
+        if (vfdswmr_pread_all(fd, buf, sizeof buf, (uint64_t)a) == 0 && memcmp(buf, sig, sizeof sig) == 0)
             return true;
     return false;
 }
@@ -128,12 +122,14 @@ reader_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr)
 {
     rdr_t *r;
 
-    if (flags & (H5F_ACC_RDWR | H5F_ACC_TRUNC | H5F_ACC_CREAT | H5F_ACC_EXCL)) {
-        refuse_write(name, fapl);
-        return NULL;
-    }
+    /* The configuration is parsed here, once, whatever the access mode. */
     if (NULL == (r = (rdr_t *)vfdswmr_stack_new(fapl, sizeof *r, RDR_NAME, NULL)))
         return NULL;
+    if (flags & (H5F_ACC_RDWR | H5F_ACC_TRUNC | H5F_ACC_CREAT | H5F_ACC_EXCL)) {
+        refuse_write(&r->base.cfg, name);
+        free(r);
+        return NULL;
+    }
     r->md.fd = -1;
     if (vfdswmr_ccf_init(&r->cc, &r->base.cfg, RDR_NAME) < 0) {
         vfdswmr_ccf_fini(&r->cc);
@@ -255,8 +251,8 @@ static herr_t
 reader_write(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, const void *buf)
 {
     (void)file, (void)type, (void)dxpl, (void)buf;
-    VFDSWMR_ERR(H5E_WRITEERROR, "%s: cannot write %zu bytes at address %llu: the file is open read-only",
-                RDR_NAME, size, (unsigned long long)addr);
+    VFDSWMR_ERR(H5E_WRITEERROR, "%s: cannot write %zu bytes at address %llu: the file is open read-only", RDR_NAME,
+                size, (unsigned long long)addr);
     return -1;
 }
 

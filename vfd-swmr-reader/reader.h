@@ -3,12 +3,19 @@
  *
  *   reader.c    the driver class and its callbacks (open, close, EOA/EOF,
  *               flush, ctl, lock)
- *   locate.c    the metadata file: finding it, waiting for it, noticing
- *               that it was removed or replaced, reading its header
- *   snapshot.c  adopting and holding snapshots, the lag check
  *   pages.c     metadata reads resolved page by page from the snapshot or
  *               the HDF5 file, the cache of verified page images
- *   log.c       the optional event log
+ *   snapshot.c  adopting and holding snapshots (emptying the caches an
+ *               adoption makes stale), the lag check
+ *   locate.c    the metadata file: finding it, waiting for it, noticing
+ *               that it was removed or replaced, reading its header
+ *   (common/log.c: the optional event log)
+ *
+ * Calls go one way, down that list: reader.c -> pages.c -> snapshot.c ->
+ * locate.c (reader.c also calls snapshot.c and locate.c directly); no file
+ * calls one above it. So pages.c asks snapshot.c for the lag check after
+ * each read, and snapshot.c, which adopts snapshots, empties the page
+ * image cache that pages.c fills.
  *
  * Invariants:
  *  - The adopted snapshot (md.snap) is one vfdswmr_mdr_load() accepted:
@@ -53,21 +60,21 @@
 /* The metadata file and the snapshot adopted from it. */
 typedef struct rdr_md_t {
     char path[PATH_MAX];
-    int fd;                  /* -1: no metadata file (no writer) */
-    dev_t dev;               /* identity of the file fd refers to */
+    int fd;    /* -1: no metadata file (no writer) */
+    dev_t dev; /* identity of the file fd refers to */
     ino_t ino;
-    vfdswmr_mdsnap_t snap;   /* the adopted snapshot; all zero without a writer */
-    uint32_t max_lag;        /* the writer's (from the adopted header), else the configuration's */
-    uint32_t reserved_pages; /* md_pages_reserved */
-    uint64_t h5_ino;         /* the HDF5 file's inode (0 unknown), to refuse another file's metadata */
-    vfdswmr_mark_t mark;     /* our read mark in the writer's table (mark.fd < 0: none) */
-    vfdswmr_reg_t reg;       /* our registration on the HDF5 file: on the mark's slot byte while
+    vfdswmr_mdsnap_t snap;       /* the adopted snapshot; all zero without a writer */
+    uint32_t max_lag;            /* the writer's (from the adopted header), else the configuration's */
+    uint32_t reserved_pages;     /* md_pages_reserved */
+    uint64_t h5_ino;             /* the HDF5 file's inode (0 unknown), to refuse another file's metadata */
+    vfdswmr_mark_t mark;         /* our read mark in the writer's table (mark.fd < 0: none) */
+    vfdswmr_reg_t reg;           /* our registration on the HDF5 file: on the mark's slot byte while
                                 the mark holds our snapshot's tick, else a byte of our own */
-    uint64_t marked_tick;    /* the adopted snapshot's tick when the writer is sure to honour our
+    uint64_t marked_tick;        /* the adopted snapshot's tick when the writer is sure to honour our
                                 mark for it (then the lag check asks for a release, not max_lag); 0 */
-    vfdswmr_mark_t succ_mark; /* holding the file as it was (no writer, or one that closed): our
+    vfdswmr_mark_t succ_mark;    /* holding the file as it was (no writer, or one that closed): our
                                  tick-0 mark in the table of a writer that started since */
-    uint64_t succ_session;   /* that writer's session once the mark is in time, else 0 */
+    uint64_t succ_session;       /* that writer's session once the mark is in time, else 0 */
     const vfdswmr_config_t *cfg; /* the reader's configuration (explicit tick_len/max_lag) */
 } rdr_md_t;
 
@@ -82,7 +89,7 @@ typedef struct rdr_image_t {
 typedef struct rdr_t {
     vfdswmr_file_t base; /* first: the stacked lower file and the configuration */
     rdr_md_t md;
-    haddr_t lib_eoa;     /* the EOA the library last set */
+    haddr_t lib_eoa; /* the EOA the library last set */
     rdr_image_t cache[RDR_CACHE_SLOTS];
     uint64_t use_clock;
     vfdswmr_log_t log;   /* log_file_path (common/log.h) */
@@ -140,8 +147,6 @@ void vfdswmr_rdr_status(const rdr_t *r, vfdswmr_status_t *st);
 /* ---- pages.c ------------------------------------------------------------- */
 
 herr_t vfdswmr_rdr_read_meta(rdr_t *r, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, void *buf);
-/* Forget every cached image (a new snapshot was adopted). */
-void vfdswmr_rdr_cache_drop(rdr_t *r);
 /* Free the cache's buffers. */
 void vfdswmr_rdr_cache_free(rdr_t *r);
 

@@ -3,8 +3,8 @@
  *
  * Invariants:
  *  - A snapshot is replaced only by one vfdswmr_mdr_load() accepted, and
- *    the image cache is dropped at that moment, so no cached byte outlives
- *    the snapshot it came from.
+ *    the page image cache (filled by pages.c) is emptied at that moment, so
+ *    no cached byte outlives the snapshot it came from.
  *  - The writer publishes the header of tick T before any HDF5 write or
  *    metadata file reuse that a reader at tick T - max_lag could notice.
  *    So after a read, a header of the same session with a tick below
@@ -42,8 +42,7 @@ vfdswmr_rdr_forward_eoa(rdr_t *r)
         return 0;
     rc = VFDSWMR_GUARDED(herr_t, H5FDset_eoa(r->base.lower, H5FD_MEM_DEFAULT, eoa), _r < 0);
     if (rc < 0)
-        VFDSWMR_ERR(H5E_CANTSET, "%s: the lower driver refused end of address %llu", RDR_NAME,
-                    (unsigned long long)eoa);
+        VFDSWMR_ERR(H5E_CANTSET, "%s: the lower driver refused end of address %llu", RDR_NAME, (unsigned long long)eoa);
     return rc < 0 ? -1 : 0;
 }
 
@@ -83,6 +82,15 @@ vfdswmr_rdr_status(const rdr_t *r, vfdswmr_status_t *st)
     st->writer_state = writer_state(r, &st->writer_tick);
     st->tick_len = s->hdr.tick_len;
     st->max_lag = s->hdr.max_lag;
+}
+
+/* Forget every cached page image (pages.c): they belong to the snapshot
+ * being replaced. */
+static void
+drop_images(rdr_t *r)
+{
+    for (unsigned i = 0; i < RDR_CACHE_SLOTS; i++)
+        r->cache[i].last_use = 0;
 }
 
 /* Empty a chunk cache below us (see drop_raw). */
@@ -142,7 +150,7 @@ adopt(rdr_t *r, vfdswmr_mdsnap_t *snap, int fd, dev_t dev, ino_t ino)
     drop_raw_writes(r, &md->snap.hdr, &snap->hdr); /* raw data may have changed at the same addresses */
     vfdswmr_mdsnap_free(&md->snap);
     md->snap = *snap;
-    vfdswmr_rdr_cache_drop(r);
+    drop_images(r);
     if (fd != md->fd) {
         if (md->fd >= 0)
             close(md->fd);
@@ -152,9 +160,8 @@ adopt(rdr_t *r, vfdswmr_mdsnap_t *snap, int fd, dev_t dev, ino_t ino)
     }
     vfdswmr_rdr_mark(md);
     vfdswmr_rdr_log(r, "adopted snapshot tick=%llu session=%016llx entries=%u eoa=%llu attempts=%u marked=%d",
-                    (unsigned long long)snap->hdr.tick, (unsigned long long)snap->hdr.session,
-                    snap->idx.nentries, (unsigned long long)snap->hdr.eoa, snap->attempts,
-                    md->marked_tick == snap->hdr.tick);
+                    (unsigned long long)snap->hdr.tick, (unsigned long long)snap->hdr.session, snap->idx.nentries,
+                    (unsigned long long)snap->hdr.eoa, snap->attempts, md->marked_tick == snap->hdr.tick);
     return vfdswmr_rdr_forward_eoa(r);
 }
 
@@ -281,8 +288,8 @@ failed_error(rdr_t *r, const vfdswmr_mdhdr_t *h)
 static int
 header_error(rdr_t *r, vfdswmr_mderr_t err)
 {
-    VFDSWMR_ERR(H5E_READERROR, "%s: cannot read the header of the metadata file \"%s\": %s%s%s", RDR_NAME,
-                r->md.path, vfdswmr_mderr_str(err), err == VFDSWMR_MD_EIO ? ": " : "",
+    VFDSWMR_ERR(H5E_READERROR, "%s: cannot read the header of the metadata file \"%s\": %s%s%s", RDR_NAME, r->md.path,
+                vfdswmr_mderr_str(err), err == VFDSWMR_MD_EIO ? ": " : "",
                 err == VFDSWMR_MD_EIO ? strerror(errno) : "");
     return -1;
 }

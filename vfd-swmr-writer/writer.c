@@ -26,6 +26,7 @@
 
 #include <sys/stat.h>
 
+#include "clock.h"
 #include "h5err.h"
 #include "mdlock.h"
 #include "paths.h"
@@ -37,7 +38,7 @@
 #include "vfdswmr.h"
 #include "writer.h"
 
-#define W(file) ((vfdswmr_writer_t *)(file))
+#define W(file)  ((vfdswmr_writer_t *)(file))
 #define LOWER(w) ((w)->base.lower)
 
 /* ---- page buffer callbacks: the HDF5 file through the lower driver ---- */
@@ -63,13 +64,12 @@ store_page(void *ctx, uint64_t page, const uint8_t *image, size_t len)
 {
     vfdswmr_writer_t *w = ctx;
 
-    herr_t rc = VFDSWMR_GUARDED(herr_t,
-                                H5FDwrite(LOWER(w), H5FD_MEM_DEFAULT, H5P_DEFAULT, page * VFDSWMR_WRITER_PAGE_SIZE,
-                                          len, image),
-                                _r < 0);
+    herr_t rc = VFDSWMR_GUARDED(
+        herr_t, H5FDwrite(LOWER(w), H5FD_MEM_DEFAULT, H5P_DEFAULT, page * VFDSWMR_WRITER_PAGE_SIZE, len, image),
+        _r < 0);
 
     vfdswmr_ccf_written(&w->cc, page * VFDSWMR_WRITER_PAGE_SIZE, len, image, rc >= 0);
-    vfdswmr_rawlog_add(w->rawlog, vfdswmr_mdw_tick(w->mdw) + 1, page * VFDSWMR_WRITER_PAGE_SIZE, len);
+    vfdswmr_rawlog_add(w->rawlog, vfdswmr_writer_write_tick(w), page * VFDSWMR_WRITER_PAGE_SIZE, len);
     w->pages_stored++;
     if (w->closing)
         vfdswmr_test_kill_point("close");
@@ -118,6 +118,7 @@ writer_free(vfdswmr_writer_t *w)
     vfdswmr_log_close(&w->log);
     pthread_mutex_destroy(&w->lock);
     pthread_cond_destroy(&w->wake);
+    pthread_cond_destroy(&w->published);
 }
 
 /* Everything that needs only the configuration: checked before any file is
@@ -139,13 +140,12 @@ prepare_swmr(vfdswmr_writer_t *w, const char *name, hid_t fapl, char *ud_base, s
     }
     if (vfdswmr_md_path(cfg, name, w->md_path, sizeof w->md_path) < 0 ||
         vfdswmr_ud_base(cfg, name, ud_base, ud_len) < 0) {
-        VFDSWMR_ERR(H5E_BADVALUE, "%s: metadata or updater file path too long for \"%s\"", VFDSWMR_WRITER_NAME,
-                    name);
+        VFDSWMR_ERR(H5E_BADVALUE, "%s: metadata or updater file path too long for \"%s\"", VFDSWMR_WRITER_NAME, name);
         return -1;
     }
     if (vfdswmr_log_open(&w->log, cfg->log_file_path) < 0) {
-        VFDSWMR_ERR(H5E_CANTOPENFILE, "%s: cannot open log file \"%s\": %s", VFDSWMR_WRITER_NAME,
-                    cfg->log_file_path, strerror(errno));
+        VFDSWMR_ERR(H5E_CANTOPENFILE, "%s: cannot open log file \"%s\": %s", VFDSWMR_WRITER_NAME, cfg->log_file_path,
+                    strerror(errno));
         return -1;
     }
     if (NULL == (w->pb = vfdswmr_pb_new(VFDSWMR_WRITER_PAGE_SIZE))) {
@@ -213,8 +213,11 @@ start_swmr(vfdswmr_writer_t *w, const char *name, unsigned flags, hid_t fapl, ha
 {
     const vfdswmr_config_t *cfg = &w->base.cfg;
     char ud_base[VFDSWMR_MAX_PATH + 64], err[VFDSWMR_MDW_ERRLEN];
-    vfdswmr_mdw_opts_t o = {.page_size = VFDSWMR_WRITER_PAGE_SIZE, .reserved_pages = cfg->md_pages_reserved,
-                            .max_lag = cfg->max_lag, .tick_len = cfg->tick_len, .durable = cfg->flush_raw_data,
+    vfdswmr_mdw_opts_t o = {.page_size = VFDSWMR_WRITER_PAGE_SIZE,
+                            .reserved_pages = cfg->md_pages_reserved,
+                            .max_lag = cfg->max_lag,
+                            .tick_len = cfg->tick_len,
+                            .durable = cfg->flush_raw_data,
                             .defer_link = true};
     int old_fd = -1;
     bool replace = false, again = false;
@@ -285,14 +288,15 @@ start_swmr(vfdswmr_writer_t *w, const char *name, unsigned flags, hid_t fapl, ha
         close(old_fd); /* releases the crashed writer's file, replaced now */
     old_fd = -1;
     w->eoa = w->cp_eoa = VFDSWMR_GUARDED(haddr_t, H5FDget_eoa(LOWER(w), H5FD_MEM_DEFAULT), false);
+    w->tick = vfdswmr_mdw_tick(w->mdw);
+    vfdswmr_mdw_index(w->mdw, &w->index_entries);
     if (vfdswmr_ticker_start(w) < 0) {
         VFDSWMR_ERR(H5E_CANTINIT, "%s: cannot start the tick thread: %s", VFDSWMR_WRITER_NAME, strerror(errno));
         goto fail;
     }
     vfdswmr_registry_add(w, name);
-    VFDSWMR_LOG(&w->log, "open", "file=%s md=%s session=%llx swmr_write=%d tick_len=%u max_lag=%u", name,
-                w->md_path, (unsigned long long)vfdswmr_mdw_session(w->mdw), w->swmr_write, cfg->tick_len,
-                cfg->max_lag);
+    VFDSWMR_LOG(&w->log, "open", "file=%s md=%s session=%llx swmr_write=%d tick_len=%u max_lag=%u", name, w->md_path,
+                (unsigned long long)vfdswmr_mdw_session(w->mdw), w->swmr_write, cfg->tick_len, cfg->max_lag);
     return 0;
 fail:
     if (w->mdw)
@@ -341,8 +345,9 @@ refuse_unsafe_read(vfdswmr_writer_t *w, const char *name)
     return -1;
 }
 
-/* The lock, and the condition the tick thread waits on with timeouts on
- * CLOCK_MONOTONIC. 0, or an error number (nothing left initialised). */
+/* The lock, the condition the tick thread waits on with timeouts on
+ * CLOCK_MONOTONIC, and the one a publish's end is signalled on. 0, or an
+ * error number (nothing left initialised). */
 static int
 init_sync(vfdswmr_writer_t *w)
 {
@@ -356,6 +361,8 @@ init_sync(vfdswmr_writer_t *w)
             rc = pthread_cond_init(&w->wake, &ca);
         pthread_condattr_destroy(&ca);
     }
+    if (rc == 0 && (rc = pthread_cond_init(&w->published, NULL)) != 0)
+        pthread_cond_destroy(&w->wake);
     if (rc != 0)
         pthread_mutex_destroy(&w->lock);
     return rc;
@@ -364,8 +371,8 @@ init_sync(vfdswmr_writer_t *w)
 static H5FD_t *
 writer_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr)
 {
-    vfdswmr_writer_t *w = (vfdswmr_writer_t *)vfdswmr_stack_new(fapl, sizeof *w, VFDSWMR_WRITER_NAME,
-                                                                vfdswmr_config_check_writer);
+    vfdswmr_writer_t *w =
+        (vfdswmr_writer_t *)vfdswmr_stack_new(fapl, sizeof *w, VFDSWMR_WRITER_NAME, vfdswmr_config_check_writer);
     int rc;
 
     if (w == NULL)
@@ -433,8 +440,8 @@ readers_current(vfdswmr_writer_t *w, uint64_t tick, int *registered)
     bool current;
 
     *registered = -1;
-    if (!w->base.cfg.maintain_metadata_file || w->base.cfg.generate_updater_files || (fd = vfdswmr_lower_fd(LOWER(w))) < 0 ||
-        vfdswmr_mdlock_readers(fd, &own) != 0)
+    if (!w->base.cfg.maintain_metadata_file || w->base.cfg.generate_updater_files ||
+        (fd = vfdswmr_lower_fd(LOWER(w))) < 0 || vfdswmr_mdlock_readers(fd, &own) != 0)
         return false;
     current = own == 0;
     *registered = (int)own;
@@ -458,9 +465,7 @@ close_tick(vfdswmr_writer_t *w)
 {
     if (vfdswmr_writer_end_tick(w, false) < 0)
         return 0; /* publishing failed: handled by the caller through w->error */
-    return vfdswmr_pb_store_due(w->pb, vfdswmr_mdw_tick(w->mdw), w->lag, w->eoa, store_page, w) < 0
-               ? -1
-               : 0;
+    return vfdswmr_pb_store_due(w->pb, w->tick, w->lag, w->eoa, store_page, w) < 0 ? -1 : 0;
 }
 
 /*
@@ -496,24 +501,24 @@ writer_close(H5FD_t *file)
         vfdswmr_writer_end_tick(w, false);
     }
     else if (!w->error[0])
-        snprintf(w->error, sizeof w->error, "out of memory at close");
+        vfdswmr_writer_stop_publishing(w, "out of memory at close");
     if (!w->error[0]) {
         int stored = 0;
         /* Once no reader holds a snapshot older than the one just published
          * (none registered, or all marked at it or later), only it can be in
          * use, and its pages equal what goes to the HDF5 file: every page
          * may go at once. Until then, pages go when due. */
-        uint64_t t0 = vfdswmr_mdw_tick(w->mdw), due = 0;
+        uint64_t t0 = w->tick, due = 0;
         int registered = -1;
         /* Ticks as usual; readers are looked at ten times a tick. */
         double slice = vfdswmr_tick_seconds(w) / 10, next = vfdswmr_now() + vfdswmr_tick_seconds(w);
-        struct timespec ts = {(time_t)slice, (long)((slice - (double)(time_t)slice) * 1e9)};
+        struct timespec ts = vfdswmr_timespec(slice);
         while (!w->error[0] && stored == 0) {
             if (readers_current(w, t0, &registered)) {
                 due = UINT64_MAX / 2;
                 break;
             }
-            if (vfdswmr_mdw_tick(w->mdw) >= vfdswmr_pb_last_due_tick(w->pb, w->lag))
+            if (w->tick >= vfdswmr_pb_last_due_tick(w->pb, w->lag))
                 break;
             nanosleep(&ts, NULL);
             if (vfdswmr_now() >= next) {
@@ -522,9 +527,8 @@ writer_close(H5FD_t *file)
             }
         }
         VFDSWMR_LOG(&w->log, "close_wait", "readers=%d all_current=%d waited_ticks=%llu", registered, due != 0,
-                    (unsigned long long)(vfdswmr_mdw_tick(w->mdw) - t0));
-        if (stored < 0 || vfdswmr_pb_store_due(w->pb, due ? due : vfdswmr_mdw_tick(w->mdw), w->lag,
-                                               w->eoa, store_page, w) < 0)
+                    (unsigned long long)(w->tick - t0));
+        if (stored < 0 || vfdswmr_pb_store_due(w->pb, due ? due : w->tick, w->lag, w->eoa, store_page, w) < 0)
             report_incomplete(w, "cannot write metadata pages to the HDF5 file at close");
         else
             complete = !w->error[0];
@@ -543,7 +547,7 @@ writer_close(H5FD_t *file)
     if (!complete || check_error(w) < 0)
         rc = -1;
     VFDSWMR_LOG(&w->log, "close", "ticks=%llu pages_published=%llu pages_written=%llu complete=%d",
-                (unsigned long long)vfdswmr_mdw_tick(w->mdw), w->pages_published, w->pages_stored, complete);
+                (unsigned long long)w->tick, w->pages_published, w->pages_stored, complete);
     if (vfdswmr_mdw_close(w->mdw, w->base.cfg.keep_metadata_file || !complete, err, sizeof err) < 0) {
         VFDSWMR_ERR(H5E_CANTCLOSEFILE, "%s: %s", VFDSWMR_WRITER_NAME, err);
         rc = -1;
@@ -608,9 +612,14 @@ writer_write(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t siz
     if (type == H5FD_MEM_DRAW) { /* raw data and the global heap: straight to the file */
         rc = vfdswmr_pt_write(file, type, dxpl, addr, size, buf);
         vfdswmr_ccf_written(&w->cc, addr, size, buf, rc >= 0);
-        vfdswmr_rawlog_add(w->rawlog, vfdswmr_mdw_tick(w->mdw) + 1, addr, size); /* even failed: bytes unknown */
-        if (rc >= 0)
-            vfdswmr_pb_write_raw(w->pb, addr, size, buf);
+        vfdswmr_rawlog_add(w->rawlog, vfdswmr_writer_write_tick(w), addr, size); /* even failed: bytes unknown */
+        if (rc >= 0 && vfdswmr_pb_write_raw(w->pb, addr, size, buf) < 0) {
+            /* A page of the publish under way cannot take the raw bytes: its
+             * published image must never reach the HDF5 file. Stop publishing;
+             * close writes every page's current bytes instead. */
+            vfdswmr_writer_stop_publishing(w, "out of memory keeping a metadata page coherent with raw data");
+            rc = check_error(w);
+        }
     }
     else if (vfdswmr_pb_write(w->pb, addr, size, buf, fill_page, w) < 0) {
         VFDSWMR_ERR(H5E_WRITEERROR, "%s: cannot buffer a metadata write at address %llu (%zu bytes)",
@@ -621,6 +630,27 @@ writer_write(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t siz
         note_swmr_write(w, buf, size);
     pthread_mutex_unlock(&w->lock);
     return rc;
+}
+
+/*
+ * pb_expansion_threshold N: has the page buffer grown past N times what it
+ * held when the tick began (counting at least VFDSWMR_PB_EXPANSION_MIN_IMAGES)?
+ * Then the tick ends at this consistency point instead of at its time: pages
+ * become due for the HDF5 file in ticks, so earlier ticks let the buffer
+ * shrink sooner.
+ */
+static bool
+expanded(const vfdswmr_writer_t *w)
+{
+    vfdswmr_pb_stats_t st;
+    uint64_t base = w->tick_start_images;
+
+    if (w->base.cfg.pb_expansion_threshold == 0 || w->eot_disabled)
+        return false;
+    if (base < VFDSWMR_PB_EXPANSION_MIN_IMAGES)
+        base = VFDSWMR_PB_EXPANSION_MIN_IMAGES;
+    vfdswmr_pb_stats(w->pb, &st);
+    return st.images > (uint64_t)w->base.cfg.pb_expansion_threshold * base;
 }
 
 static herr_t
@@ -640,7 +670,10 @@ writer_flush(H5FD_t *file, hid_t dxpl, hbool_t closing)
         if (w->base.cfg.flush_raw_data && sync_hdf5_file(w) < 0)
             rc = -1;
         else if (vfdswmr_pb_consistency_point(w->pb, w->eoa) < 0) {
-            VFDSWMR_ERR(H5E_CANTALLOC, "%s: out of memory taking a snapshot", VFDSWMR_WRITER_NAME);
+            /* Part of the pages may have their snapshot now: publishing that
+             * would show readers half a consistency point. Stop publishing;
+             * close writes every page's current bytes to the HDF5 file. */
+            vfdswmr_writer_stop_publishing(w, "out of memory taking a snapshot");
             rc = -1;
         }
         else
@@ -649,12 +682,15 @@ writer_flush(H5FD_t *file, hid_t dxpl, hbool_t closing)
         if (rc >= 0 && !w->truncated)
             rc = vfdswmr_pt_truncate(file, dxpl, false);
         VFDSWMR_LOG(&w->log, "consistency_point", "eoa=%llu", (unsigned long long)w->eoa);
+        if (rc >= 0 && expanded(w)) {
+            w->early_tick = true;
+            w->next_tick = vfdswmr_now() + vfdswmr_tick_seconds(w);
+            vfdswmr_writer_end_tick(w, false); /* a failure is in w->error: check_error below */
+        }
     }
     w->truncated = false;
-    if (rc >= 0 && vfdswmr_pb_store_due(w->pb, vfdswmr_mdw_tick(w->mdw), w->lag, w->eoa, store_page,
-                                        w) < 0) {
-        VFDSWMR_ERR(H5E_WRITEERROR, "%s: cannot write delayed metadata pages to the HDF5 file",
-                    VFDSWMR_WRITER_NAME);
+    if (rc >= 0 && vfdswmr_pb_store_due(w->pb, w->tick, w->lag, w->eoa, store_page, w) < 0) {
+        VFDSWMR_ERR(H5E_WRITEERROR, "%s: cannot write delayed metadata pages to the HDF5 file", VFDSWMR_WRITER_NAME);
         rc = -1;
     }
     if (rc >= 0)
@@ -681,7 +717,7 @@ writer_truncate(H5FD_t *file, hid_t dxpl, hbool_t closing)
     haddr_t eof = rc < 0 ? 0 : vfdswmr_pt_get_eof(file, H5FD_MEM_DEFAULT);
     eof = eof == HADDR_UNDEF ? 0 : eof;
     vfdswmr_ccf_truncated(&w->cc, eof);
-    vfdswmr_rawlog_add(w->rawlog, vfdswmr_mdw_tick(w->mdw) + 1, eof, UINT64_MAX - eof);
+    vfdswmr_rawlog_add(w->rawlog, vfdswmr_writer_write_tick(w), eof, UINT64_MAX - eof);
     w->truncated = true;
     pthread_mutex_unlock(&w->lock);
     return rc;
@@ -746,13 +782,11 @@ static herr_t
 ctl_locked(vfdswmr_writer_t *w, uint64_t op, const void *in, void **out)
 {
     vfdswmr_pb_stats_t st;
-    uint32_t n;
 
     switch (op) {
     case VFDSWMR_CTL_END_TICK:
         if (w->eot_disabled) {
-            VFDSWMR_ERR(H5E_BADVALUE, "%s: end of tick is disabled (vfdswmr_disable_end_of_tick)",
-                        VFDSWMR_WRITER_NAME);
+            VFDSWMR_ERR(H5E_BADVALUE, "%s: end of tick is disabled (vfdswmr_disable_end_of_tick)", VFDSWMR_WRITER_NAME);
             return -1;
         }
         w->next_tick = vfdswmr_now() + vfdswmr_tick_seconds(w);
@@ -777,13 +811,16 @@ ctl_locked(vfdswmr_writer_t *w, uint64_t op, const void *in, void **out)
             return -1;
         }
         vfdswmr_pb_stats(w->pb, &st);
-        vfdswmr_mdw_index(w->mdw, &n);
-        *s = (vfdswmr_status_t){.is_writer = 1, .tick = vfdswmr_mdw_tick(w->mdw),
-                                .session = vfdswmr_mdw_session(w->mdw), .eoa = w->cp_eoa, .index_entries = n,
+        *s = (vfdswmr_status_t){.is_writer = 1,
+                                .tick = w->tick,
+                                .session = vfdswmr_mdw_session(w->mdw),
+                                .eoa = w->cp_eoa,
+                                .index_entries = w->index_entries,
                                 .pages_cached = st.images,
                                 .writer_state = w->error[0] ? VFDSWMR_WRITER_FAILED : VFDSWMR_WRITER_RUNNING,
-                                .tick_len = w->base.cfg.tick_len, .max_lag = w->base.cfg.max_lag,
-                                .writer_tick = vfdswmr_mdw_tick(w->mdw)};
+                                .tick_len = w->base.cfg.tick_len,
+                                .max_lag = w->base.cfg.max_lag,
+                                .writer_tick = w->tick};
         return 0;
     }
     case VFDSWMR_CTL_REFRESH:

@@ -1,12 +1,17 @@
 /*
  * Internal state of the vfd_swmr_writer driver (writer.c: the callbacks,
- * ticker.c: ticks and publishing).
+ * publish.c: publishing a tick, ticker.c: when ticks end, claim.c: the
+ * metadata file before the HDF5 file is opened).
  *
  * Locking: `lock` guards everything below it. The main thread (HDF5's
- * callbacks) holds it for each callback; the ticker thread holds it while it
- * publishes. The ticker never calls HDF5 (HDF5 is not thread-safe): it only
- * writes the metadata file and updater files. Everything that touches the
- * HDF5 file -- delayed page writes included -- runs in the main thread.
+ * callbacks) holds it for each callback; the ticker thread holds it except
+ * while it sleeps and while its publish writes to disk (`publishing`): then
+ * the publishing thread alone uses `mdw` and the images the page buffer
+ * handed over, and everyone else may use the rest under the lock
+ * (publish.c). The ticker never calls HDF5 (HDF5 is not thread-safe): it
+ * only writes the metadata file, updater files and the raw-data log.
+ * Everything that touches the HDF5 file -- delayed page writes included --
+ * runs in the main thread.
  *
  * Error contract: as HDF5 expects of a driver: callbacks and helpers return
  * a negative value with the reason pushed on HDF5's error stack
@@ -30,37 +35,46 @@
 
 /* The page size of snapshots and of the metadata file. */
 #define VFDSWMR_WRITER_PAGE_SIZE 4096u
+/* pb_expansion_threshold compares with at least this many page images
+ * (1 MiB), so a small page buffer does not end ticks at every flush. */
+#define VFDSWMR_PB_EXPANSION_MIN_IMAGES 256u
 
 typedef struct vfdswmr_writer_t {
-    vfdswmr_file_t base;          /* first: the stacked file */
-    bool active;                  /* opened for writing: SWMR machinery on */
-    bool read_only;               /* opened without H5F_ACC_RDWR (never active) */
-    bool swmr_write;              /* opened with H5F_ACC_SWMR_WRITE */
+    vfdswmr_file_t base; /* first: the stacked file */
+    bool active;         /* opened for writing: SWMR machinery on */
+    bool read_only;      /* opened without H5F_ACC_RDWR (never active) */
+    bool swmr_write;     /* opened with H5F_ACC_SWMR_WRITE */
     char md_path[VFDSWMR_MAX_PATH + 64];
-    uint64_t hdf5_id;             /* st_ino of the HDF5 file, 0 unknown */
+    uint64_t hdf5_id; /* st_ino of the HDF5 file, 0 unknown */
     vfdswmr_log_t log;
-    vfdswmr_ccfile_t cc;          /* the shared raw-data chunk cache: the HDF5 file's bytes, page
+    vfdswmr_ccfile_t cc; /* the shared raw-data chunk cache: the HDF5 file's bytes, page
                                      buffer not included (reads add it on top); own mutex, taken
                                      inside `lock` */
 
     pthread_mutex_t lock;
     pthread_cond_t wake;
+    pthread_cond_t published; /* signalled when `publishing` ends */
     pthread_t ticker;
     bool ticker_running, stop;
 
     vfdswmr_pagebuf_t *pb;
     vfdswmr_mdw_t *mdw;
-    vfdswmr_marks_t *marks;       /* read marks of local readers (marks.h), or NULL */
-    vfdswmr_rawlog_t *rawlog;     /* what this session wrote to the HDF5 file, per tick (rawlog.h) */
-    uint32_t lag;                 /* what is kept for readers: max_lag, or more for read marks */
-    unsigned marked_readers;      /* live read marks at the last tick */
-    uint64_t eoa;                 /* current end of allocated space */
-    uint64_t cp_eoa;              /* the EOA of the last consistency point */
-    bool truncated;               /* truncate seen since the last flush: H5Fflush or close under way */
-    bool closing;                 /* in writer_close */
+    vfdswmr_marks_t *marks;     /* read marks of local readers (marks.h), or NULL */
+    vfdswmr_rawlog_t *rawlog;   /* what this session wrote to the HDF5 file, per tick (rawlog.h) */
+    uint32_t lag;               /* what is kept for readers: max_lag, or more for read marks */
+    unsigned marked_readers;    /* live read marks at the last tick */
+    uint64_t eoa;               /* current end of allocated space */
+    uint64_t cp_eoa;            /* the EOA of the last consistency point */
+    uint64_t tick;              /* the last tick published (mdw's, readable while publishing) */
+    uint32_t index_entries;     /* entries of its index */
+    bool publishing;            /* tick + 1 is being written without the lock (publish.c) */
+    bool early_tick;            /* the tick being ended ends early (pb_expansion_threshold) */
+    uint64_t tick_start_images; /* page images held when the last publish completed */
+    bool truncated;             /* truncate seen since the last flush: H5Fflush or close under way */
+    bool closing;               /* in writer_close */
     bool eot_disabled, tick_missed;
-    double next_tick;             /* monotonic seconds */
-    char error[512];              /* first publish failure, reported by the next callback */
+    double next_tick; /* monotonic seconds */
+    char error[512];  /* first publish failure, reported by the next callback */
     unsigned long long publishes, pages_published, pages_stored;
 } vfdswmr_writer_t;
 
@@ -75,10 +89,22 @@ void vfdswmr_registry_remove(const vfdswmr_writer_t *w);
 /* Does a writer of this process have the HDF5 file at h5_name open? */
 bool vfdswmr_registry_writes(const char *h5_name);
 
-/* ticker.c; all but start/stop are called with `lock` held. */
+/* ticker.c; tick_seconds is called with `lock` held. */
 int vfdswmr_ticker_start(vfdswmr_writer_t *w);
 void vfdswmr_ticker_stop(vfdswmr_writer_t *w);
-int vfdswmr_writer_end_tick(vfdswmr_writer_t *w, bool final);
 double vfdswmr_tick_seconds(const vfdswmr_writer_t *w);
+
+/* publish.c; called with `lock` held (or, at close, after the ticker has
+ * stopped: then nothing else runs). Publish the tick after w->tick; wait
+ * first for a publish under way. 0, or -1 with the failure in w->error.
+ * end_tick keeps the lock throughout (a call of the application's, or
+ * close); end_tick_unlocked_io releases it while writing to disk (the
+ * ticker). */
+int vfdswmr_writer_end_tick(vfdswmr_writer_t *w, bool final);
+int vfdswmr_writer_end_tick_unlocked_io(vfdswmr_writer_t *w);
+/* Stop publishing for good (out of memory, ...): w->error, readers told. */
+void vfdswmr_writer_stop_publishing(vfdswmr_writer_t *w, const char *why);
+/* The tick that publishes what is written to the HDF5 file now. */
+uint64_t vfdswmr_writer_write_tick(const vfdswmr_writer_t *w);
 
 #endif

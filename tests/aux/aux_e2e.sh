@@ -193,7 +193,7 @@ ok "plain: $HISTORY updaters applied in order, each once; the readers verified a
 
 # ---- reorder ------------------------------------------------------------------
 # Delivery delays add to the readers' lag behind the writer: allow for them
-# with a larger max_lag (the RFC advises one for NFS).
+# with a larger max_lag (advisable over NFS, where updater files arrive late).
 new_case reorder "$([ -n "${VFDSWMR_VALGRIND:-}" ] && echo 300 || echo 20)"
 start_readers
 start_aux 1

@@ -39,6 +39,8 @@
 
 #include "aux.h"
 #include "checksum.h"
+#include "io.h"
+#include "le.h"
 #include "mdreader.h"
 #include "mdwriter.h"
 #include "plan.h"
@@ -49,9 +51,9 @@
 #define GUARD_S 600
 /* What a refused claim may add to the peak resident size. */
 #define MEM_BOUND_KIB (64L * 1024)
-#define TWO_GIB (2ull << 30)
+#define TWO_GIB       (2ull << 30)
 
-#define PS 512u
+#define PS        512u
 #define SESSION_A 0xa11ce00000000001ull
 #define SESSION_B 0xb0b0000000000002ull
 #define SESSION_C 0xc0c0000000000003ull
@@ -143,7 +145,7 @@ log_count(const char *path, const char *what)
 typedef struct gen_t {
     vfdswmr_mdw_t *ud, *ref; /* ref: the same publishes into a metadata file; may be NULL */
     uint64_t t;
-    bool relocated;          /* the index left the reserved page at some tick */
+    bool relocated; /* the index left the reserved page at some tick */
 } gen_t;
 
 static void
@@ -156,8 +158,7 @@ fill(uint8_t *img, uint32_t len, uint64_t p, uint64_t t)
 static void
 gen_open(gen_t *g, const char *ud_base, const char *ref_path, uint64_t session)
 {
-    vfdswmr_mdw_opts_t o = {.page_size = PS, .reserved_pages = 1, .max_lag = 3, .ud_base = ud_base,
-                            .session = session};
+    vfdswmr_mdw_opts_t o = {.page_size = PS, .reserved_pages = 1, .max_lag = 3, .ud_base = ud_base, .session = session};
     char err[VFDSWMR_MDW_ERRLEN];
 
     *g = (gen_t){0};
@@ -228,7 +229,7 @@ opts(void)
     o.md_file = local;
     o.ud_base = ud_nfs;
     o.log_file = logpath;
-    o.tick_len = 1;          /* 0.1 s: lag warnings after 0.3 s of the fake clock */
+    o.tick_len = 1; /* 0.1 s: lag warnings after 0.3 s of the fake clock */
     o.max_lag = 3;
     o.polls_per_tick = 1;    /* list the directory on every idle poll */
     o.md_pages_reserved = 1; /* as the writers: same initial size */
@@ -684,7 +685,8 @@ test_names(void **state)
 static void
 test_garbage(void **state)
 {
-    static const char *garbage[] = {"f.h5.ud.x", "f.h5.ud.01", "f.h5.ud.3x", "f.h5.ud.", "f.h5.ud.99999999999999999999"};
+    static const char *garbage[] = {"f.h5.ud.x", "f.h5.ud.01", "f.h5.ud.3x", "f.h5.ud.",
+                                    "f.h5.ud.99999999999999999999"};
     static const char *ignored[] = {"f.h5.ud.2.tmp", "f.h5.ud.9.tmp", "f.h5", "other", "f.h5.udx.1"};
     char path[400];
     gen_t g;
@@ -750,7 +752,8 @@ test_restart(void **state)
     compare(ref);
     aux_close(a);
     assert_int_equal(log_count(log2, " resume local file of session a11ce00000000001 at tick 4: continuing at "
-                                     "sequence 6"), 1);
+                                     "sequence 6"),
+                     1);
     for (uint64_t s = 0; s <= 13; s++) {
         char what[64];
         snprintf(what, sizeof what, " applied seq=%llu ", (unsigned long long)s);
@@ -782,9 +785,8 @@ test_restart_mid_apply(void **state)
     assert_int_equal(vfdswmr_updater_decode(buf, len, &u), VFDSWMR_MD_OK);
     assert_true((fd = open(local, O_RDWR)) >= 0);
     for (size_t i = 0; i < u.plan.nimages; i++)
-        assert_int_equal(vfdswmr_pwrite_all(fd, u.plan.images[i].image, u.plan.images[i].length,
-                                            u.plan.images[i].md_page * PS),
-                         0);
+        assert_int_equal(
+            vfdswmr_pwrite_all(fd, u.plan.images[i].image, u.plan.images[i].length, u.plan.images[i].md_page * PS), 0);
     assert_int_equal(vfdswmr_pwrite_all(fd, u.plan.index_image, u.plan.index_len, u.plan.index_offset), 0);
     close(fd);
     vfdswmr_updater_free(&u);
@@ -1006,13 +1008,6 @@ expect_fatal(const uint8_t *bad, size_t len, const char *want_fmt, ...)
 }
 
 static void
-put_le32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void
 test_damaged_sequence(void **state)
 {
     uint8_t *b;
@@ -1043,7 +1038,7 @@ test_damaged_version(void **state)
     gen_ticks(&g, 6);
     b = slurp(ud(ud_stage, 4), &len);
     b[4] = 1; /* version 1, with a checksum that matches */
-    put_le32(b + 52, vfdswmr_checksum(b, 52));
+    vfdswmr_le32_encode(b + 52, vfdswmr_checksum(b, 52));
     expect_fatal(b, len, "updater file %s is damaged: %s; the local metadata file %s stays at tick 2", ud(ud_nfs, 4),
                  vfdswmr_mderr_str(VFDSWMR_MD_EVERSION), local);
     free(b);
@@ -1064,8 +1059,8 @@ test_damaged_change_list(void **state)
     gen_ticks(&g, 6);
     b = slurp(ud(ud_stage, 4), &len);
     assert_int_equal(vfdswmr_udhdr_decode(b, len, &h), VFDSWMR_MD_OK);
-    put_le32(b + 56 + 20, 57); /* hdr_len */
-    put_le32(b + 56 + h.cl_length - 4, vfdswmr_checksum(b + 56, (size_t)h.cl_length - 4));
+    vfdswmr_le32_encode(b + 56 + 20, 57); /* hdr_len */
+    vfdswmr_le32_encode(b + 56 + h.cl_length - 4, vfdswmr_checksum(b + 56, (size_t)h.cl_length - 4));
     expect_fatal(b, len, "updater file %s is damaged: %s; the local metadata file %s stays at tick 2", ud(ud_nfs, 4),
                  vfdswmr_mderr_str(VFDSWMR_MD_ELENGTH), local);
     free(b);
@@ -1161,7 +1156,8 @@ test_updater_size(void **state)
             assert_true(h.flags & VFDSWMR_UD_CREATE_ONLY);
             assert_int_equal(vfdswmr_updater_size(&h, NULL), VFDSWMR_UDHDR_SIZE);
             assert_int_equal(len, VFDSWMR_UDHDR_SIZE);
-        } else {
+        }
+        else {
             assert_int_equal(vfdswmr_udcl_decode(b + h.cl_offset, (size_t)h.cl_length, h.page_size, len, &cl),
                              VFDSWMR_MD_OK);
             assert_int_equal(vfdswmr_updater_size(&h, &cl), len);
@@ -1465,7 +1461,8 @@ test_local_and_log_refused(void **state)
             }
             if (kind < 2)
                 snprintf(want, sizeof want,
-                         "%s %s is a symbolic link; vfd_swmr_aux does not follow links to the files it writes", what, p);
+                         "%s %s is a symbolic link; vfd_swmr_aux does not follow links to the files it writes", what,
+                         p);
             else
                 snprintf(want, sizeof want, "%s %s is not a regular file (%s)", what, p,
                          kind == 2 ? "a FIFO" : "a directory");
@@ -1602,16 +1599,38 @@ main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
     const struct CMUnitTest tests[] = {
-        T(test_apply_all),        T(test_long_run),           T(test_out_of_order),       T(test_torn),
-        T(test_gap),              T(test_gap_removed),        T(test_names),              T(test_garbage),
-        T(test_restart),          T(test_restart_mid_apply),  T(test_restart_empty),
-        T(test_restart_scan),     T(test_restart_after_final), T(test_new_writer),
-        T(test_stale_leftovers),  T(test_damaged_sequence),   T(test_damaged_version),
-        T(test_damaged_change_list), T(test_tick_jump),       T(test_local_errors),
-        T(test_run),              T(test_updater_size),       T(test_updater_fifo),
-        T(test_updater_dir),      T(test_updater_device),     T(test_updater_fifo_later),
-        T(test_trailing_bytes),   T(test_trailing_create_only), T(test_huge_tail),
-        T(test_huge_claim),       T(test_local_and_log_refused), T(test_planted_links),
+        T(test_apply_all),
+        T(test_long_run),
+        T(test_out_of_order),
+        T(test_torn),
+        T(test_gap),
+        T(test_gap_removed),
+        T(test_names),
+        T(test_garbage),
+        T(test_restart),
+        T(test_restart_mid_apply),
+        T(test_restart_empty),
+        T(test_restart_scan),
+        T(test_restart_after_final),
+        T(test_new_writer),
+        T(test_stale_leftovers),
+        T(test_damaged_sequence),
+        T(test_damaged_version),
+        T(test_damaged_change_list),
+        T(test_tick_jump),
+        T(test_local_errors),
+        T(test_run),
+        T(test_updater_size),
+        T(test_updater_fifo),
+        T(test_updater_dir),
+        T(test_updater_device),
+        T(test_updater_fifo_later),
+        T(test_trailing_bytes),
+        T(test_trailing_create_only),
+        T(test_huge_tail),
+        T(test_huge_claim),
+        T(test_local_and_log_refused),
+        T(test_planted_links),
         T(test_stale_temps),
     };
     return cmocka_run_group_tests(tests, testdir_setup, testdir_teardown);

@@ -85,8 +85,10 @@ test_defaults(void **state)
 static void
 test_both_forms(void **state)
 {
-    static const char *forms[][2] = {{"--log_file", "aux.log"}, {"--polls_per_tick", "25"},
-                                     {"--tick_len", "12"}, {"--max_lag", "30"},
+    static const char *forms[][2] = {{"--log_file", "aux.log"},
+                                     {"--polls_per_tick", "25"},
+                                     {"--tick_len", "12"},
+                                     {"--max_lag", "30"},
                                      {"--vfd_config", "md_pages_reserved=9;under=core"}};
     aux_opts_t o;
 
@@ -176,14 +178,14 @@ static void
 test_bad_numbers(void **state)
 {
     (void)state;
-    parse_err("--tick_len=x: not a number; expected an integer from 0 to 36000 (tenths of a second)",
-              "--tick_len=x", "m", "u", NULL);
-    parse_err("--tick_len=: not a number; expected an integer from 0 to 36000 (tenths of a second)", "--tick_len=",
+    parse_err("--tick_len=x: not a number; expected an integer from 0 to 36000 (tenths of a second)", "--tick_len=x",
               "m", "u", NULL);
-    parse_err("--tick_len=-1: not a number; expected an integer from 0 to 36000 (tenths of a second)",
-              "--tick_len", "-1", "m", "u", NULL);
-    parse_err("--tick_len=4.5: not a number; expected an integer from 0 to 36000 (tenths of a second)",
-              "--tick_len", "4.5", "m", "u", NULL);
+    parse_err("--tick_len=: not a number; expected an integer from 0 to 36000 (tenths of a second)", "--tick_len=", "m",
+              "u", NULL);
+    parse_err("--tick_len=-1: not a number; expected an integer from 0 to 36000 (tenths of a second)", "--tick_len",
+              "-1", "m", "u", NULL);
+    parse_err("--tick_len=4.5: not a number; expected an integer from 0 to 36000 (tenths of a second)", "--tick_len",
+              "4.5", "m", "u", NULL);
     parse_err("--tick_len=36001: out of range; expected an integer from 0 to 36000 (tenths of a second)",
               "--tick_len=36001", "m", "u", NULL);
     parse_err("--tick_len=99999999999999999999: out of range; expected an integer from 0 to 36000 (tenths of a "
@@ -195,10 +197,9 @@ test_bad_numbers(void **state)
               "--polls_per_tick=1001", "m", "u", NULL);
     parse_err("--polls_per_tick= 5: not a number; expected an integer from 1 to 1000 (polls per tick)",
               "--polls_per_tick= 5", "m", "u", NULL);
-    parse_err("--max_lag=2: out of range; expected an integer from 3 to 100000 (ticks)", "--max_lag=2", "m", "u",
-              NULL);
-    parse_err("--max_lag=100001: out of range; expected an integer from 3 to 100000 (ticks)", "--max_lag",
-              "100001", "m", "u", NULL);
+    parse_err("--max_lag=2: out of range; expected an integer from 3 to 100000 (ticks)", "--max_lag=2", "m", "u", NULL);
+    parse_err("--max_lag=100001: out of range; expected an integer from 3 to 100000 (ticks)", "--max_lag", "100001",
+              "m", "u", NULL);
     parse_err("--max_lag=7x: not a number; expected an integer from 3 to 100000 (ticks)", "--max_lag=7x", "m", "u",
               NULL);
 }
@@ -268,8 +269,8 @@ test_positional_errors(void **state)
     parse_err("unexpected argument \"x\" (only <md_file> and <ud_base> are expected)", "m", "u", "x", NULL);
     parse_err("<md_file>: empty path", "", "u", NULL);
     parse_err("<ud_base>: empty path", "m", "", NULL);
-    parse_err("<ud_base> nfs/ names a directory; give the base path of the updater files, e.g. DIR/FILE.h5.md.ud",
-              "m", "nfs/", NULL);
+    parse_err("<ud_base> nfs/ names a directory; give the base path of the updater files, e.g. DIR/FILE.h5.md.ud", "m",
+              "nfs/", NULL);
     memset(long_path, 'p', AUX_MAX_PATH + 1);
     parse_err("<md_file>: path longer than 4000 bytes", long_path, "u", NULL);
     parse_err("<ud_base>: path longer than 4000 bytes", "m", long_path, NULL);
@@ -321,8 +322,8 @@ test_vfd_config(void **state)
 static void
 test_usage_text(void **state)
 {
-    static const char *names[] = {"--log_file PATH", "--polls_per_tick N", "--stats", "--tick_len T",
-                                  "--max_lag N", "--verbose", "--vfd_config STRING", "--help", "--version"};
+    static const char *names[] = {"--log_file PATH", "--polls_per_tick N",  "--stats", "--tick_len T", "--max_lag N",
+                                  "--verbose",       "--vfd_config STRING", "--help",  "--version"};
     char *text = NULL;
     size_t len = 0;
     FILE *fp;
@@ -347,12 +348,18 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_defaults),          cmocka_unit_test(test_both_forms),
-        cmocka_unit_test(test_positionals_anywhere), cmocka_unit_test(test_help_version),
-        cmocka_unit_test(test_limits),            cmocka_unit_test(test_bad_numbers),
-        cmocka_unit_test(test_missing_values),    cmocka_unit_test(test_unknown_and_misused),
-        cmocka_unit_test(test_unknown_short_and_misc), cmocka_unit_test(test_positional_errors),
-        cmocka_unit_test(test_vfd_config),        cmocka_unit_test(test_usage_text),
+        cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_both_forms),
+        cmocka_unit_test(test_positionals_anywhere),
+        cmocka_unit_test(test_help_version),
+        cmocka_unit_test(test_limits),
+        cmocka_unit_test(test_bad_numbers),
+        cmocka_unit_test(test_missing_values),
+        cmocka_unit_test(test_unknown_and_misused),
+        cmocka_unit_test(test_unknown_short_and_misc),
+        cmocka_unit_test(test_positional_errors),
+        cmocka_unit_test(test_vfd_config),
+        cmocka_unit_test(test_usage_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

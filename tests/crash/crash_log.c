@@ -46,9 +46,9 @@ chomp(char *s)
 void
 cl_progress_read(const char *path, cl_progress_t *p)
 {
-    FILE    *f = fopen(path, "r");
-    char     line[256], what[64], how[16];
-    int      k, swmr, lineno = 0;
+    FILE *f = fopen(path, "r");
+    char line[256], what[64], how[16];
+    int k, swmr, lineno = 0;
     uint64_t seed;
 
     memset(p, 0, sizeof *p);
@@ -93,12 +93,12 @@ cl_progress_read(const char *path, cl_progress_t *p)
 void
 cl_seen_read(const char *path, cl_seen_t *s)
 {
-    FILE     *f = fopen(path, "r");
-    char      line[CM_LINELEN + 32], reader[64] = "?", mix[32];
-    int       lineno = 0;
-    uint64_t  seed;
+    FILE *f = fopen(path, "r");
+    char line[CM_LINELEN + 32], reader[64] = "?", mix[32];
+    int lineno = 0;
+    uint64_t seed;
     cl_walk_t *w = NULL;
-    size_t    want = 0;
+    size_t want = 0;
 
     if (!f)
         swmr_fail("cannot open the seen log %s: %s", path, strerror(errno));
@@ -113,8 +113,8 @@ cl_seen_read(const char *path, cl_seen_t *s)
             if (sscanf(line, "crash-seen seed=%" SCNu64 " mix=%31s reader=%63s", &seed, mix, reader) != 3)
                 swmr_fail("%s: not a seen log (first line '%s')", path, line);
             if (s->mix[0] && (seed != s->seed || strcmp(mix, s->mix)))
-                swmr_fail("%s: seed %" PRIu64 " mix %s, but other logs have seed %" PRIu64 " mix %s", path, seed,
-                          mix, s->seed, s->mix);
+                swmr_fail("%s: seed %" PRIu64 " mix %s, but other logs have seed %" PRIu64 " mix %s", path, seed, mix,
+                          s->seed, s->mix);
             s->seed = seed;
             snprintf(s->mix, sizeof s->mix, "%s", mix);
         }
@@ -122,7 +122,7 @@ cl_seen_read(const char *path, cl_seen_t *s)
             if (sscanf(line, "walk %d state %d lines %zu", &n, &k, &want) != 3 || want > 100000)
                 swmr_fail("%s:%d: expected a walk record, got '%s'", path, lineno, line);
             if (s->nwalks == s->cap) {
-                s->cap   = s->cap ? 2 * s->cap : 64;
+                s->cap = s->cap ? 2 * s->cap : 64;
                 s->walks = realloc(s->walks, s->cap * sizeof *s->walks);
                 if (!s->walks)
                     swmr_fail("out of memory");
@@ -130,7 +130,7 @@ cl_seen_read(const char *path, cl_seen_t *s)
             w = &s->walks[s->nwalks];
             memset(w, 0, sizeof *w);
             snprintf(w->reader, sizeof w->reader, "%s", reader);
-            w->walk  = n;
+            w->walk = n;
             w->state = k;
             w->lines = xcalloc(want ? want : 1, CM_LINELEN);
         }

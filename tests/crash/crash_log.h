@@ -24,31 +24,31 @@
 
 typedef struct {
     uint64_t seed;
-    char     mix[32];
-    bool     swmr;
-    int      last_begin;   /* the newest state the writer may have published (-1: none) */
-    int      last_flushed; /* the newest state a flush call returned for (-1: none) */
-    int      killed_in;    /* operation the writer killed itself in (-1: none) */
-    char     kill_what[64];
-    bool     close_begun, closed;
+    char mix[32];
+    bool swmr;
+    int last_begin;   /* the newest state the writer may have published (-1: none) */
+    int last_flushed; /* the newest state a flush call returned for (-1: none) */
+    int killed_in;    /* operation the writer killed itself in (-1: none) */
+    char kill_what[64];
+    bool close_begun, closed;
 } cl_progress_t;
 
 /* Read a progress file; exits with a message when it is missing or malformed. */
 void cl_progress_read(const char *path, cl_progress_t *p);
 
 typedef struct {
-    char   reader[64];
-    int    walk;
-    int    state;
+    char reader[64];
+    int walk;
+    int state;
     size_t nlines;
     char (*lines)[CM_LINELEN];
 } cl_walk_t;
 
 typedef struct {
-    uint64_t   seed;
-    char       mix[32];
+    uint64_t seed;
+    char mix[32];
     cl_walk_t *walks;
-    size_t     nwalks, cap;
+    size_t nwalks, cap;
 } cl_seen_t;
 
 /* Append the walks of one seen log (the header's seed and mix must match those already
@@ -58,7 +58,7 @@ void cl_seen_free(cl_seen_t *s);
 
 /* Writers of the logs (each line fflush'd). */
 FILE *cl_open_append(const char *path);
-void  cl_line(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cl_line(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* The value of option --what, an integer from lo to hi; otherwise a message
  * naming prog and the option, and exit status 2. */

@@ -24,9 +24,9 @@ const cm_dkind_t cm_dkinds[CM_NDKINDS] = {
 
 /*                                       APPEND GCREATE GDELETE DCREATE DDELETE ACREATE AWRITE ADELETE */
 const cm_mix_t cm_mixes[] = {
-    {"append", {24, 0, 0, 2, 0, 1, 1, 0}},  /* appends to datasets, the occasional new one */
-    {"objects", {3, 5, 3, 5, 3, 4, 2, 3}},  /* groups, datasets and attributes created and deleted */
-    {"mixed", {10, 2, 1, 3, 1, 2, 2, 1}},   /* both */
+    {"append", {24, 0, 0, 2, 0, 1, 1, 0}}, /* appends to datasets, the occasional new one */
+    {"objects", {3, 5, 3, 5, 3, 4, 2, 3}}, /* groups, datasets and attributes created and deleted */
+    {"mixed", {10, 2, 1, 3, 1, 2, 2, 1}},  /* both */
     {NULL, {0}}};
 
 const cm_mix_t *
@@ -91,13 +91,13 @@ void
 cm_init(cm_state_t *s, uint64_t seed, const cm_mix_t *mix, bool swmr_write)
 {
     memset(s, 0, sizeof *s);
-    s->seed       = seed;
-    s->mix        = mix;
+    s->seed = seed;
+    s->mix = mix;
     s->swmr_write = swmr_write;
     s->nobj = 1;
-    s->obj[0].id     = 0;
+    s->obj[0].id = 0;
     s->obj[0].parent = -1;
-    s->obj[0].group  = true;
+    s->obj[0].group = true;
     snprintf(s->obj[0].path, sizeof s->obj[0].path, "/");
 }
 
@@ -168,16 +168,33 @@ weights(const cm_state_t *s, counts_t *c, int w[OP_NKINDS])
         bool ok = false;
 
         switch ((cm_opkind_t)k) {
-            case OP_APPEND: ok = c->nappendable > 0; break;
-            case OP_GCREATE: ok = s->nobj < CM_MAXOBJ && c->ngroups < 12 && c->nparents > 0; break;
-            /* deletions only in a populated file, so that it stays populated */
-            case OP_GDELETE: ok = c->ngroups > 3 && s->nobj > 12 && !s->swmr_write; break;
-            case OP_DCREATE: ok = s->nobj < CM_MAXOBJ && c->ndsets < 14; break;
-            case OP_DDELETE: ok = c->ndsets > 3 && !s->swmr_write; break;
-            case OP_ACREATE: ok = s->nattr < CM_MAXATTR; break;
-            case OP_AWRITE: ok = s->nattr > 0; break;
-            case OP_ADELETE: ok = s->nattr > 8; break;
-            default: break;
+        case OP_APPEND:
+            ok = c->nappendable > 0;
+            break;
+        case OP_GCREATE:
+            ok = s->nobj < CM_MAXOBJ && c->ngroups < 12 && c->nparents > 0;
+            break;
+        /* deletions only in a populated file, so that it stays populated */
+        case OP_GDELETE:
+            ok = c->ngroups > 3 && s->nobj > 12 && !s->swmr_write;
+            break;
+        case OP_DCREATE:
+            ok = s->nobj < CM_MAXOBJ && c->ndsets < 14;
+            break;
+        case OP_DDELETE:
+            ok = c->ndsets > 3 && !s->swmr_write;
+            break;
+        case OP_ACREATE:
+            ok = s->nattr < CM_MAXATTR;
+            break;
+        case OP_AWRITE:
+            ok = s->nattr > 0;
+            break;
+        case OP_ADELETE:
+            ok = s->nattr > 8;
+            break;
+        default:
+            break;
         }
         w[k] = ok ? s->mix->w[k] : 0;
         total += w[k];
@@ -189,7 +206,7 @@ bool
 cm_possible(const cm_state_t *s, cm_opkind_t kind)
 {
     counts_t c;
-    int      w[OP_NKINDS];
+    int w[OP_NKINDS];
 
     weights(s, &c, w);
     return kind < OP_NKINDS && w[kind] > 0;
@@ -198,11 +215,11 @@ cm_possible(const cm_state_t *s, cm_opkind_t kind)
 void
 cm_next(const cm_state_t *s, cm_op_t *op)
 {
-    rng_t    r = {swmr_mix64(s->seed ^ swmr_mix64((uint64_t)(s->state + 1) * 0x2545f4914f6cdd1dull))};
+    rng_t r = {swmr_mix64(s->seed ^ swmr_mix64((uint64_t)(s->state + 1) * 0x2545f4914f6cdd1dull))};
     counts_t c;
-    int      w[OP_NKINDS], total = weights(s, &c, w), k;
-    int      ngroups = c.ngroups, ndsets = c.ndsets, nappendable = c.nappendable, nparents = c.nparents,
-             nholders = c.nholders;
+    int w[OP_NKINDS], total = weights(s, &c, w), k;
+    int ngroups = c.ngroups, ndsets = c.ndsets, nappendable = c.nappendable, nparents = c.nparents,
+        nholders = c.nholders;
 
     memset(op, 0, sizeof *op);
     op->n = s->state + 1;
@@ -218,78 +235,79 @@ cm_next(const cm_state_t *s, cm_op_t *op)
     op->flush = draw(&r) % 2 == 0;
     op->obj = op->attr = -1;
     switch (op->kind) {
-        case OP_APPEND: {
-            int             j = pick(&r, nappendable), i;
-            const cm_obj_t *o;
-            hsize_t         add;
+    case OP_APPEND: {
+        int j = pick(&r, nappendable), i;
+        const cm_obj_t *o;
+        hsize_t add;
 
+        for (i = 0;; i++)
+            if (!s->obj[i].group && s->obj[i].rows < max_rows(&s->obj[i]) && j-- == 0)
+                break;
+        o = &s->obj[i];
+        op->obj = i;
+        add = cm_dkinds[o->dkind].rank == 1 ? 1 + (hsize_t)pick(&r, 24) : 1 + (hsize_t)pick(&r, 6);
+        op->rows0 = o->rows;
+        op->rows1 = o->rows + add > max_rows(o) ? max_rows(o) : o->rows + add;
+        snprintf(op->path, sizeof op->path, "%s", o->path);
+        break;
+    }
+    case OP_GCREATE:
+    case OP_DCREATE: {
+        int j, i;
+
+        if (op->kind == OP_GCREATE) {
+            j = pick(&r, nparents);
             for (i = 0;; i++)
-                if (!s->obj[i].group && s->obj[i].rows < max_rows(&s->obj[i]) && j-- == 0)
+                if (s->obj[i].group && s->obj[i].depth < CM_MAXDEPTH && j-- == 0)
                     break;
-            o         = &s->obj[i];
-            op->obj   = i;
-            add       = cm_dkinds[o->dkind].rank == 1 ? 1 + (hsize_t)pick(&r, 24) : 1 + (hsize_t)pick(&r, 6);
-            op->rows0 = o->rows;
-            op->rows1 = o->rows + add > max_rows(o) ? max_rows(o) : o->rows + add;
-            snprintf(op->path, sizeof op->path, "%s", o->path);
-            break;
+            snprintf(op->name, sizeof op->name, "g%d", op->n);
         }
-        case OP_GCREATE:
-        case OP_DCREATE: {
-            int j, i;
-
-            if (op->kind == OP_GCREATE) {
-                j = pick(&r, nparents);
-                for (i = 0;; i++)
-                    if (s->obj[i].group && s->obj[i].depth < CM_MAXDEPTH && j-- == 0)
-                        break;
-                snprintf(op->name, sizeof op->name, "g%d", op->n);
-            }
-            else {
-                j = pick(&r, ngroups + 1);
-                for (i = 0;; i++)
-                    if (s->obj[i].group && j-- == 0)
-                        break;
-                snprintf(op->name, sizeof op->name, "d%d", op->n);
-                op->dkind = pick(&r, CM_NDKINDS);
-                op->rows1 = cm_dkinds[op->dkind].rank == 1 ? (hsize_t)pick(&r, 21) : (hsize_t)pick(&r, 5);
-            }
-            op->obj = i;
-            child_path(op->path, s->obj[i].path, op->name);
-            break;
-        }
-        case OP_GDELETE:
-        case OP_DDELETE: {
-            bool group = op->kind == OP_GDELETE;
-            int  j = pick(&r, group ? ngroups : ndsets), i;
-
-            for (i = 1;; i++)
-                if (s->obj[i].group == group && j-- == 0)
-                    break;
-            op->obj = i;
-            snprintf(op->path, sizeof op->path, "%s", s->obj[i].path);
-            break;
-        }
-        case OP_ACREATE: {
-            int j = pick(&r, nholders), i;
-
+        else {
+            j = pick(&r, ngroups + 1);
             for (i = 0;; i++)
-                if ((s->obj[i].group || !s->swmr_write) && j-- == 0)
+                if (s->obj[i].group && j-- == 0)
                     break;
-            op->obj  = i;
-            op->alen = 1 + pick(&r, 6);
-            snprintf(op->name, sizeof op->name, "a%d", op->n);
-            snprintf(op->path, sizeof op->path, "%s", s->obj[op->obj].path);
-            break;
+            snprintf(op->name, sizeof op->name, "d%d", op->n);
+            op->dkind = pick(&r, CM_NDKINDS);
+            op->rows1 = cm_dkinds[op->dkind].rank == 1 ? (hsize_t)pick(&r, 21) : (hsize_t)pick(&r, 5);
         }
-        case OP_AWRITE:
-        case OP_ADELETE:
-            op->attr = pick(&r, s->nattr);
-            op->obj  = cm_find_obj(s, s->attr[op->attr].obj);
-            snprintf(op->name, sizeof op->name, "a%d", s->attr[op->attr].id);
-            snprintf(op->path, sizeof op->path, "%s", s->obj[op->obj].path);
-            break;
-        default: break;
+        op->obj = i;
+        child_path(op->path, s->obj[i].path, op->name);
+        break;
+    }
+    case OP_GDELETE:
+    case OP_DDELETE: {
+        bool group = op->kind == OP_GDELETE;
+        int j = pick(&r, group ? ngroups : ndsets), i;
+
+        for (i = 1;; i++)
+            if (s->obj[i].group == group && j-- == 0)
+                break;
+        op->obj = i;
+        snprintf(op->path, sizeof op->path, "%s", s->obj[i].path);
+        break;
+    }
+    case OP_ACREATE: {
+        int j = pick(&r, nholders), i;
+
+        for (i = 0;; i++)
+            if ((s->obj[i].group || !s->swmr_write) && j-- == 0)
+                break;
+        op->obj = i;
+        op->alen = 1 + pick(&r, 6);
+        snprintf(op->name, sizeof op->name, "a%d", op->n);
+        snprintf(op->path, sizeof op->path, "%s", s->obj[op->obj].path);
+        break;
+    }
+    case OP_AWRITE:
+    case OP_ADELETE:
+        op->attr = pick(&r, s->nattr);
+        op->obj = cm_find_obj(s, s->attr[op->attr].obj);
+        snprintf(op->name, sizeof op->name, "a%d", s->attr[op->attr].id);
+        snprintf(op->path, sizeof op->path, "%s", s->obj[op->obj].path);
+        break;
+    default:
+        break;
     }
 }
 
@@ -312,12 +330,12 @@ static void
 remove_subtree(cm_state_t *s, int i)
 {
     char prefix[CM_PATHLEN + 1];
-    int  n = 0;
+    int n = 0;
 
     snprintf(prefix, sizeof prefix, "%s/", s->obj[i].path);
     for (int j = 0; j < s->nobj; j++) {
-        const cm_obj_t *o    = &s->obj[j];
-        bool            gone = j == i || !strncmp(o->path, prefix, strlen(prefix));
+        const cm_obj_t *o = &s->obj[j];
+        bool gone = j == i || !strncmp(o->path, prefix, strlen(prefix));
 
         if (gone) {
             int m = 0;
@@ -339,46 +357,50 @@ cm_apply(cm_state_t *s, const cm_op_t *op)
     if (op->n != s->state + 1)
         swmr_fail("internal error: operation %d applied to state %d", op->n, s->state);
     switch (op->kind) {
-        case OP_APPEND:
-            sum_rows(s->seed, &s->obj[op->obj], op->rows0, op->rows1);
-            s->obj[op->obj].rows = op->rows1;
-            break;
-        case OP_GCREATE:
-        case OP_DCREATE: {
-            cm_obj_t *o = &s->obj[s->nobj++];
+    case OP_APPEND:
+        sum_rows(s->seed, &s->obj[op->obj], op->rows0, op->rows1);
+        s->obj[op->obj].rows = op->rows1;
+        break;
+    case OP_GCREATE:
+    case OP_DCREATE: {
+        cm_obj_t *o = &s->obj[s->nobj++];
 
-            memset(o, 0, sizeof *o);
-            o->id     = op->n;
-            o->parent = s->obj[op->obj].id;
-            o->group  = op->kind == OP_GCREATE;
-            o->depth  = s->obj[op->obj].depth + 1;
-            snprintf(o->path, sizeof o->path, "%s", op->path);
-            if (!o->group) {
-                o->dkind = op->dkind;
-                o->sum   = cm_sum_init();
-                sum_rows(s->seed, o, 0, op->rows1);
-                o->rows = op->rows1;
-            }
-            break;
+        memset(o, 0, sizeof *o);
+        o->id = op->n;
+        o->parent = s->obj[op->obj].id;
+        o->group = op->kind == OP_GCREATE;
+        o->depth = s->obj[op->obj].depth + 1;
+        snprintf(o->path, sizeof o->path, "%s", op->path);
+        if (!o->group) {
+            o->dkind = op->dkind;
+            o->sum = cm_sum_init();
+            sum_rows(s->seed, o, 0, op->rows1);
+            o->rows = op->rows1;
         }
-        case OP_GDELETE:
-        case OP_DDELETE: remove_subtree(s, op->obj); break;
-        case OP_ACREATE: {
-            cm_attr_t *a = &s->attr[s->nattr++];
+        break;
+    }
+    case OP_GDELETE:
+    case OP_DDELETE:
+        remove_subtree(s, op->obj);
+        break;
+    case OP_ACREATE: {
+        cm_attr_t *a = &s->attr[s->nattr++];
 
-            a->id      = op->n;
-            a->obj     = s->obj[op->obj].id;
-            a->len     = op->alen;
-            a->version = op->n;
-            break;
-        }
-        case OP_AWRITE: s->attr[op->attr].version = op->n; break;
-        case OP_ADELETE:
-            memmove(&s->attr[op->attr], &s->attr[op->attr + 1],
-                    (size_t)(s->nattr - op->attr - 1) * sizeof s->attr[0]);
-            s->nattr--;
-            break;
-        default: break;
+        a->id = op->n;
+        a->obj = s->obj[op->obj].id;
+        a->len = op->alen;
+        a->version = op->n;
+        break;
+    }
+    case OP_AWRITE:
+        s->attr[op->attr].version = op->n;
+        break;
+    case OP_ADELETE:
+        memmove(&s->attr[op->attr], &s->attr[op->attr + 1], (size_t)(s->nattr - op->attr - 1) * sizeof s->attr[0]);
+        s->nattr--;
+        break;
+    default:
+        break;
     }
     s->state = op->n;
 }
@@ -421,9 +443,8 @@ cm_describe(const cm_state_t *s, char (*lines)[CM_LINELEN])
         if (o->group)
             snprintf(lines[n++], CM_LINELEN, "G %s", o->path);
         else
-            snprintf(lines[n++], CM_LINELEN, "D %s %s %llux%llu %016" PRIx64, o->path,
-                     cm_dkinds[o->dkind].name, (unsigned long long)o->rows,
-                     (unsigned long long)cm_dkinds[o->dkind].cols, o->sum);
+            snprintf(lines[n++], CM_LINELEN, "D %s %s %llux%llu %016" PRIx64, o->path, cm_dkinds[o->dkind].name,
+                     (unsigned long long)o->rows, (unsigned long long)cm_dkinds[o->dkind].cols, o->sum);
     }
     for (int a = 0; a < s->nattr; a++)
         snprintf(lines[n++], CM_LINELEN, "A %s a%d n=%d v=%d", s->obj[cm_find_obj(s, s->attr[a].obj)].path,

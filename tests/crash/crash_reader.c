@@ -35,11 +35,11 @@
 #include <string.h>
 
 static struct {
-    const char     *file, *progress, *seen, *name;
-    uint64_t        seed;
+    const char *file, *progress, *seen, *name;
+    uint64_t seed;
     const cm_mix_t *mix;
-    bool            swmr;
-    long            pause_us, timeout_s;
+    bool swmr;
+    long pause_us, timeout_s;
 } opt = {.name = "reader", .pause_us = 2000, .timeout_s = 300};
 
 static volatile sig_atomic_t stop;
@@ -62,27 +62,44 @@ usage(void)
 static void
 parse(int argc, char **argv)
 {
-    static const struct option lo[] = {{"file", 1, 0, 'f'},    {"progress", 1, 0, 'p'}, {"seen", 1, 0, 'l'},
-                                       {"seed", 1, 0, 's'},    {"mix", 1, 0, 'm'},      {"name", 1, 0, 'n'},
-                                       {"swmr", 0, 0, 'w'},    {"pause-us", 1, 0, 'u'}, {"timeout", 1, 0, 't'},
+    static const struct option lo[] = {{"file", 1, 0, 'f'}, {"progress", 1, 0, 'p'}, {"seen", 1, 0, 'l'},
+                                       {"seed", 1, 0, 's'}, {"mix", 1, 0, 'm'},      {"name", 1, 0, 'n'},
+                                       {"swmr", 0, 0, 'w'}, {"pause-us", 1, 0, 'u'}, {"timeout", 1, 0, 't'},
                                        {0, 0, 0, 0}};
-    int                         c;
+    int c;
 
     while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
         switch (c) {
-            case 'f': opt.file = optarg; break;
-            case 'p': opt.progress = optarg; break;
-            case 'l': opt.seen = optarg; break;
-            case 's': opt.seed = (uint64_t)cl_num("crash_reader", "seed", optarg, 0, 4000000000L); break;
-            case 'm':
-                if (!(opt.mix = cm_mix_find(optarg)))
-                    usage();
-                break;
-            case 'n': opt.name = optarg; break;
-            case 'w': opt.swmr = true; break;
-            case 'u': opt.pause_us = cl_num("crash_reader", "pause-us", optarg, 0, 10000000); break;
-            case 't': opt.timeout_s = cl_num("crash_reader", "timeout", optarg, 1, 36000); break;
-            default: usage();
+        case 'f':
+            opt.file = optarg;
+            break;
+        case 'p':
+            opt.progress = optarg;
+            break;
+        case 'l':
+            opt.seen = optarg;
+            break;
+        case 's':
+            opt.seed = (uint64_t)cl_num("crash_reader", "seed", optarg, 0, 4000000000L);
+            break;
+        case 'm':
+            if (!(opt.mix = cm_mix_find(optarg)))
+                usage();
+            break;
+        case 'n':
+            opt.name = optarg;
+            break;
+        case 'w':
+            opt.swmr = true;
+            break;
+        case 'u':
+            opt.pause_us = cl_num("crash_reader", "pause-us", optarg, 0, 10000000);
+            break;
+        case 't':
+            opt.timeout_s = cl_num("crash_reader", "timeout", optarg, 1, 36000);
+            break;
+        default:
+            usage();
         }
     }
     if (optind != argc || !opt.file || !opt.progress || !opt.seen || !opt.mix)
@@ -92,12 +109,11 @@ parse(int argc, char **argv)
 /* Find the state in [m->state, hi] the walk shows; advance *m to it. Returns false (with the
  * differences from the closest candidate in msg) when there is none. */
 static bool
-match(cm_state_t *m, cm_state_t *scratch, cw_obs_t *obs, int hi, char (*lines)[CM_LINELEN], char *msg,
-      size_t n)
+match(cm_state_t *m, cm_state_t *scratch, cw_obs_t *obs, int hi, char (*lines)[CM_LINELEN], char *msg, size_t n)
 {
     uint64_t want = cm_desc_hash(obs->lines, obs->nlines);
-    size_t   best = (size_t)-1;
-    int      best_state = -1;
+    size_t best = (size_t)-1;
+    int best_state = -1;
 
     *scratch = *m;
     for (;;) {
@@ -109,7 +125,7 @@ match(cm_state_t *m, cm_state_t *scratch, cw_obs_t *obs, int hi, char (*lines)[C
             return true;
         }
         if ((nd = cw_diff(obs->lines, obs->nlines, lines, nl, NULL, 0, 0)) < best) {
-            best       = nd;
+            best = nd;
             best_state = scratch->state;
         }
         if (scratch->state >= hi)
@@ -121,8 +137,8 @@ match(cm_state_t *m, cm_state_t *scratch, cw_obs_t *obs, int hi, char (*lines)[C
     while (scratch->state < best_state)
         cm_advance(scratch);
     {
-        size_t nl  = cm_describe(scratch, lines);
-        int    len = snprintf(msg, n, "closest is state %d (%zu differences):", best_state, best);
+        size_t nl = cm_describe(scratch, lines);
+        int len = snprintf(msg, n, "closest is state %d (%zu differences):", best_state, best);
 
         if (len > 0 && (size_t)len < n)
             cw_diff(obs->lines, obs->nlines, lines, nl, msg + len, n - (size_t)len, 12);
@@ -150,35 +166,35 @@ open_retry(unsigned flags, hid_t fapl, int64_t deadline)
                 swmr_h5fail("cannot open %s within %ld s", opt.file, opt.timeout_s);
             return fid;
         }
-        sleep_us(5000);
+        vfdswmr_sleep(0.005);
     }
 }
 
 int
 main(int argc, char **argv)
 {
-    static opts_t    msg_opts = {.prog = "crash_reader"};
+    static opts_t msg_opts = {.prog = "crash_reader"};
     struct sigaction sa;
-    cm_state_t      *m = xcalloc(1, sizeof *m), *scratch = xcalloc(1, sizeof *scratch);
-    char (*lines)[CM_LINELEN] = xcalloc(cm_desc_max(), CM_LINELEN);
-    cw_obs_t         obs = {0};
-    cl_progress_t    p;
-    FILE            *seen;
-    hid_t            fapl, fid;
-    unsigned         flags;
-    int64_t          t0 = now_ns(), deadline;
-    long             walks = 0, logged = 0, lagged = 0, lag_streak = 0;
-    int              first_state = -1, last_logged = -1;
-    static char      err[8192], msg[8192];
+    cm_state_t *m = xcalloc(1, sizeof *m), *scratch = xcalloc(1, sizeof *scratch);
+    char(*lines)[CM_LINELEN] = xcalloc(cm_desc_max(), CM_LINELEN);
+    cw_obs_t obs = {0};
+    cl_progress_t p;
+    FILE *seen;
+    hid_t fapl, fid;
+    unsigned flags;
+    int64_t t0 = now_ns(), deadline;
+    long walks = 0, logged = 0, lagged = 0, lag_streak = 0;
+    int first_state = -1, last_logged = -1;
+    static char err[8192], msg[8192];
 
     swmr_opts = &msg_opts;
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     parse(argc, argv);
     msg_opts.name = opt.name;
-    deadline      = t0 + (int64_t)opt.timeout_s * 1000000000;
+    deadline = t0 + (int64_t)opt.timeout_s * 1000000000;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
-    sa.sa_flags   = SA_RESTART;
+    sa.sa_flags = SA_RESTART;
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
     seen = cl_open_append(opt.seen);
@@ -198,7 +214,7 @@ main(int argc, char **argv)
                   opt.seed, opt.mix->name);
     cm_init(m, opt.seed, opt.mix, p.swmr);
     while (!stop) {
-        hid_t       root;
+        hid_t root;
         cw_result_t rc;
 
         if (now_ns() > deadline)
@@ -240,7 +256,7 @@ main(int argc, char **argv)
             logged++;
         }
         if (opt.pause_us && !stop)
-            sleep_us(opt.pause_us);
+            vfdswmr_sleep(opt.pause_us * 1e-6);
     }
     printf("reader %s: %ld walks, %ld states logged (%d to %d), %ld walks fell behind, %.2f s\n", opt.name, walks,
            logged, first_state, last_logged, lagged, (double)(now_ns() - t0) / 1e9);

@@ -15,9 +15,9 @@
 int
 main(int argc, char **argv)
 {
-    unsigned    flags = H5F_ACC_RDWR;
+    unsigned flags = H5F_ACC_RDWR;
     const char *file;
-    hid_t       fapl, fid;
+    hid_t fapl, fid;
 
     if (argc == 3 && !strcmp(argv[1], "--swmr"))
         flags |= H5F_ACC_SWMR_WRITE;
@@ -26,8 +26,7 @@ main(int argc, char **argv)
         return 2;
     }
     file = argv[argc - 1];
-    if ((fapl = H5Pcreate(H5P_FILE_ACCESS)) < 0 ||
-        H5Pset_libver_bounds(fapl, H5F_LIBVER_LATEST, H5F_LIBVER_LATEST) < 0)
+    if ((fapl = H5Pcreate(H5P_FILE_ACCESS)) < 0 || H5Pset_libver_bounds(fapl, H5F_LIBVER_LATEST, H5F_LIBVER_LATEST) < 0)
         return 1;
     if ((fid = H5Fopen(file, flags, fapl)) < 0) {
         fprintf(stderr, "crash_reopen: cannot open %s read-write (flags 0x%x)\n", file, flags);

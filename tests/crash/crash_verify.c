@@ -39,12 +39,12 @@
 #define MAX_SEEN 16
 
 static struct {
-    const char     *file, *progress, *label, *seen[MAX_SEEN];
-    int             nseen;
-    uint64_t        seed;
+    const char *file, *progress, *label, *seen[MAX_SEEN];
+    int nseen;
+    uint64_t seed;
     const cm_mix_t *mix;
-    long            exact;
-    bool            print;
+    long exact;
+    bool print;
 } opt = {.exact = -1};
 
 static void
@@ -61,26 +61,39 @@ parse(int argc, char **argv)
     static const struct option lo[] = {{"file", 1, 0, 'f'},  {"progress", 1, 0, 'p'}, {"seed", 1, 0, 's'},
                                        {"mix", 1, 0, 'm'},   {"seen", 1, 0, 'l'},     {"exact", 1, 0, 'e'},
                                        {"label", 1, 0, 'b'}, {"print", 0, 0, 'P'},    {0, 0, 0, 0}};
-    int                         c;
+    int c;
 
     while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
         switch (c) {
-            case 'f': opt.file = optarg; break;
-            case 'p': opt.progress = optarg; break;
-            case 's': opt.seed = (uint64_t)cl_num("crash_verify", "seed", optarg, 0, 4000000000L); break;
-            case 'm':
-                if (!(opt.mix = cm_mix_find(optarg)))
-                    usage();
-                break;
-            case 'l':
-                if (opt.nseen == MAX_SEEN)
-                    usage();
-                opt.seen[opt.nseen++] = optarg;
-                break;
-            case 'e': opt.exact = cl_num("crash_verify", "exact", optarg, 0, 10000000); break;
-            case 'b': opt.label = optarg; break;
-            case 'P': opt.print = true; break;
-            default: usage();
+        case 'f':
+            opt.file = optarg;
+            break;
+        case 'p':
+            opt.progress = optarg;
+            break;
+        case 's':
+            opt.seed = (uint64_t)cl_num("crash_verify", "seed", optarg, 0, 4000000000L);
+            break;
+        case 'm':
+            if (!(opt.mix = cm_mix_find(optarg)))
+                usage();
+            break;
+        case 'l':
+            if (opt.nseen == MAX_SEEN)
+                usage();
+            opt.seen[opt.nseen++] = optarg;
+            break;
+        case 'e':
+            opt.exact = cl_num("crash_verify", "exact", optarg, 0, 10000000);
+            break;
+        case 'b':
+            opt.label = optarg;
+            break;
+        case 'P':
+            opt.print = true;
+            break;
+        default:
+            usage();
         }
     }
     if (optind != argc || !opt.file || !opt.progress || !opt.mix)
@@ -99,7 +112,7 @@ cmp_walk_state(const void *a, const void *b)
 static const char *
 find_attr_line(const cw_obs_t *obs, const char *walk_line)
 {
-    char        prefix[CM_LINELEN];
+    char prefix[CM_LINELEN];
     const char *sp = strchr(walk_line + 2, ' ');
 
     if (!sp || !(sp = strchr(sp + 1, ' ')))
@@ -123,19 +136,19 @@ has_line(const cw_obs_t *obs, const char *line)
 int
 main(int argc, char **argv)
 {
-    static opts_t  msg_opts = {.prog = "crash_verify"};
-    cl_progress_t  p;
-    cl_seen_t      seen = {0};
-    cm_state_t    *m = xcalloc(1, sizeof *m);
-    char (*lines)[CM_LINELEN] = xcalloc(cm_desc_max(), CM_LINELEN);
-    cw_obs_t       obs = {0};
-    static char    err[8192], diff[8192];
-    hid_t          fapl, fid, root;
-    int            lo = 0, hi, found = -1, best_state = -1;
-    const char    *lo_who = "nobody";
-    size_t         best = (size_t)-1;
-    long           seen_objects = 0, seen_elements = 0, later = 0;
-    uint64_t       want;
+    static opts_t msg_opts = {.prog = "crash_verify"};
+    cl_progress_t p;
+    cl_seen_t seen = {0};
+    cm_state_t *m = xcalloc(1, sizeof *m);
+    char(*lines)[CM_LINELEN] = xcalloc(cm_desc_max(), CM_LINELEN);
+    cw_obs_t obs = {0};
+    static char err[8192], diff[8192];
+    hid_t fapl, fid, root;
+    int lo = 0, hi, found = -1, best_state = -1;
+    const char *lo_who = "nobody";
+    size_t best = (size_t)-1;
+    long seen_objects = 0, seen_elements = 0, later = 0;
+    uint64_t want;
 
     swmr_opts = &msg_opts;
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
@@ -157,7 +170,7 @@ main(int argc, char **argv)
         qsort(seen.walks, seen.nwalks, sizeof seen.walks[0], cmp_walk_state);
     for (size_t w = 0; w < seen.nwalks; w++)
         if (seen.walks[w].state >= lo) {
-            lo     = seen.walks[w].state;
+            lo = seen.walks[w].state;
             lo_who = seen.walks[w].reader;
         }
     if (lo > hi)
@@ -167,7 +180,7 @@ main(int argc, char **argv)
     cm_init(m, opt.seed, opt.mix, p.swmr);
     for (size_t w = 0; w < seen.nwalks; w++) {
         cl_walk_t *wk = &seen.walks[w];
-        size_t     nl;
+        size_t nl;
 
         while (m->state < wk->state)
             cm_advance(m);
@@ -181,17 +194,20 @@ main(int argc, char **argv)
         swmr_h5fail("cannot create a file access property list");
     if ((fid = H5Fopen(opt.file, H5F_ACC_RDONLY, fapl)) < 0) {
         h5_error_string(err, sizeof err);
-        swmr_fail("cannot open %s (HDF5_DRIVER %s): %s", opt.file, getenv("HDF5_DRIVER") ? getenv("HDF5_DRIVER") : "unset",
-                  err);
+        swmr_fail("cannot open %s (HDF5_DRIVER %s): %s", opt.file,
+                  getenv("HDF5_DRIVER") ? getenv("HDF5_DRIVER") : "unset", err);
     }
     if ((root = H5Gopen2(fid, "/", H5P_DEFAULT)) < 0) {
         h5_error_string(err, sizeof err);
         swmr_fail("cannot open the root group of %s: %s", opt.file, err);
     }
     switch (cw_walk(root, opt.seed, &obs, err, sizeof err)) {
-        case CW_OK: break;
-        case CW_HDF5: swmr_fail("%s cannot be read whole: %s", opt.file, err);
-        case CW_VALUE: swmr_fail("%s holds a wrong value: %s", opt.file, err);
+    case CW_OK:
+        break;
+    case CW_HDF5:
+        swmr_fail("%s cannot be read whole: %s", opt.file, err);
+    case CW_VALUE:
+        swmr_fail("%s holds a wrong value: %s", opt.file, err);
     }
     if (opt.print)
         for (size_t i = 0; i < obs.nlines; i++)
@@ -203,10 +219,11 @@ main(int argc, char **argv)
     for (;;) {
         size_t nl = cm_describe(m, lines), nd;
 
-        if (nl == obs.nlines && cm_desc_hash(lines, nl) == want && !cw_diff(obs.lines, obs.nlines, lines, nl, NULL, 0, 0))
+        if (nl == obs.nlines && cm_desc_hash(lines, nl) == want &&
+            !cw_diff(obs.lines, obs.nlines, lines, nl, NULL, 0, 0))
             found = m->state;
         else if (m->state >= lo && (nd = cw_diff(obs.lines, obs.nlines, lines, nl, NULL, 0, 0)) <= best) {
-            best       = nd;
+            best = nd;
             best_state = m->state;
         }
         if (m->state >= hi)
@@ -232,8 +249,8 @@ main(int argc, char **argv)
         while (m->state < opt.exact && m->state < hi)
             cm_advance(m);
         cw_diff(obs.lines, obs.nlines, lines, cm_describe(m, lines), diff, sizeof diff, 16);
-        swmr_fail("%s is state %d, not state %ld (the last published snapshot); compared with that state:%s",
-                  opt.file, found, opt.exact, diff);
+        swmr_fail("%s is state %d, not state %ld (the last published snapshot); compared with that state:%s", opt.file,
+                  found, opt.exact, diff);
     }
 
     /* 4. everything every walk showed is there, or was deleted or rewritten by a later operation */
@@ -244,10 +261,10 @@ main(int argc, char **argv)
             const char *l = wk->lines[i];
 
             if (l[0] == 'D') {
-                char               path[CM_PATHLEN], kind[8];
+                char path[CM_PATHLEN], kind[8];
                 unsigned long long rows, cols;
-                uint64_t           sum;
-                const cw_dset_t   *d;
+                uint64_t sum;
+                const cw_dset_t *d;
 
                 if (sscanf(l, "D %63s %7s %llux%llu %" SCNx64, path, kind, &rows, &cols, &sum) != 5)
                     swmr_fail("reader %s, walk %d: malformed line '%s'", wk->reader, wk->walk, l);
@@ -256,8 +273,8 @@ main(int argc, char **argv)
                     continue;
                 }
                 if (d->rows < rows || d->cols != cols)
-                    swmr_fail("dataset %s: reader %s saw %llux%llu in walk %d (state %d), the file has %llux%llu",
-                              path, wk->reader, rows, cols, wk->walk, wk->state, (unsigned long long)d->rows,
+                    swmr_fail("dataset %s: reader %s saw %llux%llu in walk %d (state %d), the file has %llux%llu", path,
+                              wk->reader, rows, cols, wk->walk, wk->state, (unsigned long long)d->rows,
                               (unsigned long long)d->cols);
                 if (d->cum[rows] != sum)
                     swmr_fail("dataset %s: the file's first %llu rows differ from what reader %s saw in walk %d "
@@ -268,7 +285,7 @@ main(int argc, char **argv)
             }
             else if (l[0] == 'A') {
                 const char *f = find_attr_line(&obs, l);
-                int         vw, vf, nw, nf;
+                int vw, vf, nw, nf;
 
                 if (!f) {
                     later++;

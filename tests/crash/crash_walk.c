@@ -11,11 +11,11 @@
 #include <string.h>
 
 typedef struct {
-    uint64_t    seed;
-    cw_obs_t   *obs;
+    uint64_t seed;
+    cw_obs_t *obs;
     cw_result_t rc;
-    char       *err;
-    size_t      errlen;
+    char *err;
+    size_t errlen;
 } ctx_t;
 
 static void fail_ctx(ctx_t *c, cw_result_t rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -24,7 +24,7 @@ static void
 fail_ctx(ctx_t *c, cw_result_t rc, const char *fmt, ...)
 {
     va_list ap;
-    size_t  len;
+    size_t len;
 
     if (c->rc != CW_OK)
         return;
@@ -44,7 +44,7 @@ static char *
 add_line(cw_obs_t *obs)
 {
     if (obs->nlines == obs->cap) {
-        obs->cap   = obs->cap ? 2 * obs->cap : 128;
+        obs->cap = obs->cap ? 2 * obs->cap : 128;
         obs->lines = realloc(obs->lines, obs->cap * CM_LINELEN);
         if (!obs->lines)
             swmr_fail("out of memory");
@@ -63,7 +63,7 @@ static int
 name_id(const char *name, char prefix)
 {
     char *end;
-    long  v;
+    long v;
 
     if (name[0] != prefix || name[1] < '1' || name[1] > '9')
         return -1;
@@ -74,7 +74,7 @@ name_id(const char *name, char prefix)
 /* --- attributes ------------------------------------------------------------------------- */
 
 typedef struct {
-    ctx_t      *c;
+    ctx_t *c;
     const char *path;
 } attr_ctx_t;
 
@@ -82,11 +82,11 @@ static herr_t
 attr_cb(hid_t loc, const char *name, const H5A_info_t *info, void *data)
 {
     attr_ctx_t *ac = data;
-    ctx_t      *c  = ac->c;
-    int         id = name_id(name, 'a'), version, len;
-    hid_t       aid = -1, space = -1, type = -1;
-    hssize_t    n;
-    int64_t     v[16];
+    ctx_t *c = ac->c;
+    int id = name_id(name, 'a'), version, len;
+    hid_t aid = -1, space = -1, type = -1;
+    hssize_t n;
+    int64_t v[16];
 
     (void)info;
     if (id < 0) {
@@ -99,15 +99,15 @@ attr_cb(hid_t loc, const char *name, const H5A_info_t *info, void *data)
         goto out;
     }
     if (H5Tequal(type, H5T_STD_I64LE) <= 0 || n < 1 || n > 16) {
-        fail_ctx(c, CW_VALUE, "attribute %s of %s: not an int64 array of 1..16 elements (%lld)", name,
-                 ac->path, (long long)n);
+        fail_ctx(c, CW_VALUE, "attribute %s of %s: not an int64 array of 1..16 elements (%lld)", name, ac->path,
+                 (long long)n);
         goto out;
     }
     if (H5Aread(aid, H5T_NATIVE_INT64, v) < 0) {
         fail_ctx(c, CW_HDF5, "cannot read attribute %s of %s", name, ac->path);
         goto out;
     }
-    len     = (int)n;
+    len = (int)n;
     version = value_step(v[0]);
     for (int k = 0; k < len; k++)
         if (version < 0 || v[k] != cm_avalue(c->seed, id, k, version)) {
@@ -145,11 +145,11 @@ walk_attrs(ctx_t *c, hid_t obj, const char *path)
 static int
 dataset_kind(hid_t did, hsize_t dims[2], char *why, size_t n)
 {
-    hid_t             space = -1, dcpl = -1, type = -1;
-    hsize_t           maxdims[2] = {0, 0}, chunk[2] = {0, 0};
+    hid_t space = -1, dcpl = -1, type = -1;
+    hsize_t maxdims[2] = {0, 0}, chunk[2] = {0, 0};
     H5D_chunk_index_t idx;
-    int               rank, nfilters, kind = -1;
-    int64_t           fill = 0;
+    int rank, nfilters, kind = -1;
+    int64_t fill = 0;
 
     dims[0] = dims[1] = 1;
     if ((space = H5Dget_space(did)) < 0 || (dcpl = H5Dget_create_plist(did)) < 0 || (type = H5Dget_type(did)) < 0 ||
@@ -196,11 +196,11 @@ out:
 static void
 walk_dataset(ctx_t *c, hid_t did, const char *name, const char *path)
 {
-    int        id = name_id(name, 'd'), kind;
-    hsize_t    dims[2];
-    int64_t   *buf = NULL;
-    char       why[300];
-    cw_obs_t  *obs = c->obs;
+    int id = name_id(name, 'd'), kind;
+    hsize_t dims[2];
+    int64_t *buf = NULL;
+    char why[300];
+    cw_obs_t *obs = c->obs;
     cw_dset_t *ds;
 
     if (id < 0) {
@@ -229,7 +229,7 @@ walk_dataset(ctx_t *c, hid_t did, const char *name, const char *path)
         return;
     }
     if (obs->ndsets == obs->dcap) {
-        obs->dcap  = obs->dcap ? 2 * obs->dcap : 32;
+        obs->dcap = obs->dcap ? 2 * obs->dcap : 32;
         obs->dsets = realloc(obs->dsets, obs->dcap * sizeof *obs->dsets);
         if (!obs->dsets)
             swmr_fail("out of memory");
@@ -237,10 +237,10 @@ walk_dataset(ctx_t *c, hid_t did, const char *name, const char *path)
     ds = &obs->dsets[obs->ndsets++];
     memset(ds, 0, sizeof *ds);
     snprintf(ds->path, sizeof ds->path, "%s", path);
-    ds->id     = id;
-    ds->rows   = dims[0];
-    ds->cols   = dims[1];
-    ds->cum    = xcalloc((size_t)dims[0] + 1, sizeof(uint64_t));
+    ds->id = id;
+    ds->rows = dims[0];
+    ds->cols = dims[1];
+    ds->cum = xcalloc((size_t)dims[0] + 1, sizeof(uint64_t));
     ds->cum[0] = cm_sum_init();
     for (hsize_t r = 0; r < dims[0]; r++) {
         const int64_t *row = buf + r * dims[1];
@@ -273,7 +273,7 @@ walk_dataset(ctx_t *c, hid_t did, const char *name, const char *path)
 static void walk_group(ctx_t *c, hid_t gid, const char *path);
 
 typedef struct {
-    ctx_t      *c;
+    ctx_t *c;
     const char *path;
 } link_ctx_t;
 
@@ -281,9 +281,9 @@ static herr_t
 link_cb(hid_t g, const char *name, const H5L_info2_t *info, void *data)
 {
     link_ctx_t *lc = data;
-    ctx_t      *c  = lc->c;
-    char        path[CM_PATHLEN];
-    hid_t       oid;
+    ctx_t *c = lc->c;
+    char path[CM_PATHLEN];
+    hid_t oid;
 
     child_path(path, lc->path, name);
     if (info->type != H5L_TYPE_HARD) {
@@ -295,18 +295,20 @@ link_cb(hid_t g, const char *name, const H5L_info2_t *info, void *data)
         return -1;
     }
     switch (H5Iget_type(oid)) {
-        case H5I_GROUP:
-            if (name_id(name, 'g') < 0)
-                fail_ctx(c, CW_VALUE, "group %s: not a name the workload uses", path);
-            else
-                walk_group(c, oid, path);
-            break;
-        case H5I_DATASET:
-            walk_dataset(c, oid, name, path);
-            if (c->rc == CW_OK)
-                walk_attrs(c, oid, path);
-            break;
-        default: fail_ctx(c, CW_VALUE, "%s: neither a group nor a dataset", path); break;
+    case H5I_GROUP:
+        if (name_id(name, 'g') < 0)
+            fail_ctx(c, CW_VALUE, "group %s: not a name the workload uses", path);
+        else
+            walk_group(c, oid, path);
+        break;
+    case H5I_DATASET:
+        walk_dataset(c, oid, name, path);
+        if (c->rc == CW_OK)
+            walk_attrs(c, oid, path);
+        break;
+    default:
+        fail_ctx(c, CW_VALUE, "%s: neither a group nor a dataset", path);
+        break;
     }
     if (H5Oclose(oid) < 0)
         fail_ctx(c, CW_HDF5, "cannot close %s", path);
@@ -371,7 +373,7 @@ cw_diff(char (*got)[CM_LINELEN], size_t ngot, char (*want)[CM_LINELEN], size_t n
     if (n)
         buf[0] = '\0';
     while (i < ngot || j < nwant) {
-        int         c = i == ngot ? 1 : j == nwant ? -1 : strcmp(got[i], want[j]);
+        int c = i == ngot ? 1 : j == nwant ? -1 : strcmp(got[i], want[j]);
         const char *tag, *line;
 
         if (!c) {

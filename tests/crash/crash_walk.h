@@ -13,19 +13,19 @@
 #include "crash_model.h"
 
 typedef struct {
-    char     path[CM_PATHLEN];
-    int      id;
-    hsize_t  rows, cols;
+    char path[CM_PATHLEN];
+    int id;
+    hsize_t rows, cols;
     uint64_t *cum; /* [rows + 1]: checksum of rows 0..r-1 (cum[0] = cm_sum_init()) */
 } cw_dset_t;
 
 typedef struct {
     char (*lines)[CM_LINELEN]; /* sorted after cw_walk */
-    size_t     nlines, cap;
+    size_t nlines, cap;
     cw_dset_t *dsets;
-    size_t     ndsets, dcap;
-    long       objects;  /* groups + datasets + attributes read */
-    long       elements; /* dataset and attribute elements checked */
+    size_t ndsets, dcap;
+    long objects;  /* groups + datasets + attributes read */
+    long elements; /* dataset and attribute elements checked */
 } cw_obs_t;
 
 typedef enum {
@@ -36,11 +36,11 @@ typedef enum {
 
 /* Walk the file below the open root group `root`. The observation is reset first. */
 cw_result_t cw_walk(hid_t root, uint64_t seed, cw_obs_t *obs, char *err, size_t errlen);
-void        cw_free(cw_obs_t *obs);
+void cw_free(cw_obs_t *obs);
 const cw_dset_t *cw_find_dset(const cw_obs_t *obs, const char *path);
 
 /* Describe the differences between two sorted line sets (missing = in want, not in got). */
-size_t cw_diff(char (*got)[CM_LINELEN], size_t ngot, char (*want)[CM_LINELEN], size_t nwant, char *buf,
-               size_t n, int max_lines);
+size_t cw_diff(char (*got)[CM_LINELEN], size_t ngot, char (*want)[CM_LINELEN], size_t nwant, char *buf, size_t n,
+               int max_lines);
 
 #endif

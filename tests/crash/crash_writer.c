@@ -44,18 +44,18 @@
 #include <unistd.h>
 
 static struct {
-    const char     *file, *progress, *gate, *kill_kind, *kill_phase;
-    uint64_t        seed;
+    const char *file, *progress, *gate, *kill_kind, *kill_phase;
+    uint64_t seed;
     const cm_mix_t *mix;
-    bool            swmr;
-    long            pace_us, close_after, max_ops, kill_nth;
+    bool swmr;
+    long pace_us, close_after, max_ops, kill_nth;
 } opt = {.pace_us = 2000, .close_after = -1, .max_ops = 100000};
 
 static FILE *progress;
-static long  kill_count;      /* matching operations since the gate opened */
-static bool  kill_armed;      /* the current operation is the one to die in */
-static long  kill_impossible; /* operations in a row since the gate opened in which KIND could not come */
-static char  kill_instead[64] = ""; /* KIND could not come for 200 operations: die in any */
+static long kill_count;            /* matching operations since the gate opened */
+static bool kill_armed;            /* the current operation is the one to die in */
+static long kill_impossible;       /* operations in a row since the gate opened in which KIND could not come */
+static char kill_instead[64] = ""; /* KIND could not come for 200 operations: die in any */
 
 static void
 usage(void)
@@ -68,43 +68,65 @@ usage(void)
 static void
 parse(int argc, char **argv)
 {
-    static const struct option lo[] = {{"file", 1, 0, 'f'},        {"progress", 1, 0, 'p'},
-                                       {"seed", 1, 0, 's'},        {"mix", 1, 0, 'm'},
-                                       {"swmr", 0, 0, 'w'},        {"pace-us", 1, 0, 'u'},
-                                       {"close-after", 1, 0, 'c'}, {"max-ops", 1, 0, 'x'},
-                                       {"kill-op", 1, 0, 'k'},     {"gate", 1, 0, 'g'},
+    static const struct option lo[] = {{"file", 1, 0, 'f'},
+                                       {"progress", 1, 0, 'p'},
+                                       {"seed", 1, 0, 's'},
+                                       {"mix", 1, 0, 'm'},
+                                       {"swmr", 0, 0, 'w'},
+                                       {"pace-us", 1, 0, 'u'},
+                                       {"close-after", 1, 0, 'c'},
+                                       {"max-ops", 1, 0, 'x'},
+                                       {"kill-op", 1, 0, 'k'},
+                                       {"gate", 1, 0, 'g'},
                                        {0, 0, 0, 0}};
-    static char                 kill_buf[64];
-    int                         c;
-    char                       *a, *b;
+    static char kill_buf[64];
+    int c;
+    char *a, *b;
 
     while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
         switch (c) {
-            case 'f': opt.file = optarg; break;
-            case 'p': opt.progress = optarg; break;
-            case 's': opt.seed = (uint64_t)cl_num("crash_writer", "seed", optarg, 0, 4000000000L); break;
-            case 'm':
-                if (!(opt.mix = cm_mix_find(optarg)))
-                    usage();
-                break;
-            case 'w': opt.swmr = true; break;
-            case 'u': opt.pace_us = cl_num("crash_writer", "pace-us", optarg, 0, 10000000); break;
-            case 'c': opt.close_after = cl_num("crash_writer", "close-after", optarg, 0, 1000000); break;
-            case 'x': opt.max_ops = cl_num("crash_writer", "max-ops", optarg, 1, 1000000); break;
-            case 'g': opt.gate = optarg; break;
-            case 'k':
-                snprintf(kill_buf, sizeof kill_buf, "%s", optarg);
-                if (!(a = strchr(kill_buf, ':')) || !(b = strchr(a + 1, ':')))
-                    usage();
-                *a++ = *b++ = '\0';
-                opt.kill_kind  = kill_buf;
-                opt.kill_nth   = cl_num("crash_writer", "kill-op NTH", a, 1, 1000000);
-                opt.kill_phase = b;
-                if ((strcmp(b, "mid") && strcmp(b, "preflush")) ||
-                    (strcmp(kill_buf, "any") && cm_op_kind(kill_buf) == OP_NKINDS))
-                    usage();
-                break;
-            default: usage();
+        case 'f':
+            opt.file = optarg;
+            break;
+        case 'p':
+            opt.progress = optarg;
+            break;
+        case 's':
+            opt.seed = (uint64_t)cl_num("crash_writer", "seed", optarg, 0, 4000000000L);
+            break;
+        case 'm':
+            if (!(opt.mix = cm_mix_find(optarg)))
+                usage();
+            break;
+        case 'w':
+            opt.swmr = true;
+            break;
+        case 'u':
+            opt.pace_us = cl_num("crash_writer", "pace-us", optarg, 0, 10000000);
+            break;
+        case 'c':
+            opt.close_after = cl_num("crash_writer", "close-after", optarg, 0, 1000000);
+            break;
+        case 'x':
+            opt.max_ops = cl_num("crash_writer", "max-ops", optarg, 1, 1000000);
+            break;
+        case 'g':
+            opt.gate = optarg;
+            break;
+        case 'k':
+            snprintf(kill_buf, sizeof kill_buf, "%s", optarg);
+            if (!(a = strchr(kill_buf, ':')) || !(b = strchr(a + 1, ':')))
+                usage();
+            *a++ = *b++ = '\0';
+            opt.kill_kind = kill_buf;
+            opt.kill_nth = cl_num("crash_writer", "kill-op NTH", a, 1, 1000000);
+            opt.kill_phase = b;
+            if ((strcmp(b, "mid") && strcmp(b, "preflush")) ||
+                (strcmp(kill_buf, "any") && cm_op_kind(kill_buf) == OP_NKINDS))
+                usage();
+            break;
+        default:
+            usage();
         }
     }
     if (optind != argc || !opt.file || !opt.progress || !opt.mix)
@@ -156,10 +178,10 @@ die_here(const cm_op_t *op, const char *phase)
 static void
 write_rows(hid_t did, const cm_dkind_t *k, int id, hsize_t r0, hsize_t r1, const char *path)
 {
-    hsize_t  start[2] = {r0, 0}, count[2] = {r1 - r0, k->cols};
-    size_t   n = (size_t)(count[0] * count[1]), i = 0;
+    hsize_t start[2] = {r0, 0}, count[2] = {r1 - r0, k->cols};
+    size_t n = (size_t)(count[0] * count[1]), i = 0;
     int64_t *buf = xcalloc(n, sizeof(int64_t));
-    hid_t    mspace, fspace;
+    hid_t mspace, fspace;
 
     for (hsize_t r = r0; r < r1; r++)
         for (hsize_t c = 0; c < k->cols; c++)
@@ -186,10 +208,10 @@ static hid_t
 create_dataset(hid_t fid, const cm_op_t *op)
 {
     const cm_dkind_t *k = &cm_dkinds[op->dkind];
-    hsize_t           dims[2] = {0, k->cols}, maxdims[2] = {k->fixed ? CM_FIXED_ROWS : H5S_UNLIMITED,
-                                                            k->unlim2 ? H5S_UNLIMITED : k->cols};
-    int64_t           fill = SWMR_FILL;
-    hid_t             space, dcpl, did;
+    hsize_t dims[2] = {0, k->cols},
+            maxdims[2] = {k->fixed ? CM_FIXED_ROWS : H5S_UNLIMITED, k->unlim2 ? H5S_UNLIMITED : k->cols};
+    int64_t fill = SWMR_FILL;
+    hid_t space, dcpl, did;
 
     if ((space = H5Screate_simple(k->rank, dims, maxdims)) < 0 || (dcpl = H5Pcreate(H5P_DATASET_CREATE)) < 0 ||
         H5Pset_chunk(dcpl, k->rank, k->chunk) < 0 || H5Pset_fill_value(dcpl, H5T_NATIVE_INT64, &fill) < 0 ||
@@ -220,68 +242,69 @@ perform(hid_t fid, const cm_state_t *s, const cm_op_t *op)
     hid_t id, space, obj;
 
     switch (op->kind) {
-        case OP_APPEND: {
-            const cm_dkind_t *k = &cm_dkinds[s->obj[op->obj].dkind];
+    case OP_APPEND: {
+        const cm_dkind_t *k = &cm_dkinds[s->obj[op->obj].dkind];
 
-            if ((id = H5Dopen2(fid, op->path, H5P_DEFAULT)) < 0)
-                swmr_h5fail("cannot open dataset %s", op->path);
-            set_rows(id, k, op->rows1, op->path);
-            die_here(op, "mid");
-            write_rows(id, k, s->obj[op->obj].id, op->rows0, op->rows1, op->path);
-            return id;
+        if ((id = H5Dopen2(fid, op->path, H5P_DEFAULT)) < 0)
+            swmr_h5fail("cannot open dataset %s", op->path);
+        set_rows(id, k, op->rows1, op->path);
+        die_here(op, "mid");
+        write_rows(id, k, s->obj[op->obj].id, op->rows0, op->rows1, op->path);
+        return id;
+    }
+    case OP_GCREATE:
+        if ((id = H5Gcreate2(fid, op->path, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)) < 0)
+            swmr_h5fail("cannot create group %s", op->path);
+        die_here(op, "mid");
+        if (H5Gclose(id) < 0)
+            swmr_h5fail("cannot close group %s", op->path);
+        break;
+    case OP_DCREATE:
+        id = create_dataset(fid, op);
+        die_here(op, "mid");
+        if (op->rows1) {
+            set_rows(id, &cm_dkinds[op->dkind], op->rows1, op->path);
+            write_rows(id, &cm_dkinds[op->dkind], op->n, 0, op->rows1, op->path);
         }
-        case OP_GCREATE:
-            if ((id = H5Gcreate2(fid, op->path, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)) < 0)
-                swmr_h5fail("cannot create group %s", op->path);
-            die_here(op, "mid");
-            if (H5Gclose(id) < 0)
-                swmr_h5fail("cannot close group %s", op->path);
-            break;
-        case OP_DCREATE:
-            id = create_dataset(fid, op);
-            die_here(op, "mid");
-            if (op->rows1) {
-                set_rows(id, &cm_dkinds[op->dkind], op->rows1, op->path);
-                write_rows(id, &cm_dkinds[op->dkind], op->n, 0, op->rows1, op->path);
-            }
-            if (H5Dclose(id) < 0)
-                swmr_h5fail("cannot close dataset %s", op->path);
-            break;
-        case OP_GDELETE:
-        case OP_DDELETE:
-            if (H5Ldelete(fid, op->path, H5P_DEFAULT) < 0)
-                swmr_h5fail("cannot delete %s", op->path);
-            die_here(op, "mid");
-            break;
-        case OP_ACREATE: {
-            hsize_t n = (hsize_t)op->alen;
+        if (H5Dclose(id) < 0)
+            swmr_h5fail("cannot close dataset %s", op->path);
+        break;
+    case OP_GDELETE:
+    case OP_DDELETE:
+        if (H5Ldelete(fid, op->path, H5P_DEFAULT) < 0)
+            swmr_h5fail("cannot delete %s", op->path);
+        die_here(op, "mid");
+        break;
+    case OP_ACREATE: {
+        hsize_t n = (hsize_t)op->alen;
 
-            /* on the open object: H5Awrite of an attribute from H5Acreate_by_name fails in HDF5 1.14.5
+        /* on the open object: H5Awrite of an attribute from H5Acreate_by_name fails in HDF5 1.14.5
              * ("can't locate open attribute?") */
-            if ((obj = H5Oopen(fid, op->path, H5P_DEFAULT)) < 0 || (space = H5Screate_simple(1, &n, NULL)) < 0 ||
-                (id = H5Acreate2(obj, op->name, H5T_STD_I64LE, space, H5P_DEFAULT, H5P_DEFAULT)) < 0)
-                swmr_h5fail("cannot create attribute %s of %s", op->name, op->path);
-            die_here(op, "mid");
-            write_attr(id, op, op->n, op->alen);
-            if (H5Aclose(id) < 0 || H5Oclose(obj) < 0)
-                swmr_h5fail("cannot close attribute %s of %s", op->name, op->path);
-            H5Sclose(space);
-            break;
-        }
-        case OP_AWRITE:
-            if ((obj = H5Oopen(fid, op->path, H5P_DEFAULT)) < 0 || (id = H5Aopen(obj, op->name, H5P_DEFAULT)) < 0)
-                swmr_h5fail("cannot open attribute %s of %s", op->name, op->path);
-            write_attr(id, op, s->attr[op->attr].id, s->attr[op->attr].len);
-            die_here(op, "mid");
-            if (H5Aclose(id) < 0 || H5Oclose(obj) < 0)
-                swmr_h5fail("cannot close attribute %s of %s", op->name, op->path);
-            break;
-        case OP_ADELETE:
-            if (H5Adelete_by_name(fid, op->path, op->name, H5P_DEFAULT) < 0)
-                swmr_h5fail("cannot delete attribute %s of %s", op->name, op->path);
-            die_here(op, "mid");
-            break;
-        default: swmr_fail("internal error: operation kind %d", (int)op->kind);
+        if ((obj = H5Oopen(fid, op->path, H5P_DEFAULT)) < 0 || (space = H5Screate_simple(1, &n, NULL)) < 0 ||
+            (id = H5Acreate2(obj, op->name, H5T_STD_I64LE, space, H5P_DEFAULT, H5P_DEFAULT)) < 0)
+            swmr_h5fail("cannot create attribute %s of %s", op->name, op->path);
+        die_here(op, "mid");
+        write_attr(id, op, op->n, op->alen);
+        if (H5Aclose(id) < 0 || H5Oclose(obj) < 0)
+            swmr_h5fail("cannot close attribute %s of %s", op->name, op->path);
+        H5Sclose(space);
+        break;
+    }
+    case OP_AWRITE:
+        if ((obj = H5Oopen(fid, op->path, H5P_DEFAULT)) < 0 || (id = H5Aopen(obj, op->name, H5P_DEFAULT)) < 0)
+            swmr_h5fail("cannot open attribute %s of %s", op->name, op->path);
+        write_attr(id, op, s->attr[op->attr].id, s->attr[op->attr].len);
+        die_here(op, "mid");
+        if (H5Aclose(id) < 0 || H5Oclose(obj) < 0)
+            swmr_h5fail("cannot close attribute %s of %s", op->name, op->path);
+        break;
+    case OP_ADELETE:
+        if (H5Adelete_by_name(fid, op->path, op->name, H5P_DEFAULT) < 0)
+            swmr_h5fail("cannot delete attribute %s of %s", op->name, op->path);
+        die_here(op, "mid");
+        break;
+    default:
+        swmr_fail("internal error: operation kind %d", (int)op->kind);
     }
     return -1;
 }
@@ -299,11 +322,11 @@ int
 main(int argc, char **argv)
 {
     static opts_t msg_opts = {.prog = "crash_writer", .name = "writer"};
-    cm_state_t   *s = xcalloc(1, sizeof *s);
-    hid_t         fapl, fcpl, fid;
-    unsigned      flags;
-    long          n;
-    int64_t       t0 = now_ns();
+    cm_state_t *s = xcalloc(1, sizeof *s);
+    hid_t fapl, fcpl, fid;
+    unsigned flags;
+    long n;
+    int64_t t0 = now_ns();
 
     swmr_opts = &msg_opts;
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* failures print the stack through swmr_h5fail */
@@ -313,8 +336,7 @@ main(int argc, char **argv)
     cl_line(progress, "crash-progress seed=%" PRIu64 " mix=%s swmr=%d", opt.seed, opt.mix->name, opt.swmr);
     if ((fapl = H5Pcreate(H5P_FILE_ACCESS)) < 0 ||
         H5Pset_libver_bounds(fapl, H5F_LIBVER_LATEST, H5F_LIBVER_LATEST) < 0 ||
-        (fcpl = H5Pcreate(H5P_FILE_CREATE)) < 0 ||
-        H5Pset_file_space_strategy(fcpl, H5F_FSPACE_STRATEGY_NONE, 0, 1) < 0)
+        (fcpl = H5Pcreate(H5P_FILE_CREATE)) < 0 || H5Pset_file_space_strategy(fcpl, H5F_FSPACE_STRATEGY_NONE, 0, 1) < 0)
         swmr_h5fail("cannot set up the property lists");
     flags = H5F_ACC_TRUNC | (opt.swmr ? H5F_ACC_SWMR_WRITE : 0);
     if ((fid = H5Fcreate(opt.file, flags, fcpl, fapl)) < 0)
@@ -325,7 +347,7 @@ main(int argc, char **argv)
 
     for (n = 1; n <= opt.max_ops && (opt.close_after < 0 || n <= opt.close_after); n++) {
         cm_op_t op;
-        hid_t   did;
+        hid_t did;
 
         cm_next(s, &op);
         arm(s, &op);
@@ -343,7 +365,7 @@ main(int argc, char **argv)
         if (opt.swmr ? op.kind != OP_APPEND || op.flush : op.flush)
             fflush_file(fid, op.n);
         if (opt.pace_us)
-            sleep_us(opt.pace_us);
+            vfdswmr_sleep(opt.pace_us * 1e-6);
     }
     if (opt.gate && opt.close_after >= 0) { /* the harness opens the gate when readers have seen enough */
         int64_t deadline = now_ns() + (int64_t)600 * 1000000000;
@@ -351,16 +373,15 @@ main(int argc, char **argv)
         while (!gate_open()) {
             if (now_ns() > deadline)
                 swmr_fail("the gate %s never opened", opt.gate);
-            sleep_us(2000);
+            vfdswmr_sleep(0.002);
         }
     }
     cl_line(progress, "begin %d close", s->state);
     if (H5Fclose(fid) < 0)
         swmr_h5fail("H5Fclose failed (state %d)", s->state);
     cl_line(progress, "closed %d", s->state);
-    printf("writer: %d operations (%s mix, seed %" PRIu64 ", %s), closed after %.2f s\n", s->state,
-           opt.mix->name, opt.seed, opt.swmr ? "H5F_ACC_SWMR_WRITE" : "no SWMR-write flag",
-           (double)(now_ns() - t0) / 1e9);
+    printf("writer: %d operations (%s mix, seed %" PRIu64 ", %s), closed after %.2f s\n", s->state, opt.mix->name,
+           opt.seed, opt.swmr ? "H5F_ACC_SWMR_WRITE" : "no SWMR-write flag", (double)(now_ns() - t0) / 1e9);
     free(s);
     fclose(progress);
     return 0;

@@ -41,8 +41,8 @@
 #include "on_sec2.h"
 #include "plugin.h"
 
-#define FAULT_NAME "vfd_fault"
-#define FAULT_VALUE ((H5FD_class_value_t)31099)
+#define FAULT_NAME      "vfd_fault"
+#define FAULT_VALUE     ((H5FD_class_value_t)31099)
 #define FAULT_MAX_STATE 512
 
 typedef struct {
@@ -56,7 +56,7 @@ typedef struct {
     fault_limits_t limits;
     char state_file[PATH_MAX];
     char name[PATH_MAX];
-    FILE *trace; /* trace_file, or NULL */
+    FILE *trace;               /* trace_file, or NULL */
     unsigned long long writes; /* writes so far, failed ones included */
 } fault_t;
 
@@ -117,8 +117,8 @@ parse(const char *text, fault_limits_t *lim, char *state_file, size_t state_len,
             }
         }
         else {
-            snprintf(err, errlen, "unknown key \"%s\"; accepted keys: max_eof, fail_after_writes, fail_errno%s",
-                     key, state_file ? ", state_file, trace_file" : "");
+            snprintf(err, errlen, "unknown key \"%s\"; accepted keys: max_eof, fail_after_writes, fail_errno%s", key,
+                     state_file ? ", state_file, trace_file" : "");
             return -1;
         }
     }
@@ -262,8 +262,8 @@ fault_write(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size
         return -1;
     if (ok == size)
         return 0;
-    VFDSWMR_ERR(H5E_WRITEERROR, "%s: cannot write %zu bytes at address %llu of \"%s\": %s (injected: %s)",
-                FAULT_NAME, size, (unsigned long long)addr, f->name, strerror(lim.fail_errno), why);
+    VFDSWMR_ERR(H5E_WRITEERROR, "%s: cannot write %zu bytes at address %llu of \"%s\": %s (injected: %s)", FAULT_NAME,
+                size, (unsigned long long)addr, f->name, strerror(lim.fail_errno), why);
     errno = lim.fail_errno;
     return -1;
 }

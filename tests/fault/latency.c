@@ -16,8 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "clock.h"
 #include "h5err.h"
 #include "kv.h"
 #include "on_sec2.h"
@@ -25,9 +25,9 @@
 #include "plugin.h"
 
 typedef struct {
-    vfdswmr_file_t base; /* first: the pass-through callbacks of common/stack.c work on it */
+    vfdswmr_file_t base;                  /* first: the pass-through callbacks of common/stack.c work on it */
     unsigned long long read_us, write_us; /* accessed atomically: SET_LATENCY may change them */
-    vfd_latency_counts_t n; /* updated atomically: the writer's tick thread writes too */
+    vfd_latency_counts_t n;               /* updated atomically: the writer's tick thread writes too */
 } latency_t;
 
 #define LAT(file) ((latency_t *)(file))
@@ -73,15 +73,6 @@ parse(const char *text, latency_t *f, char *err, size_t errlen)
         *(k ? &f->write_us : &f->read_us) = v;
     }
     return 0;
-}
-
-static void
-pause_us(unsigned long long us)
-{
-    struct timespec ts = {(time_t)(us / 1000000), (long)(us % 1000000) * 1000};
-
-    while (us && nanosleep(&ts, &ts) < 0 && errno == EINTR)
-        ;
 }
 
 static H5FD_t *
@@ -134,7 +125,7 @@ latency_read(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t siz
 {
     latency_t *f = LAT(file);
 
-    pause_us(__atomic_load_n(&f->read_us, __ATOMIC_RELAXED));
+    vfdswmr_sleep((double)__atomic_load_n(&f->read_us, __ATOMIC_RELAXED) * 1e-6);
     count(&f->n.reads, &f->n.read_bytes, size);
     if (type == H5FD_MEM_DRAW)
         count(&f->n.raw_reads, &f->n.raw_read_bytes, size);
@@ -146,7 +137,7 @@ latency_write(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t si
 {
     latency_t *f = LAT(file);
 
-    pause_us(__atomic_load_n(&f->write_us, __ATOMIC_RELAXED));
+    vfdswmr_sleep((double)__atomic_load_n(&f->write_us, __ATOMIC_RELAXED) * 1e-6);
     count(&f->n.writes, &f->n.write_bytes, size);
     return vfdswmr_pt_write(file, type, dxpl, addr, size, buf);
 }

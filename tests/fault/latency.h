@@ -28,8 +28,8 @@
 #ifndef VFDSWMR_TESTS_FAULT_LATENCY_H
 #define VFDSWMR_TESTS_FAULT_LATENCY_H
 
-#define VFD_LATENCY_NAME "vfd_latency"
-#define VFD_LATENCY_VALUE 31098
+#define VFD_LATENCY_NAME   "vfd_latency"
+#define VFD_LATENCY_VALUE  31098
 #define VFD_LATENCY_MAX_US 10000000ULL
 
 /* ctl ops (HDF5's range for experimental use, apart from include/vfdswmr.h's).
@@ -37,12 +37,12 @@
  * read_latency_us and write_latency_us, in force from the next call (a
  * benchmark opens its files without delay and turns it on for the part it
  * times). */
-#define VFD_LATENCY_CTL_GET_COUNTS 698
+#define VFD_LATENCY_CTL_GET_COUNTS  698
 #define VFD_LATENCY_CTL_SET_LATENCY 699
 
 typedef struct vfd_latency_counts_t {
-    unsigned long long reads, read_bytes;   /* every read call, whatever its memory type */
-    unsigned long long raw_reads;           /* ... of them raw data (H5FD_MEM_DRAW) */
+    unsigned long long reads, read_bytes; /* every read call, whatever its memory type */
+    unsigned long long raw_reads;         /* ... of them raw data (H5FD_MEM_DRAW) */
     unsigned long long raw_read_bytes;
     unsigned long long writes, write_bytes;
 } vfd_latency_counts_t;

@@ -15,21 +15,13 @@
 
 #include "checksum.h"
 #include "format.h"
-
-static inline uint64_t
-fuzz_le(const uint8_t *p, int n)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < n; i++)
-        v |= (uint64_t)p[i] << (8 * i);
-    return v;
-}
+#include "le.h"
 
 /* The page size of bytes 1-4 of the input (size >= 5). */
 static inline uint32_t
 fuzz_page_size(const uint8_t *data)
 {
-    uint32_t ps = (uint32_t)fuzz_le(data + 1, 4);
+    uint32_t ps = (uint32_t)vfdswmr_le_decode(data + 1, 4);
     return (data[0] & 2) ? ps : VFDSWMR_MIN_PAGE_SIZE << (ps % 22);
 }
 
@@ -47,9 +39,7 @@ fuzz_input(const uint8_t *data, size_t size, size_t prefix, size_t sealed, size_
         abort();
     memcpy(buf, data + prefix, *len);
     if ((data[0] & 1) && sealed >= 4 && sealed <= *len) {
-        uint32_t c = vfdswmr_checksum(buf, sealed - 4);
-        for (int i = 0; i < 4; i++)
-            buf[sealed - 4 + i] = (uint8_t)(c >> (8 * i));
+        vfdswmr_le32_encode(buf + sealed - 4, vfdswmr_checksum(buf, sealed - 4));
     }
     return buf;
 }

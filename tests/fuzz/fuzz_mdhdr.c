@@ -39,8 +39,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             h.index_offset < VFDSWMR_MDHDR_SIZE || h.index_offset % 8 != 0 || h.index_length < 32 ||
             h.index_offset + h.index_length < h.index_offset)
             abort();
-    } else if ((h.flags | h.page_size | h.session | h.tick | h.index_offset | h.index_length | h.eoa | h.tick_len |
-                h.max_lag | h.hdf5_id) != 0) {
+    }
+    else if ((h.flags | h.page_size | h.session | h.tick | h.index_offset | h.index_length | h.eoa | h.tick_len |
+              h.max_lag | h.hdf5_id) != 0) {
         abort();
     }
     free(buf);

@@ -59,7 +59,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
         free(out);
         vfdswmr_mdidx_free(&idx);
-    } else if (idx.entries != NULL || idx.nentries != 0 || idx.ranges != NULL || idx.nranges != 0) {
+    }
+    else if (idx.entries != NULL || idx.nentries != 0 || idx.ranges != NULL || idx.nranges != 0) {
         abort();
     }
     free(buf);

@@ -29,7 +29,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size < 1)
         return 0;
     if (size > 1 + VFDSWMR_RAWLOG_HDR_SIZE) {
-        uint32_t n = (uint32_t)fuzz_le(data + 1 + 32, 4);
+        uint32_t n = (uint32_t)vfdswmr_le_decode(data + 1 + 32, 4);
         if (n <= VFDSWMR_RAWLOG_MAX && vfdswmr_rawlog_size(n) <= size - 1)
             sealed = vfdswmr_rawlog_size(n);
     }

@@ -36,7 +36,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size < PREFIX)
         return 0;
     page_size = fuzz_page_size(data);
-    file_len = fuzz_le(data + 5, 8);
+    file_len = vfdswmr_le_decode(data + 5, 8);
     buf = fuzz_input(data, size, PREFIX, 0, &len);
     if (vfdswmr_udcl_decode(buf, len, page_size, file_len, &cl) == VFDSWMR_MD_OK) {
         if (vfdswmr_udcl_size(cl.nentries) != len || (out = malloc(len)) == NULL)
@@ -46,7 +46,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
         free(out);
         free(cl.entries);
-    } else if (cl.entries != NULL || cl.nentries != 0) {
+    }
+    else if (cl.entries != NULL || cl.nentries != 0) {
         abort();
     }
     free(buf);

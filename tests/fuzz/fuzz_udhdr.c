@@ -33,7 +33,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         vfdswmr_udhdr_encode(&h, out);
         if (memcmp(out, buf, sizeof out) != 0)
             abort();
-    } else if ((h.flags | h.page_size | h.session | h.sequence | h.tick | h.cl_offset | h.cl_length) != 0) {
+    }
+    else if ((h.flags | h.page_size | h.session | h.sequence | h.tick | h.cl_offset | h.cl_length) != 0) {
         abort();
     }
     free(buf);

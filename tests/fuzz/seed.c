@@ -19,9 +19,10 @@
 #include <sys/stat.h>
 
 #include "format.h"
+#include "le.h"
 
 #define MODE_RESEAL 1u
-#define MAX_SEED 4096
+#define MAX_SEED    4096
 
 typedef struct seed_dir_t {
     const char *path;
@@ -29,22 +30,17 @@ typedef struct seed_dir_t {
     int failed;
 } seed_dir_t;
 
-static void put_le(uint8_t *p, uint64_t v, unsigned n)
-{
-    for (unsigned i = 0; i < n; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
 /* Writes prefix + body twice: mode bit 0 clear, then set. */
-static void emit(seed_dir_t *d, uint8_t *prefix, size_t plen, const uint8_t *body, size_t blen)
+static void
+emit(seed_dir_t *d, uint8_t *prefix, size_t plen, const uint8_t *body, size_t blen)
 {
     for (unsigned mode = 0; mode <= MODE_RESEAL; mode++) {
         char name[4096];
         FILE *f;
         prefix[0] = (uint8_t)mode;
         snprintf(name, sizeof name, "%s/seed-%02d", d->path, ++d->count);
-        if ((f = fopen(name, "wb")) == NULL || fwrite(prefix, 1, plen, f) != plen ||
-            fwrite(body, 1, blen, f) != blen || fclose(f) != 0) {
+        if ((f = fopen(name, "wb")) == NULL || fwrite(prefix, 1, plen, f) != plen || fwrite(body, 1, blen, f) != blen ||
+            fclose(f) != 0) {
             fprintf(stderr, "seed: cannot write %s: %s\n", name, strerror(errno));
             d->failed = 1;
         }
@@ -52,7 +48,8 @@ static void emit(seed_dir_t *d, uint8_t *prefix, size_t plen, const uint8_t *bod
 }
 
 /* Index of the valid page size in the targets' selector (512 << k). */
-static uint32_t selector(uint32_t page_size)
+static uint32_t
+selector(uint32_t page_size)
 {
     uint32_t k = 0;
     while ((VFDSWMR_MIN_PAGE_SIZE << k) < page_size)
@@ -60,17 +57,40 @@ static uint32_t selector(uint32_t page_size)
     return k;
 }
 
-static void seed_mdhdr(seed_dir_t *d)
+static void
+seed_mdhdr(seed_dir_t *d)
 {
     static const vfdswmr_mdhdr_t hdrs[] = {
-        {.flags = 0, .page_size = 4096, .session = 0x0123456789abcdefull, .tick = 1,
-         .index_offset = VFDSWMR_MDHDR_SIZE, .index_length = 32 + 32 * 3 + 8 * 4, .eoa = 1 << 20,
-         .tick_len = 4, .max_lag = 7, .hdf5_id = 0x1234},
-        {.flags = VFDSWMR_MDHDR_FINAL, .page_size = 512, .session = 7, .tick = 0, .index_offset = 72 + 216,
-         .index_length = 32, .eoa = 0, .tick_len = 0, .max_lag = 3, .hdf5_id = 0},
-        {.flags = VFDSWMR_MDHDR_FAILED, .page_size = 1u << 30, .session = UINT64_MAX, .tick = UINT64_MAX,
-         .index_offset = UINT64_MAX - ((1u << 30) - 1), .index_length = 32 + 32 * 1000 + 8 * 3000,
-         .eoa = UINT64_MAX, .tick_len = UINT32_MAX, .max_lag = UINT32_MAX, .hdf5_id = UINT64_MAX},
+        {.flags = 0,
+         .page_size = 4096,
+         .session = 0x0123456789abcdefull,
+         .tick = 1,
+         .index_offset = VFDSWMR_MDHDR_SIZE,
+         .index_length = 32 + 32 * 3 + 8 * 4,
+         .eoa = 1 << 20,
+         .tick_len = 4,
+         .max_lag = 7,
+         .hdf5_id = 0x1234},
+        {.flags = VFDSWMR_MDHDR_FINAL,
+         .page_size = 512,
+         .session = 7,
+         .tick = 0,
+         .index_offset = 72 + 216,
+         .index_length = 32,
+         .eoa = 0,
+         .tick_len = 0,
+         .max_lag = 3,
+         .hdf5_id = 0},
+        {.flags = VFDSWMR_MDHDR_FAILED,
+         .page_size = 1u << 30,
+         .session = UINT64_MAX,
+         .tick = UINT64_MAX,
+         .index_offset = UINT64_MAX - ((1u << 30) - 1),
+         .index_length = 32 + 32 * 1000 + 8 * 3000,
+         .eoa = UINT64_MAX,
+         .tick_len = UINT32_MAX,
+         .max_lag = UINT32_MAX,
+         .hdf5_id = UINT64_MAX},
     };
     uint8_t mode[1], body[VFDSWMR_MDHDR_SIZE + 8];
     for (size_t i = 0; i < sizeof hdrs / sizeof hdrs[0]; i++) {
@@ -81,7 +101,8 @@ static void seed_mdhdr(seed_dir_t *d)
     emit(d, mode, 1, body, sizeof body);
 }
 
-static void seed_udhdr(seed_dir_t *d)
+static void
+seed_udhdr(seed_dir_t *d)
 {
     static const vfdswmr_udhdr_t hdrs[] = {
         {VFDSWMR_UD_CREATE_ONLY, 4096, 0x0123456789abcdefull, 0, 0, 0, 0},
@@ -95,20 +116,21 @@ static void seed_udhdr(seed_dir_t *d)
     }
 }
 
-static void seed_mdidx(seed_dir_t *d)
+static void
+seed_mdidx(seed_dir_t *d)
 {
     /* entries with 0, 2, 1, 0 and 3 ranges */
     static const vfdswmr_mdentry_t e[] = {
-        {0, 1, 4096, 0x11111111, 0, 0},   {1, 2, 3 * 4096 + 5, 0x22222222, 0, 2}, {9, 6, 4096, 0x33333333, 2, 1},
-        {10, 7, 1, 0x44444444, 3, 0},     {100, 8, 4096, 0x55555555, 3, 3},
+        {0, 1, 4096, 0x11111111, 0, 0}, {1, 2, 3 * 4096 + 5, 0x22222222, 0, 2}, {9, 6, 4096, 0x33333333, 2, 1},
+        {10, 7, 1, 0x44444444, 3, 0},   {100, 8, 4096, 0x55555555, 3, 3},
     };
     static const vfdswmr_mdrange_t r[] = {{0, 16}, {4096, 3 * 4096 + 5 - 4096}, {100, 1}, {0, 1}, {1, 99}, {200, 3896}};
     static const uint32_t counts[] = {0, 1, 5}, nranges[] = {0, 0, 6};
     uint8_t prefix[5], body[MAX_SEED];
-    put_le(prefix + 1, selector(4096), 4);
+    vfdswmr_le_encode(prefix + 1, selector(4096), 4);
     for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
-        vfdswmr_mdidx_t idx = {0x0123456789abcdefull, 1 + i, counts[i], (vfdswmr_mdentry_t *)e, nranges[i],
-                               (vfdswmr_mdrange_t *)r};
+        vfdswmr_mdidx_t idx = {0x0123456789abcdefull,  1 + i,      counts[i],
+                               (vfdswmr_mdentry_t *)e, nranges[i], (vfdswmr_mdrange_t *)r};
         vfdswmr_mdidx_encode(&idx, body);
         emit(d, prefix, sizeof prefix, body, vfdswmr_mdidx_size(counts[i], nranges[i]));
     }
@@ -116,7 +138,8 @@ static void seed_mdidx(seed_dir_t *d)
 
 /* A change list of n entries of the given lengths laid out as the writer
  * does; emitted with the exact updater file length. */
-static void seed_one_udcl(seed_dir_t *d, uint32_t ps, uint32_t n, const uint32_t *lengths)
+static void
+seed_one_udcl(seed_dir_t *d, uint32_t ps, uint32_t n, const uint32_t *lengths)
 {
     vfdswmr_udentry_t e[8];
     uint8_t prefix[13], body[MAX_SEED];
@@ -125,18 +148,24 @@ static void seed_one_udcl(seed_dir_t *d, uint32_t ps, uint32_t n, const uint32_t
         e[i] = (vfdswmr_udentry_t){page, 1 + 3 * i, 2 * i, lengths[i], 0xabc00000u + i};
         page += vfdswmr_pages(lengths[i], ps);
     }
-    vfdswmr_udcl_t cl = {.tick = 3, .hdr_len = VFDSWMR_MDHDR_SIZE, .hdr_checksum = 0x12345678,
-                         .idx_ud_page = page, .idx_md_offset = VFDSWMR_MDHDR_SIZE,
-                         .idx_len = (uint32_t)vfdswmr_mdidx_size(n, 2 * n), .idx_checksum = 0x9abcdef0,
-                         .nentries = n, .entries = e};
+    vfdswmr_udcl_t cl = {.tick = 3,
+                         .hdr_len = VFDSWMR_MDHDR_SIZE,
+                         .hdr_checksum = 0x12345678,
+                         .idx_ud_page = page,
+                         .idx_md_offset = VFDSWMR_MDHDR_SIZE,
+                         .idx_len = (uint32_t)vfdswmr_mdidx_size(n, 2 * n),
+                         .idx_checksum = 0x9abcdef0,
+                         .nentries = n,
+                         .entries = e};
     cl.hdr_ud_page = page + vfdswmr_pages(cl.idx_len, ps);
-    put_le(prefix + 1, selector(ps), 4);
-    put_le(prefix + 5, cl.hdr_ud_page * ps + VFDSWMR_MDHDR_SIZE, 8);
+    vfdswmr_le_encode(prefix + 1, selector(ps), 4);
+    vfdswmr_le_encode(prefix + 5, cl.hdr_ud_page * ps + VFDSWMR_MDHDR_SIZE, 8);
     vfdswmr_udcl_encode(&cl, body);
     emit(d, prefix, sizeof prefix, body, vfdswmr_udcl_size(n));
 }
 
-static void seed_udcl(seed_dir_t *d)
+static void
+seed_udcl(seed_dir_t *d)
 {
     static const uint32_t lengths[] = {512, 1000, 100, 512, 3 * 512 + 1};
     seed_one_udcl(d, 512, 0, lengths);
@@ -145,7 +174,8 @@ static void seed_udcl(seed_dir_t *d)
     seed_one_udcl(d, 4096, 3, lengths);
 }
 
-static void seed_rawlog(seed_dir_t *d)
+static void
+seed_rawlog(seed_dir_t *d)
 {
     static const vfdswmr_rawrange_t r[] = {{3, 4096, 100}, {4, 0, 1}, {4, 1 << 20, 4096}, {5, 12, UINT64_MAX - 12}};
     static const vfdswmr_rawloghdr_t hdrs[] = {{7, 1, 0, 0}, {7, 3, 5, 4}, {UINT64_MAX, 4, 4, 2}};
@@ -159,10 +189,11 @@ static void seed_rawlog(seed_dir_t *d)
 static const struct {
     const char *name;
     void (*write)(seed_dir_t *d);
-} targets[] = {{"mdhdr", seed_mdhdr}, {"mdidx", seed_mdidx}, {"udhdr", seed_udhdr}, {"udcl", seed_udcl},
-               {"rawlog", seed_rawlog}};
+} targets[] = {
+    {"mdhdr", seed_mdhdr}, {"mdidx", seed_mdidx}, {"udhdr", seed_udhdr}, {"udcl", seed_udcl}, {"rawlog", seed_rawlog}};
 
-static int make_dir(const char *path)
+static int
+make_dir(const char *path)
 {
     if (mkdir(path, 0777) != 0 && errno != EEXIST) {
         fprintf(stderr, "seed: cannot create %s: %s\n", path, strerror(errno));
@@ -171,7 +202,8 @@ static int make_dir(const char *path)
     return 0;
 }
 
-static int run(size_t t, const char *dir)
+static int
+run(size_t t, const char *dir)
 {
     seed_dir_t d = {.path = dir};
     if (make_dir(dir) != 0)
@@ -180,7 +212,8 @@ static int run(size_t t, const char *dir)
     return d.failed;
 }
 
-int main(int argc, char **argv)
+int
+main(int argc, char **argv)
 {
     size_t ntargets = sizeof targets / sizeof targets[0];
     int status = 0;

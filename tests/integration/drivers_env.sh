@@ -6,6 +6,18 @@
 # sec2.
 . "${VFDSWMR_TESTLIB:?}"
 
+# Every plugin carries all of the project's code it calls: no symbol of ours
+# left undefined (lazy binding would hide one until the call that crashes).
+IFS=: read -r -a plugin_dirs <<<"$HDF5_PLUGIN_PATH"
+nplugins=0
+for so in $(find "${plugin_dirs[@]}" -maxdepth 1 -name 'lib*.so'); do
+    undef=$(nm -D --undefined-only "$so" | awk '$2 ~ /^vfdswmr_/ { print $2 }')
+    [ -z "$undef" ] || fail "$so leaves symbols of ours undefined: $undef"
+    nplugins=$((nplugins + 1))
+done
+[ "$nplugins" -ge 4 ] || fail "found only $nplugins plugins on HDF5_PLUGIN_PATH ($HDF5_PLUGIN_PATH)"
+ok "none of the $nplugins plugins leaves a symbol of ours undefined"
+
 roundtrip write "$WORK/ref.h5" >/dev/null || fail "plain sec2 reference run failed"
 dump_data "$WORK/ref.h5" > "$WORK/ref.dump" || fail "h5dump of the reference failed"
 grep -q "DATASET \"/data\"" "$WORK/ref.dump" || fail "reference dump has no /data"

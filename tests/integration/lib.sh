@@ -33,7 +33,7 @@ dump_data() {
 # the tool itself are not ours to report.
 tool() {
     local so
-    so=$(ldd "${HDF5_PLUGIN_PATH%%:*}"/*.so 2>/dev/null | awk '/lib(asan|ubsan)\.so/ { print $3 }' | sort -u | paste -sd:)
+    so=$(ldd "${HDF5_PLUGIN_PATH%%:*}"/*.so 2>/dev/null | awk '/lib(asan|ubsan|tsan)\.so/ { print $3 }' | sort -u | paste -sd:)
     if [ -n "$so" ]; then
         LD_PRELOAD=$so ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 "$@"
     else

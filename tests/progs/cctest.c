@@ -59,8 +59,8 @@
 
 #include "vfdswmr.h"
 
-#define N0 20000 /* elements of the model datasets at the start */
-#define NMAX 40000
+#define N0    20000 /* elements of the model datasets at the start */
+#define NMAX  40000
 #define CHUNK 1000
 
 static void
@@ -77,10 +77,10 @@ die(const char *fmt, ...)
     exit(1);
 }
 
-#define CHECK(call)                                                                                          \
-    do {                                                                                                     \
-        if ((call) < 0)                                                                                      \
-            die("%s failed (line %d)", #call, __LINE__);                                                    \
+#define CHECK(call)                                      \
+    do {                                                 \
+        if ((call) < 0)                                  \
+            die("%s failed (line %d)", #call, __LINE__); \
     } while (0)
 
 static uint64_t rng;
@@ -105,8 +105,8 @@ check_stats(hid_t obj, unsigned long long budget, const char *what)
     if (s.lookups != s.hits + s.misses)
         die("%s: lookups %llu != hits %llu + misses %llu", what, s.lookups, s.hits, s.misses);
     if (s.insertions != s.entries + s.evictions + s.invalidations)
-        die("%s: insertions %llu != entries %llu + evictions %llu + invalidations %llu", what, s.insertions,
-            s.entries, s.evictions, s.invalidations);
+        die("%s: insertions %llu != entries %llu + evictions %llu + invalidations %llu", what, s.insertions, s.entries,
+            s.evictions, s.invalidations);
     if (budget && s.bytes > budget)
         die("%s: %llu bytes held over the budget %llu", what, s.bytes, budget);
 }
@@ -173,8 +173,7 @@ verify(struct model *m, hsize_t off, hsize_t cnt, const char *what)
     io(m->d, 0, off, cnt, got);
     for (hsize_t i = 0; i < cnt; i++)
         if (got[i] != m->shadow[off + i])
-            die("%s: element %llu is %d, expected %d", what, (unsigned long long)(off + i), got[i],
-                m->shadow[off + i]);
+            die("%s: element %llu is %d, expected %d", what, (unsigned long long)(off + i), got[i], m->shadow[off + i]);
 }
 
 /* One chunk written straight to the file (H5Dwrite_chunk): new values for
@@ -350,8 +349,8 @@ attribution(const char *path)
     for (int k = 0; k < 2; k++)
         if (first[k].lookups == 0 || first[k].misses == 0 || s[k].misses != first[k].misses ||
             s[k].hits != first[k].hits + 2 * first[k].lookups || s[k].lookups != 3 * first[k].lookups)
-            die("dataset %d: first round %llu lookups %llu misses; after three %llu lookups, %llu misses, %llu hits",
-                k, first[k].lookups, first[k].misses, s[k].lookups, s[k].misses, s[k].hits);
+            die("dataset %d: first round %llu lookups %llu misses; after three %llu lookups, %llu misses, %llu hits", k,
+                first[k].lookups, first[k].misses, s[k].lookups, s[k].misses, s[k].hits);
     if (first[1].lookups <= first[0].lookups)
         die("dataset b read twice as much as a but counts %llu lookups against %llu", first[1].lookups,
             first[0].lookups);
@@ -670,8 +669,8 @@ ctl(const char *path)
 {
     hid_t f = create_file(path), sp, d;
     H5FD_t *h = driver_handle(f);
-    static const uint64_t ops[] = {VFDSWMR_CTL_END_TICK,     VFDSWMR_CTL_DISABLE_EOT,  VFDSWMR_CTL_ENABLE_EOT,
-                                   VFDSWMR_CTL_REFRESH,      VFDSWMR_CTL_GET_STATUS,   VFDSWMR_CTL_CC_CONFIGURE,
+    static const uint64_t ops[] = {VFDSWMR_CTL_END_TICK,     VFDSWMR_CTL_DISABLE_EOT,    VFDSWMR_CTL_ENABLE_EOT,
+                                   VFDSWMR_CTL_REFRESH,      VFDSWMR_CTL_GET_STATUS,     VFDSWMR_CTL_CC_CONFIGURE,
                                    VFDSWMR_CTL_CC_GET_STATS, VFDSWMR_CTL_CC_RESET_STATS, VFDSWMR_CTL_CC_SET_DATASET,
                                    VFDSWMR_CTL_CC_EVICT,     VFDSWMR_CTL_CC_REGISTER};
     const vfdswmr_chunk_cache_config_t huge = {~0ull, ~0ull, ~0ull}, big = {1ull << 40, ~0ull - 1, ~0ull - 1};
@@ -735,6 +734,7 @@ main(int argc, char **argv)
         return legacy_reader(argv[1], argc == 5 ? argv[3] : NULL, argc == 5 ? argv[4] : NULL);
     if (argc == 3 && !strcmp(argv[2], "ctl"))
         return ctl(argv[1]);
-    fprintf(stderr, "usage: cctest FILE model SEED | attribution | column | make | bigentry | legacy [DRIVER CONFIG] | ctl\n");
+    fprintf(stderr,
+            "usage: cctest FILE model SEED | attribution | column | make | bigentry | legacy [DRIVER CONFIG] | ctl\n");
     return 2;
 }

@@ -27,17 +27,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+
+#include "clock.h"
 
 #define N 40 /* elements per dataset */
 
-#define CHECK(cond, ...)                                                                                   \
-    do {                                                                                                   \
-        if (!(cond)) {                                                                                     \
-            fprintf(stderr, "evict: " __VA_ARGS__);                                                        \
-            fputc('\n', stderr);                                                                           \
-            exit(1);                                                                                       \
-        }                                                                                                  \
+#define CHECK(cond, ...)                            \
+    do {                                            \
+        if (!(cond)) {                              \
+            fprintf(stderr, "evict: " __VA_ARGS__); \
+            fputc('\n', stderr);                    \
+            exit(1);                                \
+        }                                           \
     } while (0)
 
 static int
@@ -78,8 +79,8 @@ writer(const char *path, int groups, int per_group, int batch)
                 buf[i] = value(count, i);
             snprintf(name, sizeof name, "d%05d", count);
             hid_t d = H5Dcreate2(grp, name, H5T_NATIVE_INT, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-            CHECK(d >= 0 && H5Dwrite(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0,
-                  "cannot write %s", name);
+            CHECK(d >= 0 && H5Dwrite(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0, "cannot write %s",
+                  name);
             hid_t a = H5Acreate2(d, "index", H5T_NATIVE_INT, aspace, H5P_DEFAULT, H5P_DEFAULT);
             CHECK(a >= 0 && H5Awrite(a, H5T_NATIVE_INT, &count) >= 0, "cannot write attribute of %s", name);
             H5Aclose(a);
@@ -87,8 +88,7 @@ writer(const char *path, int groups, int per_group, int batch)
             CHECK(H5Gflush(grp) >= 0, "group flush failed");
             if ((count + 1) % batch == 0)
                 CHECK(H5Fflush(file, H5F_SCOPE_GLOBAL) >= 0, "flush failed");
-            struct timespec pace = {0, 3 * 1000 * 1000};
-            nanosleep(&pace, NULL);
+            vfdswmr_sleep(0.003);
         }
         H5Gclose(grp);
     }
@@ -146,18 +146,20 @@ reader(const char *path, int groups, int per_group, int batch)
 {
     int total = groups * per_group;
     hid_t file = H5I_INVALID_HID, fapl = H5Pcreate(H5P_FILE_ACCESS);
-    struct timespec t0, t, pause = {0, 20 * 1000 * 1000};
+    double t0 = vfdswmr_now();
     int walks = 0, last = -1, states = 0;
 
-    clock_gettime(CLOCK_MONOTONIC, &t0);
     for (;;) {
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        CHECK(t.tv_sec - t0.tv_sec < 120, "timed out: saw %d of %d datasets after %d walks", last, total, walks);
+        CHECK(vfdswmr_now() - t0 < 120, "timed out: saw %d of %d datasets after %d walks", last, total, walks);
         if (file < 0) {
             CHECK(H5Pset_evict_on_close(fapl, true) >= 0, "cannot set evict-on-close");
-            H5E_BEGIN_TRY { file = H5Fopen(path, H5F_ACC_RDONLY, fapl); } H5E_END_TRY
+            H5E_BEGIN_TRY
+            {
+                file = H5Fopen(path, H5F_ACC_RDONLY, fapl);
+            }
+            H5E_END_TRY
             if (file < 0) {
-                nanosleep(&pause, NULL);
+                vfdswmr_sleep(0.02);
                 continue;
             }
         }

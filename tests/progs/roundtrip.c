@@ -29,13 +29,13 @@ expected(int i, int j)
     return (int32_t)((uint32_t)i * 7919u + (uint32_t)j * 104729u + 12345u) ^ (int32_t)(i << 3);
 }
 
-#define CHECK(cond, ...)                                                                                   \
-    do {                                                                                                   \
-        if (!(cond)) {                                                                                     \
-            fprintf(stderr, "roundtrip: " __VA_ARGS__);                                                    \
-            fputc('\n', stderr);                                                                           \
-            return 1;                                                                                      \
-        }                                                                                                  \
+#define CHECK(cond, ...)                                \
+    do {                                                \
+        if (!(cond)) {                                  \
+            fprintf(stderr, "roundtrip: " __VA_ARGS__); \
+            fputc('\n', stderr);                        \
+            return 1;                                   \
+        }                                               \
     } while (0)
 
 static int
@@ -69,14 +69,14 @@ verify_dataset(hid_t file, const char *name, int32_t *buf)
     CHECK(dset >= 0, "cannot open %s", name);
     space = H5Dget_space(dset);
     CHECK(H5Sget_simple_extent_dims(space, dims, NULL) == 2, "%s is not two-dimensional", name);
-    CHECK(dims[0] == NX && dims[1] == NY, "%s has shape %llux%llu, expected %dx%d", name,
-          (unsigned long long)dims[0], (unsigned long long)dims[1], NX, NY);
+    CHECK(dims[0] == NX && dims[1] == NY, "%s has shape %llux%llu, expected %dx%d", name, (unsigned long long)dims[0],
+          (unsigned long long)dims[1], NX, NY);
     memset(buf, 0, sizeof(int32_t) * NX * NY);
     CHECK(H5Dread(dset, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0, "cannot read %s", name);
     for (int i = 0; i < NX; i++)
         for (int j = 0; j < NY; j++)
-            CHECK(buf[i * NY + j] == expected(i, j), "%s[%d][%d] = %d, expected %d", name, i, j,
-                  buf[i * NY + j], expected(i, j));
+            CHECK(buf[i * NY + j] == expected(i, j), "%s[%d][%d] = %d, expected %d", name, i, j, buf[i * NY + j],
+                  expected(i, j));
     H5Sclose(space);
     H5Dclose(dset);
     return 0;
@@ -117,8 +117,7 @@ do_write(const char *path, int32_t *buf)
     if (make_dataset(file, "/data", 0, buf) || make_dataset(file, "/deflated", 1, buf))
         return 1;
     aspace = H5Screate(H5S_SCALAR);
-    attr = H5Acreate_by_name(file, "/data", "rows", H5T_STD_I32LE, aspace, H5P_DEFAULT, H5P_DEFAULT,
-                             H5P_DEFAULT);
+    attr = H5Acreate_by_name(file, "/data", "rows", H5T_STD_I32LE, aspace, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     CHECK(attr >= 0 && H5Awrite(attr, H5T_NATIVE_INT, &rows) >= 0, "cannot write attribute");
     H5Aclose(attr);
     H5Sclose(aspace);

@@ -35,8 +35,8 @@
  * failed; 2 on bad usage.
  */
 #include <stdlib.h>
-#include <time.h>
 
+#include "clock.h"
 #include "rows.h"
 
 /* Rows of /rows in `dset` now, or -1. */
@@ -165,29 +165,23 @@ check(const char *path, long long min, long long ngroups, const char *config)
 
 /* Polling every 10 ms for up to $ROWS_TIMEOUT seconds (default 120). */
 typedef struct {
-    struct timespec start;
+    double start; /* vfdswmr_now() */
     double limit;
 } poll_t;
 
 static poll_t
 poll_start(void)
 {
-    poll_t p = {.limit = getenv("ROWS_TIMEOUT") ? atof(getenv("ROWS_TIMEOUT")) : 120};
-
-    clock_gettime(CLOCK_MONOTONIC, &p.start);
-    return p;
+    return (poll_t){.start = vfdswmr_now(), .limit = getenv("ROWS_TIMEOUT") ? atof(getenv("ROWS_TIMEOUT")) : 120};
 }
 
 /* Wait 10 ms: 0, or -1 when the time is up (nothing waited). */
 static int
 poll_wait(const poll_t *p)
 {
-    struct timespec now, pause = {0, 10 * 1000 * 1000};
-
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    if ((double)(now.tv_sec - p->start.tv_sec) + (double)(now.tv_nsec - p->start.tv_nsec) * 1e-9 > p->limit)
+    if (vfdswmr_now() - p->start > p->limit)
         return -1;
-    nanosleep(&pause, NULL);
+    vfdswmr_sleep(0.01);
     return 0;
 }
 
@@ -227,8 +221,7 @@ status(hid_t file)
         return;
     }
 #ifdef VFDSWMR_WRITER_FAILED
-    printf("status tick=%llu writer_state=%d tick_len=%u max_lag=%u\n", s.tick, s.writer_state, s.tick_len,
-           s.max_lag);
+    printf("status tick=%llu writer_state=%d tick_len=%u max_lag=%u\n", s.tick, s.writer_state, s.tick_len, s.max_lag);
 #else
     printf("status tick=%llu writer_state=unavailable\n", s.tick);
 #endif

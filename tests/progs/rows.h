@@ -19,8 +19,8 @@
 
 #include "vfdswmr.h"
 
-#define ROWS_DSET "/rows"
-#define ROWS_CHUNK 256
+#define ROWS_DSET   "/rows"
+#define ROWS_CHUNK  256
 #define ROWS_GROUPS "/groups"
 
 static inline int64_t

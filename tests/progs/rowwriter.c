@@ -23,7 +23,10 @@
  *   burst N    dataset /burstK of N chunks, all written by one H5Dwrite into a
  *              chunk cache that holds them, so that H5Dclose writes every
  *              chunk to the file                 "burst ok" | "burst failed"
+ *   attrs N    N more attributes a<K> on /groups, 1000 int32 each (K * 1000 + i),
+ *              then H5Fflush                    "flushed attrs TOTAL" | "failed attrs TOTAL"
  *   tick       vfdswmr_end_tick                 "ticked" | "tick failed"
+ *   status     vfdswmr_get_status               "status tick=T" | "status failed"
  *   close      H5Fclose, then exit              "closed" | "close failed"
  *
  * End of input closes too. A failed call prints HDF5's error stack on stderr
@@ -36,7 +39,7 @@
 
 typedef struct {
     hid_t file, rows, groups;
-    uint64_t nrows, ngroups, nbursts;
+    uint64_t nrows, ngroups, nbursts, nattrs;
     int failed; /* a command failed */
 } writer_t;
 
@@ -86,6 +89,34 @@ append(writer_t *w, uint64_t n, int (*publish)(writer_t *))
         H5Sclose(fspace);
     free(buf);
     return rc;
+}
+
+/* 4000 bytes of metadata each: with more than 8, HDF5 keeps them in the
+ * group's dense attribute storage, about a page each. */
+static int
+add_attrs(writer_t *w, uint64_t n)
+{
+    hsize_t len = 1000;
+    hid_t space = H5Screate_simple(1, &len, NULL);
+    int32_t v[1000];
+    int rc = 0;
+
+    for (uint64_t k = 0; k < n && rc == 0; k++, w->nattrs++) {
+        char name[32];
+        hid_t a;
+        snprintf(name, sizeof name, "a%llu", (unsigned long long)w->nattrs);
+        for (int i = 0; i < 1000; i++)
+            v[i] = (int32_t)(w->nattrs * 1000 + (uint64_t)i);
+        a = H5Acreate2(w->groups, name, H5T_STD_I32LE, space, H5P_DEFAULT, H5P_DEFAULT);
+        if (a < 0 || H5Awrite(a, H5T_NATIVE_INT32, v) < 0) {
+            rows_report("writing an attribute");
+            rc = -1;
+        }
+        if (a >= 0)
+            H5Aclose(a);
+    }
+    H5Sclose(space);
+    return rc < 0 ? -1 : flush(w);
 }
 
 static int
@@ -191,8 +222,7 @@ setup(writer_t *w, const char *path, int create, unsigned swmr, int latest, hsiz
         dcpl = H5Pcreate(H5P_DATASET_CREATE);
         if (space < 0 || dcpl < 0 || H5Pset_chunk(dcpl, 1, &chunk) < 0 ||
             (w->rows = H5Dcreate2(w->file, ROWS_DSET, H5T_STD_I64LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT)) < 0 ||
-            (w->groups = H5Gcreate2(w->file, ROWS_GROUPS, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)) < 0 ||
-            flush(w) < 0) {
+            (w->groups = H5Gcreate2(w->file, ROWS_GROUPS, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)) < 0 || flush(w) < 0) {
             rows_report("creating /rows and /groups");
             return -1;
         }
@@ -289,6 +319,19 @@ main(int argc, char **argv)
         else if (sscanf(line, "groups %llu", &n) == 1) {
             rc = add_groups(&w, n);
             printf("%s groups %llu\n", rc < 0 ? "failed" : "flushed", (unsigned long long)w.ngroups);
+        }
+        else if (sscanf(line, "attrs %llu", &n) == 1) {
+            rc = add_attrs(&w, n);
+            printf("%s attrs %llu\n", rc < 0 ? "failed" : "flushed", (unsigned long long)w.nattrs);
+        }
+        else if (!strcmp(line, "status")) {
+            vfdswmr_status_t st;
+            if ((rc = vfdswmr_get_status(w.file, &st)) < 0) {
+                rows_report("vfdswmr_get_status");
+                printf("status failed\n");
+            }
+            else
+                printf("status tick=%llu\n", (unsigned long long)st.tick);
         }
         else if (sscanf(line, "burst %llu", &n) == 1) {
             rc = burst(&w, n);

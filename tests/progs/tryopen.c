@@ -27,9 +27,8 @@ main(int argc, char **argv)
     const char *mode = argc >= 3 ? argv[2] : "";
     int swmr = strstr(mode, "_swmr") != NULL;
 
-    if ((argc != 3 && config == NULL) ||
-        (strcmp(mode, "trunc") && strcmp(mode, "excl") && strcmp(mode, "trunc_swmr") && strcmp(mode, "rdwr") &&
-         strcmp(mode, "rdwr_swmr"))) {
+    if ((argc != 3 && config == NULL) || (strcmp(mode, "trunc") && strcmp(mode, "excl") && strcmp(mode, "trunc_swmr") &&
+                                          strcmp(mode, "rdwr") && strcmp(mode, "rdwr_swmr"))) {
         fprintf(stderr, "usage: tryopen FILE trunc|excl|trunc_swmr|rdwr|rdwr_swmr [--config STRING]\n");
         return 2;
     }

@@ -55,7 +55,10 @@ main(int argc, char **argv)
         (d = H5Dcreate2(f2, "d", H5T_NATIVE_INT, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)) < 0 ||
         H5Dwrite(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) < 0 || H5Dclose(d) < 0 || check(f1, 40) < 0)
         return 1;
-    H5E_BEGIN_TRY { t = H5Fcreate(argv[1], H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT); }
+    H5E_BEGIN_TRY
+    {
+        t = H5Fcreate(argv[1], H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    }
     H5E_END_TRY
     if (t >= 0) {
         fprintf(stderr, "twice: an open file was truncated\n");

@@ -8,7 +8,6 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 const opts_t *swmr_opts;
@@ -63,7 +62,7 @@ swmr_h5fail(const char *fmt, ...)
 }
 
 typedef struct {
-    char  *buf;
+    char *buf;
     size_t n, len;
 } errbuf_t;
 
@@ -71,7 +70,7 @@ static herr_t
 walk_cb(unsigned n, const H5E_error2_t *e, void *data)
 {
     errbuf_t *eb = data;
-    char      min[128] = "";
+    char min[128] = "";
 
     H5Eget_msg(e->min_num, NULL, min, sizeof min);
     if (eb->len < eb->n) {
@@ -98,19 +97,7 @@ h5_error_string(char *buf, size_t n)
 int64_t
 now_ns(void)
 {
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-void
-sleep_us(long us)
-{
-    struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
-
-    while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-        ;
+    return (int64_t)(vfdswmr_now() * 1e9);
 }
 
 void *
@@ -137,10 +124,9 @@ box_elems(int rank, const hsize_t dims[3])
 
 static const struct {
     const char *name;
-    kind_t      kind;
-} kinds[] = {{"single", K_SINGLE}, {"implicit", K_IMPLICIT}, {"farray", K_FARRAY},
-             {"earray", K_EARRAY}, {"btree2", K_BTREE2},     {"btree1", K_BTREE1},
-             {"grow2d", K_GROW2D}, {"grow3d", K_GROW3D}};
+    kind_t kind;
+} kinds[] = {{"single", K_SINGLE}, {"implicit", K_IMPLICIT}, {"farray", K_FARRAY}, {"earray", K_EARRAY},
+             {"btree2", K_BTREE2}, {"btree1", K_BTREE1},     {"grow2d", K_GROW2D}, {"grow3d", K_GROW3D}};
 
 const char *
 kind_name(kind_t k)
@@ -181,10 +167,10 @@ static long
 num(const char *prog, const char *opt, const char *s, long lo, long hi)
 {
     char *end;
-    long  v;
+    long v;
 
     errno = 0;
-    v     = strtol(s, &end, 10);
+    v = strtol(s, &end, 10);
     if (errno || end == s || *end || v < lo || v > hi) {
         fprintf(stderr, "%s: --%s %s: expected an integer from %ld to %ld\n", prog, opt, s, lo, hi);
         exit(2);
@@ -198,51 +184,51 @@ spec_setup(opts_t *o, dspec_t *d)
     hsize_t N = (hsize_t)o->steps * (hsize_t)o->rows_per_step, U = H5S_UNLIMITED;
 
     d->alloc = H5D_ALLOC_TIME_DEFAULT;
-    d->rank  = 2;
+    d->rank = 2;
     d->chunk[2] = d->maxdims[2] = 1;
     switch (d->kind) {
-        case K_SINGLE:
-            d->maxdims[0] = d->chunk[0] = N;
-            d->maxdims[1] = d->chunk[1] = SWMR_NCOLS;
-            d->idx                      = H5D_CHUNK_IDX_SINGLE;
-            break;
-        case K_IMPLICIT:
-        case K_FARRAY:
-            d->maxdims[0] = N;
-            d->maxdims[1] = SWMR_NCOLS;
-            d->chunk[0]   = SWMR_CHUNK_ROWS;
-            d->chunk[1]   = SWMR_NCOLS;
-            d->idx        = d->kind == K_IMPLICIT ? H5D_CHUNK_IDX_NONE : H5D_CHUNK_IDX_FARRAY;
-            d->alloc      = d->kind == K_IMPLICIT ? H5D_ALLOC_TIME_EARLY : H5D_ALLOC_TIME_LATE;
-            break;
-        case K_EARRAY:
-        case K_BTREE1:
-            d->maxdims[0] = U;
-            d->maxdims[1] = SWMR_NCOLS;
-            d->chunk[0]   = SWMR_CHUNK_ROWS;
-            d->chunk[1]   = SWMR_NCOLS;
-            d->idx        = d->kind == K_EARRAY ? H5D_CHUNK_IDX_EARRAY : H5D_CHUNK_IDX_BTREE;
-            break;
-        case K_BTREE2:
-            d->maxdims[0] = d->maxdims[1] = U;
-            d->chunk[0]                   = SWMR_CHUNK_ROWS;
-            d->chunk[1]                   = 6;
-            d->idx                        = H5D_CHUNK_IDX_BT2;
-            break;
-        case K_GROW2D:
-            d->maxdims[0] = d->maxdims[1] = U;
-            d->chunk[0]                   = 4;
-            d->chunk[1]                   = 5;
-            d->idx                        = H5D_CHUNK_IDX_BT2;
-            break;
-        case K_GROW3D:
-            d->rank       = 3;
-            d->maxdims[0] = d->maxdims[1] = d->maxdims[2] = U;
-            d->chunk[0]                                   = 3;
-            d->chunk[1]                                   = 4;
-            d->chunk[2]                                   = 3;
-            d->idx                                        = H5D_CHUNK_IDX_BT2;
-            break;
+    case K_SINGLE:
+        d->maxdims[0] = d->chunk[0] = N;
+        d->maxdims[1] = d->chunk[1] = SWMR_NCOLS;
+        d->idx = H5D_CHUNK_IDX_SINGLE;
+        break;
+    case K_IMPLICIT:
+    case K_FARRAY:
+        d->maxdims[0] = N;
+        d->maxdims[1] = SWMR_NCOLS;
+        d->chunk[0] = SWMR_CHUNK_ROWS;
+        d->chunk[1] = SWMR_NCOLS;
+        d->idx = d->kind == K_IMPLICIT ? H5D_CHUNK_IDX_NONE : H5D_CHUNK_IDX_FARRAY;
+        d->alloc = d->kind == K_IMPLICIT ? H5D_ALLOC_TIME_EARLY : H5D_ALLOC_TIME_LATE;
+        break;
+    case K_EARRAY:
+    case K_BTREE1:
+        d->maxdims[0] = U;
+        d->maxdims[1] = SWMR_NCOLS;
+        d->chunk[0] = SWMR_CHUNK_ROWS;
+        d->chunk[1] = SWMR_NCOLS;
+        d->idx = d->kind == K_EARRAY ? H5D_CHUNK_IDX_EARRAY : H5D_CHUNK_IDX_BTREE;
+        break;
+    case K_BTREE2:
+        d->maxdims[0] = d->maxdims[1] = U;
+        d->chunk[0] = SWMR_CHUNK_ROWS;
+        d->chunk[1] = 6;
+        d->idx = H5D_CHUNK_IDX_BT2;
+        break;
+    case K_GROW2D:
+        d->maxdims[0] = d->maxdims[1] = U;
+        d->chunk[0] = 4;
+        d->chunk[1] = 5;
+        d->idx = H5D_CHUNK_IDX_BT2;
+        break;
+    case K_GROW3D:
+        d->rank = 3;
+        d->maxdims[0] = d->maxdims[1] = d->maxdims[2] = U;
+        d->chunk[0] = 3;
+        d->chunk[1] = 4;
+        d->chunk[2] = 3;
+        d->idx = H5D_CHUNK_IDX_BT2;
+        break;
     }
     d->box[0] = d->box[1] = d->box[2] = 1;
     for (int s = -1; s < o->steps; s++) {
@@ -259,90 +245,184 @@ void
 swmr_parse(opts_t *o, int argc, char **argv, bool writer)
 {
     enum {
-        O_FILE = 256, O_FILE2, O_PROGRESS, O_PROGRESS2, O_WORKLOAD, O_DSETS, O_STEPS, O_FIRST, O_LAST,
-        O_RPS, O_SWMR, O_EARLIEST, O_NOREUSE, O_EXISTING, O_NOSHRINK, O_FLUSH, O_INTERVAL, O_ACKS, O_ACKID,
-        O_TICK, O_POLL, O_SEED, O_TIMEOUT, O_MAXLAT, O_EVICT, O_LENIENT, O_NAME, O_CHECKSTAGE, O_TRANSIENT
+        O_FILE = 256,
+        O_FILE2,
+        O_PROGRESS,
+        O_PROGRESS2,
+        O_WORKLOAD,
+        O_DSETS,
+        O_STEPS,
+        O_FIRST,
+        O_LAST,
+        O_RPS,
+        O_SWMR,
+        O_EARLIEST,
+        O_NOREUSE,
+        O_EXISTING,
+        O_NOSHRINK,
+        O_FLUSH,
+        O_INTERVAL,
+        O_ACKS,
+        O_ACKID,
+        O_TICK,
+        O_POLL,
+        O_SEED,
+        O_TIMEOUT,
+        O_MAXLAT,
+        O_EVICT,
+        O_LENIENT,
+        O_NAME,
+        O_CHECKSTAGE,
+        O_TRANSIENT
     };
-    static const struct option lo[] = {
-        {"file", 1, 0, O_FILE},           {"file2", 1, 0, O_FILE2},
-        {"progress", 1, 0, O_PROGRESS},   {"progress2", 1, 0, O_PROGRESS2},
-        {"workload", 1, 0, O_WORKLOAD},   {"dsets", 1, 0, O_DSETS},
-        {"steps", 1, 0, O_STEPS},         {"first-step", 1, 0, O_FIRST},
-        {"last-step", 1, 0, O_LAST},      {"rows-per-step", 1, 0, O_RPS},
-        {"swmr", 0, 0, O_SWMR},           {"earliest", 0, 0, O_EARLIEST},
-        {"no-space-reuse", 0, 0, O_NOREUSE},
-        {"existing", 0, 0, O_EXISTING},   {"no-shrink", 0, 0, O_NOSHRINK},
-        {"flush", 1, 0, O_FLUSH},         {"interval-ms", 1, 0, O_INTERVAL},
-        {"acks", 1, 0, O_ACKS},           {"ack-id", 1, 0, O_ACKID},
-        {"tick-len", 1, 0, O_TICK},       {"poll-us", 1, 0, O_POLL},
-        {"seed", 1, 0, O_SEED},           {"timeout", 1, 0, O_TIMEOUT},
-        {"max-latency-ticks", 1, 0, O_MAXLAT}, {"evict-on-close", 0, 0, O_EVICT},
-        {"lenient", 0, 0, O_LENIENT},     {"name", 1, 0, O_NAME},
-        {"check-stage", 1, 0, O_CHECKSTAGE}, {"tolerate-transient", 0, 0, O_TRANSIENT},
-        {0, 0, 0, 0}};
+    static const struct option lo[] = {{"file", 1, 0, O_FILE},
+                                       {"file2", 1, 0, O_FILE2},
+                                       {"progress", 1, 0, O_PROGRESS},
+                                       {"progress2", 1, 0, O_PROGRESS2},
+                                       {"workload", 1, 0, O_WORKLOAD},
+                                       {"dsets", 1, 0, O_DSETS},
+                                       {"steps", 1, 0, O_STEPS},
+                                       {"first-step", 1, 0, O_FIRST},
+                                       {"last-step", 1, 0, O_LAST},
+                                       {"rows-per-step", 1, 0, O_RPS},
+                                       {"swmr", 0, 0, O_SWMR},
+                                       {"earliest", 0, 0, O_EARLIEST},
+                                       {"no-space-reuse", 0, 0, O_NOREUSE},
+                                       {"existing", 0, 0, O_EXISTING},
+                                       {"no-shrink", 0, 0, O_NOSHRINK},
+                                       {"flush", 1, 0, O_FLUSH},
+                                       {"interval-ms", 1, 0, O_INTERVAL},
+                                       {"acks", 1, 0, O_ACKS},
+                                       {"ack-id", 1, 0, O_ACKID},
+                                       {"tick-len", 1, 0, O_TICK},
+                                       {"poll-us", 1, 0, O_POLL},
+                                       {"seed", 1, 0, O_SEED},
+                                       {"timeout", 1, 0, O_TIMEOUT},
+                                       {"max-latency-ticks", 1, 0, O_MAXLAT},
+                                       {"evict-on-close", 0, 0, O_EVICT},
+                                       {"lenient", 0, 0, O_LENIENT},
+                                       {"name", 1, 0, O_NAME},
+                                       {"check-stage", 1, 0, O_CHECKSTAGE},
+                                       {"tolerate-transient", 0, 0, O_TRANSIENT},
+                                       {0, 0, 0, 0}};
     const char *prog = writer ? "swmr_writer" : "swmr_reader", *dsets = NULL;
-    int         c, last = -1;
+    int c, last = -1;
 
     memset(o, 0, sizeof *o);
-    o->prog          = prog;
-    o->name          = writer ? "writer" : "reader";
-    o->steps         = -1;
+    o->prog = prog;
+    o->name = writer ? "writer" : "reader";
+    o->steps = -1;
     o->rows_per_step = 3;
-    o->interval_ms   = 10;
-    o->ack_id        = -1;
-    o->tick_len      = 1;
-    o->poll_us       = 1000;
-    o->seed          = 1;
-    o->timeout_s     = 60;
-    o->check_stage   = -99;
-    swmr_opts        = o;
+    o->interval_ms = 10;
+    o->ack_id = -1;
+    o->tick_len = 1;
+    o->poll_us = 1000;
+    o->seed = 1;
+    o->timeout_s = 60;
+    o->check_stage = -99;
+    swmr_opts = o;
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* failures print the stack through swmr_h5fail */
     while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
         switch (c) {
-            case O_FILE: o->file[0] = optarg; break;
-            case O_FILE2: o->file[1] = optarg; break;
-            case O_PROGRESS: o->progress[0] = optarg; break;
-            case O_PROGRESS2: o->progress[1] = optarg; break;
-            case O_WORKLOAD:
-                if (!strcmp(optarg, "append"))
-                    o->workload = W_APPEND;
-                else if (!strcmp(optarg, "grow"))
-                    o->workload = W_GROW;
-                else if (!strcmp(optarg, "zoo"))
-                    o->workload = W_ZOO;
-                else
-                    usage(prog);
-                break;
-            case O_DSETS: dsets = optarg; break;
-            case O_STEPS: o->steps = (int)num(prog, "steps", optarg, 1, 100000); break;
-            case O_FIRST: o->first_step = (int)num(prog, "first-step", optarg, 0, 100000); break;
-            case O_LAST: last = (int)num(prog, "last-step", optarg, 0, 100000); break;
-            case O_RPS: o->rows_per_step = (int)num(prog, "rows-per-step", optarg, 1, 1000); break;
-            case O_SWMR: o->swmr = true; break;
-            case O_EARLIEST: o->earliest = true; break;
-            case O_NOREUSE: o->no_space_reuse = true; break;
-            case O_EXISTING: o->existing = true; break;
-            case O_NOSHRINK: o->no_shrink = true; break;
-            case O_FLUSH:
-                if (!strcmp(optarg, "dset"))
-                    o->flush_dset = true;
-                else if (strcmp(optarg, "file"))
-                    usage(prog);
-                break;
-            case O_INTERVAL: o->interval_ms = (int)num(prog, "interval-ms", optarg, 0, 60000); break;
-            case O_ACKS: o->acks = (int)num(prog, "acks", optarg, 0, 64); break;
-            case O_ACKID: o->ack_id = (int)num(prog, "ack-id", optarg, 0, 63); break;
-            case O_TICK: o->tick_len = (int)num(prog, "tick-len", optarg, 1, 36000); break;
-            case O_POLL: o->poll_us = (int)num(prog, "poll-us", optarg, 0, 1000000); break;
-            case O_SEED: o->seed = (uint64_t)num(prog, "seed", optarg, 0, 1000000000); break;
-            case O_TIMEOUT: o->timeout_s = (double)num(prog, "timeout", optarg, 1, 3600); break;
-            case O_MAXLAT: o->max_latency_ticks = (double)num(prog, "max-latency-ticks", optarg, 0, 1000000); break;
-            case O_EVICT: o->evict_on_close = true; break;
-            case O_LENIENT: o->lenient = true; break;
-            case O_TRANSIENT: o->tolerate_transient = true; break;
-            case O_NAME: o->name = optarg; break;
-            case O_CHECKSTAGE: o->check_stage = (int)num(prog, "check-stage", optarg, -1, ZOO_NSTAGES - 1); break;
-            default: usage(prog);
+        case O_FILE:
+            o->file[0] = optarg;
+            break;
+        case O_FILE2:
+            o->file[1] = optarg;
+            break;
+        case O_PROGRESS:
+            o->progress[0] = optarg;
+            break;
+        case O_PROGRESS2:
+            o->progress[1] = optarg;
+            break;
+        case O_WORKLOAD:
+            if (!strcmp(optarg, "append"))
+                o->workload = W_APPEND;
+            else if (!strcmp(optarg, "grow"))
+                o->workload = W_GROW;
+            else if (!strcmp(optarg, "zoo"))
+                o->workload = W_ZOO;
+            else
+                usage(prog);
+            break;
+        case O_DSETS:
+            dsets = optarg;
+            break;
+        case O_STEPS:
+            o->steps = (int)num(prog, "steps", optarg, 1, 100000);
+            break;
+        case O_FIRST:
+            o->first_step = (int)num(prog, "first-step", optarg, 0, 100000);
+            break;
+        case O_LAST:
+            last = (int)num(prog, "last-step", optarg, 0, 100000);
+            break;
+        case O_RPS:
+            o->rows_per_step = (int)num(prog, "rows-per-step", optarg, 1, 1000);
+            break;
+        case O_SWMR:
+            o->swmr = true;
+            break;
+        case O_EARLIEST:
+            o->earliest = true;
+            break;
+        case O_NOREUSE:
+            o->no_space_reuse = true;
+            break;
+        case O_EXISTING:
+            o->existing = true;
+            break;
+        case O_NOSHRINK:
+            o->no_shrink = true;
+            break;
+        case O_FLUSH:
+            if (!strcmp(optarg, "dset"))
+                o->flush_dset = true;
+            else if (strcmp(optarg, "file"))
+                usage(prog);
+            break;
+        case O_INTERVAL:
+            o->interval_ms = (int)num(prog, "interval-ms", optarg, 0, 60000);
+            break;
+        case O_ACKS:
+            o->acks = (int)num(prog, "acks", optarg, 0, 64);
+            break;
+        case O_ACKID:
+            o->ack_id = (int)num(prog, "ack-id", optarg, 0, 63);
+            break;
+        case O_TICK:
+            o->tick_len = (int)num(prog, "tick-len", optarg, 1, 36000);
+            break;
+        case O_POLL:
+            o->poll_us = (int)num(prog, "poll-us", optarg, 0, 1000000);
+            break;
+        case O_SEED:
+            o->seed = (uint64_t)num(prog, "seed", optarg, 0, 1000000000);
+            break;
+        case O_TIMEOUT:
+            o->timeout_s = (double)num(prog, "timeout", optarg, 1, 3600);
+            break;
+        case O_MAXLAT:
+            o->max_latency_ticks = (double)num(prog, "max-latency-ticks", optarg, 0, 1000000);
+            break;
+        case O_EVICT:
+            o->evict_on_close = true;
+            break;
+        case O_LENIENT:
+            o->lenient = true;
+            break;
+        case O_TRANSIENT:
+            o->tolerate_transient = true;
+            break;
+        case O_NAME:
+            o->name = optarg;
+            break;
+        case O_CHECKSTAGE:
+            o->check_stage = (int)num(prog, "check-stage", optarg, -1, ZOO_NSTAGES - 1);
+            break;
+        default:
+            usage(prog);
         }
     }
     if (optind != argc || !o->file[0])
@@ -372,8 +452,8 @@ swmr_parse(opts_t *o, int argc, char **argv, bool writer)
     if (!dsets)
         dsets = o->workload == W_GROW ? "grow2d,grow3d" : "earray";
     for (const char *p = dsets; *p;) {
-        size_t   len = strcspn(p, ","), i;
-        char     tok[40];
+        size_t len = strcspn(p, ","), i;
+        char tok[40];
         dspec_t *d;
 
         if (!len || len >= sizeof tok || o->ndsets == SWMR_MAX_DSETS)
@@ -384,8 +464,8 @@ swmr_parse(opts_t *o, int argc, char **argv, bool writer)
         d = &o->dsets[o->ndsets++];
         memset(d, 0, sizeof *d);
         if (len > 2 && !strcmp(tok + len - 2, ":z")) {
-            d->deflate       = true;
-            tok[len - 2]     = '\0';
+            d->deflate = true;
+            tok[len - 2] = '\0';
         }
         for (i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
             if (!strcmp(tok, kinds[i].name))
@@ -400,8 +480,7 @@ swmr_parse(opts_t *o, int argc, char **argv, bool writer)
             exit(2);
         }
         if (d->kind == K_IMPLICIT && d->deflate) {
-            fprintf(stderr, "%s: the implicit index allows no filter (HDF5 would pick a fixed array)\n",
-                    prog);
+            fprintf(stderr, "%s: the implicit index allows no filter (HDF5 would pick a fixed array)\n", prog);
             exit(2);
         }
         if ((d->kind == K_BTREE1) != o->earliest) {
@@ -435,7 +514,9 @@ swmr_mix64(uint64_t x)
 int64_t
 swmr_value(uint64_t seed, uint64_t dsid, const hsize_t idx[3], int t)
 {
-    uint64_t h = swmr_mix64(seed ^ swmr_mix64(dsid ^ swmr_mix64(idx[0] ^ swmr_mix64(idx[1] ^ swmr_mix64(idx[2] ^ swmr_mix64((uint64_t)t))))));
+    uint64_t h = swmr_mix64(
+        seed ^
+        swmr_mix64(dsid ^ swmr_mix64(idx[0] ^ swmr_mix64(idx[1] ^ swmr_mix64(idx[2] ^ swmr_mix64((uint64_t)t))))));
 
     return (int64_t)(((uint64_t)(t + 1) << 40) | (h & HASH_MASK));
 }
@@ -481,9 +562,12 @@ sched_phase(const opts_t *o, int s)
     if (o->workload != W_GROW)
         return "append";
     switch (phase_of(o, s, &local)) {
-        case PH_GROW: return "grow";
-        case PH_SHRINK: return "shrink";
-        default: return "regrow";
+    case PH_GROW:
+        return "grow";
+    case PH_SHRINK:
+        return "shrink";
+    default:
+        return "regrow";
     }
 }
 
@@ -499,23 +583,27 @@ grow_step(const opts_t *o, const dspec_t *d, int s, hsize_t sh[3])
 {
     static const hsize_t inc2[3] = {2, 3, 0}, dec2[3] = {3, 4, 0}, reg2[3] = {3, 4, 0};
     static const hsize_t inc3[3] = {1, 2, 1}, dec3[3] = {2, 3, 2}, reg3[3] = {2, 3, 2};
-    int                  local;
-    phase_t              ph  = phase_of(o, s, &local);
-    int                  dim = local % d->rank;
-    bool                 two = d->rank == 2;
+    int local;
+    phase_t ph = phase_of(o, s, &local);
+    int dim = local % d->rank;
+    bool two = d->rank == 2;
 
     switch (ph) {
-        case PH_GROW: sh[dim] += two ? inc2[dim] : inc3[dim]; break;
-        case PH_REGROW: sh[dim] += two ? reg2[dim] : reg3[dim]; break;
-        case PH_SHRINK: {
-            hsize_t dec = two ? dec2[dim] : dec3[dim];
+    case PH_GROW:
+        sh[dim] += two ? inc2[dim] : inc3[dim];
+        break;
+    case PH_REGROW:
+        sh[dim] += two ? reg2[dim] : reg3[dim];
+        break;
+    case PH_SHRINK: {
+        hsize_t dec = two ? dec2[dim] : dec3[dim];
 
-            if (sh[dim] > dec)
-                sh[dim] -= dec;
-            else if (sh[dim] > 1)
-                sh[dim] = 1;
-            break;
-        }
+        if (sh[dim] > dec)
+            sh[dim] -= dec;
+        else if (sh[dim] > 1)
+            sh[dim] = 1;
+        break;
+    }
     }
 }
 
@@ -540,7 +628,7 @@ sched_shape(const opts_t *o, const dspec_t *d, int s, hsize_t out[3])
 int
 sched_writes(const opts_t *o, const dspec_t *d, int s, box_t out[SWMR_MAX_BOXES])
 {
-    int     n = 0;
+    int n = 0;
     hsize_t old[3], now[3];
 
     if (!is_grow(d)) {
@@ -559,8 +647,8 @@ sched_writes(const opts_t *o, const dspec_t *d, int s, box_t out[SWMR_MAX_BOXES]
      * half: the rest keeps showing the fill value the shrink left behind */
     for (int dim = 0; dim < d->rank; dim++)
         if (now[dim] > old[dim]) {
-            box_t  *b = &out[n];
-            int     local;
+            box_t *b = &out[n];
+            int local;
             hsize_t cnt = now[dim] - old[dim];
 
             if (phase_of(o, s, &local) == PH_REGROW)
@@ -593,16 +681,15 @@ sched_writes(const opts_t *o, const dspec_t *d, int s, box_t out[SWMR_MAX_BOXES]
 int
 check_dataset(hid_t did, const dspec_t *d, char *err, size_t n)
 {
-    hid_t             type = -1, space = -1, dcpl = -1;
-    hsize_t           dims[3], maxdims[3], chunk[3];
+    hid_t type = -1, space = -1, dcpl = -1;
+    hsize_t dims[3], maxdims[3], chunk[3];
     H5D_chunk_index_t idx;
-    int64_t           fill = 0;
-    int               rank, nfilters, rc = -1;
-    const char       *why = NULL;
-    char              what[160] = "";
+    int64_t fill = 0;
+    int rank, nfilters, rc = -1;
+    const char *why = NULL;
+    char what[160] = "";
 
-    if ((type = H5Dget_type(did)) < 0 || (space = H5Dget_space(did)) < 0 ||
-        (dcpl = H5Dget_create_plist(did)) < 0) {
+    if ((type = H5Dget_type(did)) < 0 || (space = H5Dget_space(did)) < 0 || (dcpl = H5Dget_create_plist(did)) < 0) {
         why = "cannot get its type, dataspace or creation properties";
         goto done;
     }
@@ -627,8 +714,8 @@ check_dataset(hid_t did, const dspec_t *d, char *err, size_t n)
     }
     for (int i = 0; i < rank; i++)
         if (chunk[i] != d->chunk[i]) {
-            snprintf(what, sizeof what, "chunk dimension %d is %llu, expected %llu", i,
-                     (unsigned long long)chunk[i], (unsigned long long)d->chunk[i]);
+            snprintf(what, sizeof what, "chunk dimension %d is %llu, expected %llu", i, (unsigned long long)chunk[i],
+                     (unsigned long long)d->chunk[i]);
             goto done;
         }
     nfilters = H5Pget_nfilters(dcpl);
@@ -638,7 +725,7 @@ check_dataset(hid_t did, const dspec_t *d, char *err, size_t n)
     }
     if (d->deflate) {
         unsigned flags;
-        size_t   nelmts = 0;
+        size_t nelmts = 0;
 
         if (H5Pget_filter2(dcpl, 0, &flags, &nelmts, NULL, 0, NULL, NULL) != H5Z_FILTER_DEFLATE) {
             why = "its filter is not deflate";
@@ -654,8 +741,7 @@ check_dataset(hid_t did, const dspec_t *d, char *err, size_t n)
         goto done;
     }
     if (idx != d->idx) {
-        snprintf(what, sizeof what, "chunk index type %d, expected %d (H5D_CHUNK_IDX_*)", (int)idx,
-                 (int)d->idx);
+        snprintf(what, sizeof what, "chunk index type %d, expected %d (H5D_CHUNK_IDX_*)", (int)idx, (int)d->idx);
         goto done;
     }
     rc = 0;
@@ -688,8 +774,8 @@ inside(const hsize_t sh[3], int rank, hsize_t i0, hsize_t i1, hsize_t i2)
 static bool
 inside_box(const box_t *x, hsize_t i0, hsize_t i1, hsize_t i2)
 {
-    return i0 >= x->start[0] && i0 < x->start[0] + x->count[0] && i1 >= x->start[1] &&
-           i1 < x->start[1] + x->count[1] && i2 >= x->start[2] && i2 < x->start[2] + x->count[2];
+    return i0 >= x->start[0] && i0 < x->start[0] + x->count[0] && i1 >= x->start[1] && i1 < x->start[1] + x->count[1] &&
+           i2 >= x->start[2] && i2 < x->start[2] + x->count[2];
 }
 
 void
@@ -698,14 +784,14 @@ model_init(model_t *mo, const opts_t *o, const dspec_t *d)
     sched_t *sc = xcalloc(1, sizeof *sc);
 
     memset(mo, 0, sizeof *mo);
-    mo->o     = o;
-    mo->d     = d;
+    mo->o = o;
+    mo->d = d;
     mo->owner = true;
-    mo->sc    = sc;
+    mo->sc = sc;
     sc->nsteps = o->steps;
-    sc->shape  = xcalloc((size_t)o->steps + 1, sizeof *sc->shape);
-    sc->nw     = xcalloc((size_t)o->steps, sizeof *sc->nw);
-    sc->w      = xcalloc((size_t)o->steps, sizeof *sc->w);
+    sc->shape = xcalloc((size_t)o->steps + 1, sizeof *sc->shape);
+    sc->nw = xcalloc((size_t)o->steps, sizeof *sc->nw);
+    sc->w = xcalloc((size_t)o->steps, sizeof *sc->w);
     for (int s = -1; s < o->steps; s++) {
         sched_shape(o, d, s, sc->shape[s + 1]);
         if (d->rank < 3)
@@ -713,13 +799,13 @@ model_init(model_t *mo, const opts_t *o, const dspec_t *d)
         if (s >= 0)
             sc->nw[s] = sched_writes(o, d, s, sc->w[s]);
     }
-    mo->nbox   = box_elems(3, d->box);
-    mo->cur    = xcalloc(mo->nbox, sizeof(int64_t));
-    mo->pre    = xcalloc(mo->nbox, sizeof(int64_t));
+    mo->nbox = box_elems(3, d->box);
+    mo->cur = xcalloc(mo->nbox, sizeof(int64_t));
+    mo->pre = xcalloc(mo->nbox, sizeof(int64_t));
     mo->last_t = xcalloc(mo->nbox, sizeof(int32_t));
     for (size_t i = 0; i < mo->nbox; i++) {
         mo->cur[i] = mo->pre[i] = SWMR_FILL;
-        mo->last_t[i]           = -1;
+        mo->last_t[i] = -1;
     }
     mo->m = -1;
     memcpy(mo->shape, sc->shape[0], sizeof mo->shape);
@@ -729,8 +815,8 @@ void
 model_clone(model_t *dst, const model_t *src)
 {
     if (!dst->cur) {
-        dst->cur    = xcalloc(src->nbox, sizeof(int64_t));
-        dst->pre    = xcalloc(src->nbox, sizeof(int64_t));
+        dst->cur = xcalloc(src->nbox, sizeof(int64_t));
+        dst->pre = xcalloc(src->nbox, sizeof(int64_t));
         dst->last_t = xcalloc(src->nbox, sizeof(int32_t));
     }
     else if (dst->owner) {
@@ -740,12 +826,12 @@ model_clone(model_t *dst, const model_t *src)
         free(dst->sc->w);
         free(dst->sc);
     }
-    dst->o     = src->o;
-    dst->d     = src->d;
-    dst->sc    = src->sc;
+    dst->o = src->o;
+    dst->d = src->d;
+    dst->sc = src->sc;
     dst->owner = false;
-    dst->nbox  = src->nbox;
-    dst->m     = src->m;
+    dst->nbox = src->nbox;
+    dst->m = src->m;
     memcpy(dst->shape, src->shape, sizeof dst->shape);
     memcpy(dst->cur, src->cur, src->nbox * sizeof(int64_t));
     memcpy(dst->pre, src->pre, src->nbox * sizeof(int64_t));
@@ -771,7 +857,7 @@ void
 model_advance(model_t *mo)
 {
     const dspec_t *d = mo->d;
-    int            s = mo->m + 1;
+    int s = mo->m + 1;
     const hsize_t *ns = mo->sc->shape[s + 1];
 
     for (hsize_t i0 = 0; i0 < d->box[0]; i0++)
@@ -780,7 +866,7 @@ model_advance(model_t *mo)
                 size_t k = box_index(d, i0, i1, i2);
 
                 if (!(inside(mo->shape, 3, i0, i1, i2) && inside(ns, 3, i0, i1, i2))) {
-                    mo->cur[k]    = SWMR_FILL; /* outside, or pruned by a shrink */
+                    mo->cur[k] = SWMR_FILL; /* outside, or pruned by a shrink */
                     mo->last_t[k] = -1;
                 }
                 mo->pre[k] = mo->cur[k];
@@ -829,7 +915,7 @@ static bool
 torn_value(const model_t *mo, const hsize_t idx[3], int64_t v, int64_t c, int64_t p, int limit)
 {
     int64_t cand[40];
-    int     n = 0;
+    int n = 0;
 
     cand[n++] = c;
     cand[n++] = p;
@@ -862,16 +948,16 @@ static int
 model_compare(model_t *mo, const hsize_t dims[3], const int64_t *obs, int limit, bool commit, mismatch_t *mm)
 {
     const dspec_t *d = mo->d;
-    size_t         k = 0, incomplete = 0, torn = 0;
-    mismatch_t     first_torn;
+    size_t k = 0, incomplete = 0, torn = 0;
+    mismatch_t first_torn;
 
     for (hsize_t i0 = 0; i0 < dims[0]; i0++)
         for (hsize_t i1 = 0; i1 < dims[1]; i1++)
             for (hsize_t i2 = 0; i2 < dims[2]; i2++, k++) {
-                size_t      b      = box_index(d, i0, i1, i2);
-                hsize_t     idx[3] = {i0, i1, i2};
-                int64_t     v = obs[k], c = mo->cur[b], p = mo->pre[b];
-                int         tv = value_step(v);
+                size_t b = box_index(d, i0, i1, i2);
+                hsize_t idx[3] = {i0, i1, i2};
+                int64_t v = obs[k], c = mo->cur[b], p = mo->pre[b];
+                int tv = value_step(v);
                 const char *why = NULL;
 
                 if (v == c || future_write(mo, idx, v, limit)) {
@@ -893,10 +979,10 @@ model_compare(model_t *mo, const hsize_t dims[3], const int64_t *obs, int limit,
                         first_torn.torn = true;
                         first_torn.step = mo->m;
                         memcpy(first_torn.idx, idx, sizeof idx);
-                        first_torn.got      = v;
-                        first_torn.want     = c;
+                        first_torn.got = v;
+                        first_torn.want = c;
                         first_torn.want_pre = p;
-                        first_torn.last_t   = mo->last_t[b];
+                        first_torn.last_t = mo->last_t[b];
                         snprintf(first_torn.what, sizeof first_torn.what,
                                  "is torn (its bytes splice two of its values: a read that raced an "
                                  "in-place write)");
@@ -911,12 +997,12 @@ model_compare(model_t *mo, const hsize_t dims[3], const int64_t *obs, int limit,
                 }
                 if (why) {
                     mm->mismatch = true;
-                    mm->step     = mo->m;
+                    mm->step = mo->m;
                     memcpy(mm->idx, idx, sizeof idx);
-                    mm->got      = v;
-                    mm->want     = c;
+                    mm->got = v;
+                    mm->want = c;
                     mm->want_pre = p;
-                    mm->last_t   = mo->last_t[b];
+                    mm->last_t = mo->last_t[b];
                     snprintf(mm->what, sizeof mm->what, "%s", why);
                     continue;
                 }
@@ -926,7 +1012,7 @@ model_compare(model_t *mo, const hsize_t dims[3], const int64_t *obs, int limit,
     if (mm->count)
         return -1;
     if (torn) {
-        *mm       = first_torn;
+        *mm = first_torn;
         mm->count = torn;
         return -2;
     }
@@ -934,11 +1020,10 @@ model_compare(model_t *mo, const hsize_t dims[3], const int64_t *obs, int limit,
 }
 
 int
-model_match(model_t *mo, model_t *scratch, const hsize_t dims_in[3], const int64_t *obs, int limit,
-            mismatch_t *mm)
+model_match(model_t *mo, model_t *scratch, const hsize_t dims_in[3], const int64_t *obs, int limit, mismatch_t *mm)
 {
-    hsize_t    dims[3] = {dims_in[0], dims_in[1], mo->d->rank < 3 ? 1 : dims_in[2]};
-    int        best = -2, torn = -2, r;
+    hsize_t dims[3] = {dims_in[0], dims_in[1], mo->d->rank < 3 ? 1 : dims_in[2]};
+    int best = -2, torn = -2, r;
     mismatch_t m1, mt;
 
     memset(mm, 0, sizeof *mm);
@@ -955,7 +1040,7 @@ model_match(model_t *mo, model_t *scratch, const hsize_t dims_in[3], const int64
                 best = scratch->m;
             else if (r == -2) {
                 torn = scratch->m;
-                mt   = m1;
+                mt = m1;
             }
             else if (best < -1 && torn < -1)
                 *mm = m1;
@@ -987,7 +1072,7 @@ static void
 whose_value(const model_t *mo, int64_t v, char *buf, size_t n)
 {
     const dspec_t *d = mo->d;
-    int            t = value_step(v);
+    int t = value_step(v);
 
     buf[0] = '\0';
     if (v == SWMR_FILL || t < 0 || t >= mo->o->steps)
@@ -1009,7 +1094,7 @@ void
 describe_mismatch(const model_t *mo, const mismatch_t *mm, char *buf, size_t n)
 {
     const dspec_t *d = mo->d;
-    char           whose[160];
+    char whose[160];
 
     if (!mm->mismatch && !mm->torn) {
         snprintf(buf, n, "dataset %s: %s", d->name, mm->what);
@@ -1025,11 +1110,11 @@ describe_mismatch(const model_t *mo, const mismatch_t *mm, char *buf, size_t n)
              " (before its write), a value of a later step, or fill if a later step prunes it; newest "
              "step seen here before: %d%s",
              d->name, mm->step, sched_phase(mo->o, mm->step), mm->count, mm->torn ? "torn" : "do not fit",
-             (unsigned long long)mm->idx[0],
-             (unsigned long long)mm->idx[1], (unsigned long long)mm->idx[2], mm->what, mm->got,
-             mm->got == SWMR_FILL                              ? "the fill value"
+             (unsigned long long)mm->idx[0], (unsigned long long)mm->idx[1], (unsigned long long)mm->idx[2], mm->what,
+             mm->got,
+             mm->got == SWMR_FILL                             ? "the fill value"
              : value_ok(mo->o->seed, d->id, mm->idx, mm->got) ? "a valid value of this element"
-                                                               : "not a value this element ever has",
+                                                              : "not a value this element ever has",
              value_step(mm->got), mm->want, mm->step, mm->want_pre, mm->last_t, whose);
 }
 
@@ -1038,7 +1123,7 @@ describe_mismatch(const model_t *mo, const mismatch_t *mm, char *buf, size_t n)
 static void
 write_atomically(const char *path, const char *text)
 {
-    char  tmp[4096];
+    char tmp[4096];
     FILE *f;
 
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
@@ -1052,7 +1137,7 @@ void
 progress_write(const char *path, int step, bool done, const int64_t *pub_ns, int nsteps)
 {
     size_t cap = 128 + (size_t)nsteps * 48, len;
-    char  *text = xcalloc(cap, 1);
+    char *text = xcalloc(cap, 1);
 
     len = (size_t)snprintf(text, cap, "swmr-progress\nstep %d\ndone %d\n", step, done ? 1 : 0);
     for (int s = 0; s < nsteps; s++)
@@ -1066,16 +1151,16 @@ progress_write(const char *path, int step, bool done, const int64_t *pub_ns, int
 bool
 progress_read(const char *path, progress_t *p, int nsteps)
 {
-    FILE   *f = fopen(path, "r");
-    char    line[256];
-    bool    header = false, end = false;
-    int     s;
+    FILE *f = fopen(path, "r");
+    char line[256];
+    bool header = false, end = false;
+    int s;
     int64_t t;
 
     if (!p->pub_ns)
         p->pub_ns = xcalloc((size_t)nsteps, sizeof(int64_t));
     p->nsteps = nsteps;
-    p->valid  = false;
+    p->valid = false;
     if (!f)
         return false;
     while (fgets(line, sizeof line, f)) {
@@ -1124,9 +1209,9 @@ ack_write(const char *file, int id, int stage, bool failed)
 int
 ack_read(const char *file, int id, bool *failed)
 {
-    char  path[4096], line[64];
+    char path[4096], line[64];
     FILE *f;
-    int   stage = -2;
+    int stage = -2;
 
     *failed = false;
     snprintf(path, sizeof path, "%s.ack.%d", file, id);

@@ -35,19 +35,18 @@
 
 typedef struct {
     const dspec_t *d;
-    model_t        mo, scratch;
-    hid_t          did;
-    int64_t       *obs;
-    hsize_t        dims[3];
-    int            complete; /* 1: all of step mo.m visible */
-    int            transitions;
+    model_t mo, scratch;
+    hid_t did;
+    int64_t *obs;
+    hsize_t dims[3];
+    int complete; /* 1: all of step mo.m visible */
+    int transitions;
 } rds_t;
 
-static opts_t   o;
-static int64_t  t_start, t_ready, deadline;
+static opts_t o;
+static int64_t t_start, t_ready, deadline;
 static int64_t *seen_ns; /* [steps]: when this reader first saw each step */
-static long     polls;
-
+static long polls;
 
 /* --- common ------------------------------------------------------------------------------------- */
 
@@ -74,11 +73,11 @@ open_file_retry(unsigned flags, hid_t fapl, long *attempts, hid_t *root)
             if ((fid = H5Fopen(o.file[0], flags, fapl)) < 0)
                 swmr_h5fail("cannot open %s within %.0f s (%ld attempts)", o.file[0], o.timeout_s, *attempts);
             if ((*root = H5Gopen2(fid, "/", H5P_DEFAULT)) < 0)
-                swmr_h5fail("cannot open the root group of %s within %.0f s (%ld attempts)", o.file[0],
-                            o.timeout_s, *attempts);
+                swmr_h5fail("cannot open the root group of %s within %.0f s (%ld attempts)", o.file[0], o.timeout_s,
+                            *attempts);
             return fid;
         }
-        sleep_us(2000);
+        vfdswmr_sleep(0.002);
     }
 }
 
@@ -104,14 +103,14 @@ static void
 report_latency(const char *unit)
 {
     progress_t p = {0};
-    int64_t   *lat = xcalloc((size_t)o.steps, sizeof(int64_t));
-    int        n = 0, step = -1;
-    double     tick_ns = o.tick_len * 1e8;
+    int64_t *lat = xcalloc((size_t)o.steps, sizeof(int64_t));
+    int n = 0, step = -1;
+    double tick_ns = o.tick_len * 1e8;
 
     while ((step = progress_step(&p)) < o.last_step) {
         if (now_ns() > deadline)
             swmr_fail("saw %s %d, but the writer never announced it (progress: %d)", unit, o.last_step, step);
-        sleep_us(1000);
+        vfdswmr_sleep(0.001);
     }
     for (int s = 0; s <= o.last_step; s++) {
         if (!p.pub_ns[s] || !seen_ns[s] || p.pub_ns[s] < t_ready)
@@ -128,8 +127,7 @@ report_latency(const char *unit)
         printf("latency_ms p50=%.3f p99=%.3f max=%.3f (tick_len=%d)\n", lat[i50] / 1e6, lat[i99] / 1e6,
                lat[n - 1] / 1e6, o.tick_len);
         if (o.max_latency_ticks > 0 && lat[n - 1] / tick_ns > o.max_latency_ticks)
-            swmr_fail("latency %.3f ticks exceeds the bound of %.0f ticks", lat[n - 1] / tick_ns,
-                      o.max_latency_ticks);
+            swmr_fail("latency %.3f ticks exceeds the bound of %.0f ticks", lat[n - 1] / tick_ns, o.max_latency_ticks);
     }
     else
         printf("latency_ticks p50=- p99=- max=- n=0 (nothing published while this reader read)\n");
@@ -171,10 +169,9 @@ describe_states(rds_t *r, char *buf, size_t n)
 
     buf[0] = '\0';
     for (int i = 0; i < o.ndsets && len < n; i++) {
-        int w = snprintf(buf + len, n - len, "%s%s: step %d%s extent [%llu,%llu,%llu]", i ? "; " : "",
-                         r[i].d->name, r[i].mo.m, r[i].complete ? "" : " (incomplete)",
-                         (unsigned long long)r[i].dims[0], (unsigned long long)r[i].dims[1],
-                         (unsigned long long)r[i].dims[2]);
+        int w = snprintf(buf + len, n - len, "%s%s: step %d%s extent [%llu,%llu,%llu]", i ? "; " : "", r[i].d->name,
+                         r[i].mo.m, r[i].complete ? "" : " (incomplete)", (unsigned long long)r[i].dims[0],
+                         (unsigned long long)r[i].dims[1], (unsigned long long)r[i].dims[2]);
         if (w > 0)
             len += (size_t)w;
     }
@@ -183,14 +180,14 @@ describe_states(rds_t *r, char *buf, size_t n)
 static void
 run_data(hid_t fid, hid_t root)
 {
-    rds_t     *r = xcalloc((size_t)o.ndsets, sizeof *r);
+    rds_t *r = xcalloc((size_t)o.ndsets, sizeof *r);
     progress_t p = {0};
-    char       msg[2048], states[2048];
-    int        announced = -1, overall = -1, distinct = 0, last_overall = -2;
-    bool       bad;
+    char msg[2048], states[2048];
+    int announced = -1, overall = -1, distinct = 0, last_overall = -2;
+    bool bad;
 
     for (int i = 0; i < o.ndsets; i++) {
-        r[i].d   = &o.dsets[i];
+        r[i].d = &o.dsets[i];
         r[i].did = -1;
         model_init(&r[i].mo, &o, r[i].d);
         r[i].obs = xcalloc(box_elems(3, r[i].d->box), sizeof(int64_t));
@@ -236,15 +233,15 @@ run_data(hid_t fid, hid_t root)
                           "the root group):%s",
                           o.file[0], o.timeout_s, msg);
             }
-            sleep_us(o.poll_us > 1000 ? o.poll_us : 1000);
+            vfdswmr_sleep((o.poll_us > 1000 ? o.poll_us : 1000) * 1e-6);
             continue;
         }
         if (!t_ready)
             t_ready = now_ns();
         bad = false;
         for (int i = 0; i < o.ndsets && !bad; i++) {
-            hid_t  space;
-            int    rank = -1;
+            hid_t space;
+            int rank = -1;
             herr_t rc;
 
             r[i].dims[0] = r[i].dims[1] = r[i].dims[2] = 1;
@@ -265,8 +262,7 @@ run_data(hid_t fid, hid_t root)
                 bad = true;
                 break;
             }
-            if ((space = H5Dget_space(r[i].did)) < 0 ||
-                (rank = H5Sget_simple_extent_dims(space, r[i].dims, NULL)) < 0)
+            if ((space = H5Dget_space(r[i].did)) < 0 || (rank = H5Sget_simple_extent_dims(space, r[i].dims, NULL)) < 0)
                 swmr_h5fail("cannot get the extent of %s", r[i].d->name);
             H5Sclose(space);
             if (rank != r[i].d->rank)
@@ -275,8 +271,7 @@ run_data(hid_t fid, hid_t root)
                 if (r[i].dims[k] > r[i].d->box[k])
                     swmr_fail("dataset %s: extent %llu in dimension %d exceeds %llu, the largest of "
                               "the whole schedule",
-                              r[i].d->name, (unsigned long long)r[i].dims[k], k,
-                              (unsigned long long)r[i].d->box[k]);
+                              r[i].d->name, (unsigned long long)r[i].dims[k], k, (unsigned long long)r[i].d->box[k]);
             if (!box_elems(rank, r[i].dims))
                 continue;
             if (o.tolerate_transient) {
@@ -300,24 +295,24 @@ run_data(hid_t fid, hid_t root)
         }
         if (bad) {
             if (o.poll_us)
-                sleep_us(o.poll_us);
+                vfdswmr_sleep(o.poll_us * 1e-6);
             continue;
         }
         /* read after the data: what we saw was written at most one step past this */
         announced = progress_step(&p);
-        overall   = o.steps;
+        overall = o.steps;
         for (int i = 0; i < o.ndsets; i++) {
             mismatch_t mm;
-            int        before = r[i].mo.m, was = r[i].complete;
-            int        limit  = announced + 1 < o.steps - 1 ? announced + 1 : o.steps - 1;
-            int        rc     = model_match(&r[i].mo, &r[i].scratch, r[i].dims, r[i].obs, limit, &mm);
+            int before = r[i].mo.m, was = r[i].complete;
+            int limit = announced + 1 < o.steps - 1 ? announced + 1 : o.steps - 1;
+            int rc = model_match(&r[i].mo, &r[i].scratch, r[i].dims, r[i].obs, limit, &mm);
 
             if (rc == -2 || (rc == -1 && o.tolerate_transient)) {
                 /* unusable observation of this dataset: keep its state */
                 describe_mismatch(&r[i].mo, &mm, msg, sizeof msg);
                 bad_poll(rc == -2, "%s", msg);
                 bad = true;
-                rc  = r[i].complete;
+                rc = r[i].complete;
             }
             else if (rc < 0) {
                 char again[160] = "";
@@ -325,8 +320,8 @@ run_data(hid_t fid, hid_t root)
                 describe_mismatch(&r[i].mo, &mm, msg, sizeof msg);
                 if (mm.mismatch) {
                     /* diagnosis: read once more, without a refresh: a transient (torn) read or not? */
-                    size_t   k   = (size_t)((mm.idx[0] * r[i].dims[1] + mm.idx[1]) *
-                                            (r[i].d->rank < 3 ? 1 : r[i].dims[2]) + mm.idx[2]);
+                    size_t k = (size_t)((mm.idx[0] * r[i].dims[1] + mm.idx[1]) * (r[i].d->rank < 3 ? 1 : r[i].dims[2]) +
+                                        mm.idx[2]);
                     int64_t *buf = xcalloc(box_elems(r[i].d->rank, r[i].dims), sizeof(int64_t));
 
                     if (H5Dread(r[i].did, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0)
@@ -334,8 +329,8 @@ run_data(hid_t fid, hid_t root)
                                  buf[k] == r[i].obs[k] ? " (the same)" : " (changed)");
                     free(buf);
                 }
-                swmr_fail("poll %ld: %s (previously seen: step %d%s; writer announced step %d%s)%s", polls, msg,
-                          before, was ? "" : " incomplete", announced, p.done ? ", done" : "", again);
+                swmr_fail("poll %ld: %s (previously seen: step %d%s; writer announced step %d%s)%s", polls, msg, before,
+                          was ? "" : " incomplete", announced, p.done ? ", done" : "", again);
             }
             r[i].complete = rc;
             if (r[i].mo.m != before || rc != was)
@@ -357,17 +352,16 @@ run_data(hid_t fid, hid_t root)
             break;
         if (now_ns() > deadline) {
             describe_states(r, states, sizeof states);
-            swmr_fail("timeout after %.0f s waiting for step %d: last seen %s; writer announced step %d%s",
-                      o.timeout_s, o.last_step, states, announced, p.done ? " and closed the file" : "");
+            swmr_fail("timeout after %.0f s waiting for step %d: last seen %s; writer announced step %d%s", o.timeout_s,
+                      o.last_step, states, announced, p.done ? " and closed the file" : "");
         }
         if (o.poll_us)
-            sleep_us(o.poll_us);
+            vfdswmr_sleep(o.poll_us * 1e-6);
     }
     describe_states(r, states, sizeof states);
     printf("reader %s: OK: %s; %ld polls, %d distinct states seen, %ld torn polls, %ld transient "
            "failures%s%s\n",
-           o.name, states, polls, distinct, torn_polls, transient_polls, bad_msg[0] ? "; the last: " : "",
-           bad_msg);
+           o.name, states, polls, distinct, torn_polls, transient_polls, bad_msg[0] ? "; the last: " : "", bad_msg);
     report_latency("step");
     for (int i = 0; i < o.ndsets; i++) {
         if (H5Dclose(r[i].did) < 0)
@@ -385,19 +379,18 @@ run_data(hid_t fid, hid_t root)
 /* Verification of one stage: the first problem found ends it. */
 typedef struct {
     hid_t fid;
-    int   k;
-    bool  bad;
-    char  msg[2048];
+    int k;
+    bool bad;
+    char msg[2048];
 } vx_t;
 
-static bool
-vfail(vx_t *vx, bool h5, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static bool vfail(vx_t *vx, bool h5, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 static bool
 vfail(vx_t *vx, bool h5, const char *fmt, ...)
 {
     va_list ap;
-    size_t  len;
+    size_t len;
 
     if (vx->bad)
         return false;
@@ -424,9 +417,9 @@ in(int k, int lo, int hi)
 }
 
 typedef struct {
-    char        names[64][32];
-    H5L_type_t  types[64];
-    int         n;
+    char names[64][32];
+    H5L_type_t types[64];
+    int n;
 } names_t;
 
 static herr_t
@@ -478,8 +471,7 @@ same_names(vx_t *vx, const char *what, names_t *got, names_t *want)
     return true;
 }
 
-static void
-add_name(names_t *nm, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add_name(names_t *nm, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static void
 add_name(names_t *nm, const char *fmt, ...)
@@ -495,7 +487,7 @@ static bool
 check_links(vx_t *vx, hid_t g, const char *path, names_t *want)
 {
     names_t got = {0};
-    char    what[96];
+    char what[96];
 
     if (!VH(H5Literate2(g, H5_INDEX_NAME, H5_ITER_INC, NULL, link_cb, &got) >= 0, "%s: H5Literate2 failed", path))
         return false;
@@ -507,7 +499,7 @@ static bool
 check_attr_names(vx_t *vx, hid_t obj, const char *path, names_t *want)
 {
     names_t got = {0};
-    char    what[96];
+    char what[96];
 
     if (!VH(H5Aiterate2(obj, H5_INDEX_NAME, H5_ITER_INC, NULL, attr_cb, &got) >= 0, "%s: H5Aiterate2 failed", path))
         return false;
@@ -533,14 +525,14 @@ static bool
 check_attr_storage(vx_t *vx, hid_t obj, const char *path, hsize_t nattrs, bool dense)
 {
     H5O_native_info_t ni;
-    H5O_info2_t       oi;
+    H5O_info2_t oi;
 
     if (!VH(H5Oget_info3(obj, &oi, H5O_INFO_NUM_ATTRS) >= 0 &&
                 H5Oget_native_info(obj, &ni, H5O_NATIVE_INFO_META_SIZE) >= 0,
             "%s: cannot get object info", path))
         return false;
-    if (!V(oi.num_attrs == nattrs, "%s has %llu attributes, expected %llu", path,
-           (unsigned long long)oi.num_attrs, (unsigned long long)nattrs))
+    if (!V(oi.num_attrs == nattrs, "%s has %llu attributes, expected %llu", path, (unsigned long long)oi.num_attrs,
+           (unsigned long long)nattrs))
         return false;
     return V((ni.meta_size.attr.index_size > 0) == dense, "%s: attribute storage is %s, expected %s", path,
              ni.meta_size.attr.index_size > 0 ? "dense" : "compact", dense ? "dense" : "compact");
@@ -550,17 +542,25 @@ check_attr_storage(vx_t *vx, hid_t obj, const char *path, hsize_t nattrs, bool d
 static hid_t
 open_refreshed(vx_t *vx, hid_t loc, const char *path, H5O_type_t type)
 {
-    hid_t       id;
+    hid_t id;
     H5O_info2_t oi;
-    herr_t      rc;
+    herr_t rc;
 
     if (!VH((id = H5Oopen(loc, path, H5P_DEFAULT)) >= 0, "cannot open %s", path))
         return -1;
     switch (H5Iget_type(id)) {
-        case H5I_GROUP: rc = H5Grefresh(id); break;
-        case H5I_DATASET: rc = H5Drefresh(id); break;
-        case H5I_DATATYPE: rc = H5Trefresh(id); break;
-        default: rc = H5Orefresh(id); break;
+    case H5I_GROUP:
+        rc = H5Grefresh(id);
+        break;
+    case H5I_DATASET:
+        rc = H5Drefresh(id);
+        break;
+    case H5I_DATATYPE:
+        rc = H5Trefresh(id);
+        break;
+    default:
+        rc = H5Orefresh(id);
+        break;
     }
     if (!VH(rc >= 0, "cannot refresh %s", path) ||
         !VH(H5Oget_info3(id, &oi, H5O_INFO_BASIC) >= 0, "cannot get info of %s", path) ||
@@ -575,7 +575,7 @@ static bool
 same_object(vx_t *vx, hid_t fid, const char *a, const char *b)
 {
     H5O_info2_t ia, ib;
-    int         cmp = 1;
+    int cmp = 1;
 
     if (!VH(H5Oget_info_by_name3(fid, a, &ia, H5O_INFO_BASIC, H5P_DEFAULT) >= 0 &&
                 H5Oget_info_by_name3(fid, b, &ib, H5O_INFO_BASIC, H5P_DEFAULT) >= 0 &&
@@ -589,7 +589,7 @@ static bool
 check_soft(vx_t *vx, hid_t g, const char *path, const char *name, const char *target)
 {
     H5L_info2_t li;
-    char        val[64] = "";
+    char val[64] = "";
 
     if (!VH(H5Lget_info2(g, name, &li, H5P_DEFAULT) >= 0, "%s/%s: H5Lget_info2 failed", path, name) ||
         !V(li.type == H5L_TYPE_SOFT, "%s/%s is not a soft link", path, name) ||
@@ -603,11 +603,11 @@ static bool
 check_data(vx_t *vx, hid_t did, const char *path, hid_t ftype, hid_t mtype, int rank, const hsize_t *dims,
            H5D_layout_t layout, const void *want, size_t size)
 {
-    hid_t   type = -1, space = -1, dcpl = -1;
+    hid_t type = -1, space = -1, dcpl = -1;
     hsize_t got[2] = {0, 0};
-    void   *buf    = NULL;
-    bool    ok     = false;
-    int     r;
+    void *buf = NULL;
+    bool ok = false;
+    int r;
 
     if (!VH((type = H5Dget_type(did)) >= 0 && (space = H5Dget_space(did)) >= 0 &&
                 (dcpl = H5Dget_create_plist(did)) >= 0,
@@ -618,8 +618,7 @@ check_data(vx_t *vx, hid_t did, const char *path, hid_t ftype, hid_t mtype, int 
     r = H5Sget_simple_extent_dims(space, got, NULL);
     if (!V(r == rank && got[0] == dims[0] && (rank < 2 || got[1] == dims[1]), "%s has the wrong extent", path))
         goto out;
-    if (!V(H5Pget_layout(dcpl) == layout, "%s has layout %d, expected %d", path, (int)H5Pget_layout(dcpl),
-           (int)layout))
+    if (!V(H5Pget_layout(dcpl) == layout, "%s has layout %d, expected %d", path, (int)H5Pget_layout(dcpl), (int)layout))
         goto out;
     buf = xcalloc(size, 1);
     if (!VH(H5Dread(did, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0, "%s: H5Dread failed", path))
@@ -639,10 +638,10 @@ out:
 static bool
 verify_g1(vx_t *vx, int k)
 {
-    hid_t   g = open_refreshed(vx, vx->fid, "/g1", H5O_TYPE_GROUP);
+    hid_t g = open_refreshed(vx, vx->fid, "/g1", H5O_TYPE_GROUP);
     names_t want = {0}, wanta = {0};
-    int     nchild = in(k, 2, 8) ? ZOO_NCHILD : in(k, 9, 12) ? ZOO_NKEEP : 0;
-    bool    ok = false;
+    int nchild = in(k, 2, 8) ? ZOO_NCHILD : in(k, 9, 12) ? ZOO_NKEEP : 0;
+    bool ok = false;
 
     if (g < 0)
         return false;
@@ -652,18 +651,17 @@ verify_g1(vx_t *vx, int k)
         add_name(&want, "soft_contig");
     if (in(k, 7, 11))
         add_name(&want, "dangling");
-    if (!check_links(vx, g, "/g1", &want) ||
-        !check_group_storage(vx, g, "/g1", (hsize_t)want.n, in(k, 2, 8)))
+    if (!check_links(vx, g, "/g1", &want) || !check_group_storage(vx, g, "/g1", (hsize_t)want.n, in(k, 2, 8)))
         goto out;
     for (int i = 0; i < nchild; i++) {
-        char  path[32];
+        char path[32];
         hid_t c;
 
         snprintf(path, sizeof path, "/g1/c%02d", i);
         if ((c = open_refreshed(vx, vx->fid, path, H5O_TYPE_GROUP)) < 0)
             goto out;
         H5G_info_t gi;
-        bool       fine = VH(H5Gget_info(c, &gi) >= 0, "%s: H5Gget_info failed", path) &&
+        bool fine = VH(H5Gget_info(c, &gi) >= 0, "%s: H5Gget_info failed", path) &&
                     V(gi.nlinks == 0, "%s has %llu links, expected none", path, (unsigned long long)gi.nlinks);
         H5Oclose(c);
         if (!fine)
@@ -700,9 +698,9 @@ verify_g1(vx_t *vx, int k)
         goto out;
     for (int a = 0; a < 4 && k >= 5; a++) {
         int32_t v[3] = {0, 0, 0};
-        char    name[16];
-        hid_t   aid;
-        bool    fine;
+        char name[16];
+        hid_t aid;
+        bool fine;
 
         if (a == 1 && k > 9)
             continue;
@@ -719,7 +717,7 @@ verify_g1(vx_t *vx, int k)
     if (k >= 5) {
         hid_t aid, t = H5Tcopy(H5T_C_S1), space = -1;
         char *s = NULL;
-        bool  fine;
+        bool fine;
 
         H5Tset_size(t, H5T_VARIABLE);
         if (!VH((aid = H5Aopen(g, "title", H5P_DEFAULT)) >= 0, "cannot open /g1@title")) {
@@ -738,9 +736,9 @@ verify_g1(vx_t *vx, int k)
             goto out;
     }
     if (in(k, 8, 11)) {
-        hid_t      aid, at = -1, mt = zoo_pair_type();
+        hid_t aid, at = -1, mt = zoo_pair_type();
         zoo_pair_t v = {0, 0};
-        bool       fine;
+        bool fine;
 
         if (!VH((aid = H5Aopen(g, "t", H5P_DEFAULT)) >= 0, "cannot open /g1@t")) {
             H5Tclose(mt);
@@ -766,13 +764,13 @@ out:
 static bool
 verify_chunked(vx_t *vx, int k)
 {
-    hid_t    d = open_refreshed(vx, vx->fid, "/d_chunked", H5O_TYPE_DATASET), dcpl = -1;
-    hsize_t  dims[2] = {ZOO_CHUNKED_0, ZOO_CHUNKED_1}, chunk[2] = {0, 0};
-    int64_t  want[ZOO_CHUNKED_0 * ZOO_CHUNKED_1];
-    names_t  wanta = {0};
+    hid_t d = open_refreshed(vx, vx->fid, "/d_chunked", H5O_TYPE_DATASET), dcpl = -1;
+    hsize_t dims[2] = {ZOO_CHUNKED_0, ZOO_CHUNKED_1}, chunk[2] = {0, 0};
+    int64_t want[ZOO_CHUNKED_0 * ZOO_CHUNKED_1];
+    names_t wanta = {0};
     unsigned maxc = 0, mind = 0;
-    int      na = in(k, 6, 9) ? ZOO_NBATTR : k >= 10 ? ZOO_NBKEEP : 0;
-    bool     ok = false;
+    int na = in(k, 6, 9) ? ZOO_NBATTR : k >= 10 ? ZOO_NBKEEP : 0;
+    bool ok = false;
 
     if (d < 0)
         return false;
@@ -797,9 +795,9 @@ verify_chunked(vx_t *vx, int k)
         goto out;
     for (int a = 0; a < na; a++) {
         double v[2] = {-1, -1};
-        char   name[16];
-        hid_t  aid;
-        bool   fine;
+        char name[16];
+        hid_t aid;
+        bool fine;
 
         snprintf(name, sizeof name, "b%02d", a);
         if (!VH((aid = H5Aopen(d, name, H5P_DEFAULT)) >= 0, "cannot open /d_chunked@%s", name))
@@ -822,7 +820,7 @@ static bool
 verify_simple_dataset(vx_t *vx, const char *path, int which)
 {
     hid_t d = open_refreshed(vx, vx->fid, path, H5O_TYPE_DATASET);
-    bool  ok;
+    bool ok;
 
     if (d < 0)
         return false;
@@ -844,8 +842,8 @@ verify_simple_dataset(vx_t *vx, const char *path, int which)
     }
     else if (which == 2) {
         zoo_pair_t v[ZOO_TYPED_N];
-        hsize_t    n  = ZOO_TYPED_N;
-        hid_t      ft = zoo_pair_file_type(), mt = zoo_pair_type(), t;
+        hsize_t n = ZOO_TYPED_N;
+        hid_t ft = zoo_pair_file_type(), mt = zoo_pair_type(), t;
 
         memset(v, 0, sizeof v); /* padding */
         for (int i = 0; i < ZOO_TYPED_N; i++) {
@@ -854,7 +852,7 @@ verify_simple_dataset(vx_t *vx, const char *path, int which)
         }
         ok = check_data(vx, d, path, ft, mt, 1, &n, H5D_CONTIGUOUS, v, sizeof v);
         if (ok) {
-            t  = H5Dget_type(d);
+            t = H5Dget_type(d);
             ok = V(t >= 0 && H5Tcommitted(t) > 0, "%s: its datatype is not committed", path);
             if (t >= 0)
                 H5Tclose(t);
@@ -882,7 +880,7 @@ static bool
 zoo_verify(vx_t *vx, hid_t root, int k)
 {
     names_t want = {0}, wanta = {0};
-    hid_t   id;
+    hid_t id;
 
     if (k >= 0)
         add_name(&wanta, "stage");
@@ -923,7 +921,7 @@ zoo_verify(vx_t *vx, hid_t root, int k)
     }
     if (in(k, 8, 11)) {
         hid_t ft = zoo_pair_file_type();
-        bool  ok;
+        bool ok;
 
         if ((id = open_refreshed(vx, vx->fid, "/dtype", H5O_TYPE_NAMED_DATATYPE)) < 0) {
             H5Tclose(ft);
@@ -937,7 +935,7 @@ zoo_verify(vx_t *vx, hid_t root, int k)
     }
     if (k >= 14) {
         names_t w2 = {0};
-        bool    ok;
+        bool ok;
 
         if ((id = open_refreshed(vx, vx->fid, "/g2", H5O_TYPE_GROUP)) < 0)
             return false;
@@ -946,7 +944,7 @@ zoo_verify(vx_t *vx, hid_t root, int k)
         add_name(&w2, "d");
         ok = check_links(vx, id, "/g2", &w2) && check_group_storage(vx, id, "/g2", ZOO_NG2 + 1, true);
         for (int i = 0; ok && i < ZOO_NG2; i++) {
-            char  path[16];
+            char path[16];
             hid_t c;
 
             snprintf(path, sizeof path, "/g2/e%02d", i);
@@ -967,8 +965,8 @@ static int
 read_marker(hid_t root)
 {
     int32_t v = -3;
-    htri_t  e;
-    hid_t   aid;
+    htri_t e;
+    hid_t aid;
 
     H5E_BEGIN_TRY
     {
@@ -992,10 +990,10 @@ static void
 run_zoo(hid_t fid, hid_t root)
 {
     progress_t p = {0};
-    vx_t       vx;
-    int        last = -2, seen = 0, announced = -1, m1, m2;
-    long       straddles = 0, inconsistent = 0, unreadable = 0;
-    char       lastmsg[2048] = "";
+    vx_t vx;
+    int last = -2, seen = 0, announced = -1, m1, m2;
+    long straddles = 0, inconsistent = 0, unreadable = 0;
+    char lastmsg[2048] = "";
 
     t_ready = now_ns();
     for (;;) {
@@ -1004,7 +1002,7 @@ run_zoo(hid_t fid, hid_t root)
         polls++;
         memset(&vx, 0, sizeof vx);
         vx.fid = fid;
-        m1     = read_marker(root);
+        m1 = read_marker(root);
         if (m1 < -1) {
             unreadable++;
             good = false;
@@ -1018,14 +1016,13 @@ run_zoo(hid_t fid, hid_t root)
             }
             H5E_END_TRY
         }
-        m2        = read_marker(root);
+        m2 = read_marker(root);
         announced = progress_step(&p);
         if (good) {
             if (m1 < last)
                 swmr_fail("poll %ld: the file went back from stage %d to stage %d", polls, last, m1);
             if (m1 > announced + 1)
-                swmr_fail("poll %ld: stage %d is visible but the writer announced only stage %d", polls, m1,
-                          announced);
+                swmr_fail("poll %ld: stage %d is visible but the writer announced only stage %d", polls, m1, announced);
             if (m1 > last) {
                 int64_t t = now_ns();
 
@@ -1064,7 +1061,7 @@ run_zoo(hid_t fid, hid_t root)
                       lastmsg[0] ? lastmsg : "none");
         }
         if (o.poll_us)
-            sleep_us(o.poll_us);
+            vfdswmr_sleep(o.poll_us * 1e-6);
     }
     printf("reader %s: OK: zoo stage %d verified; stages_seen=%d/%d; %ld polls, %ld straddling views, "
            "%ld inconsistent views (lenient), %ld unreadable markers\n",
@@ -1076,20 +1073,20 @@ run_zoo(hid_t fid, hid_t root)
 int
 main(int argc, char **argv)
 {
-    hid_t    fapl, fid, root = -1;
+    hid_t fapl, fid, root = -1;
     unsigned flags;
-    long     attempts;
+    long attempts;
 
     swmr_parse(&o, argc, argv, false);
     if (o.nfiles != 1)
         swmr_fail("a reader reads one file");
-    t_start  = now_ns();
+    t_start = now_ns();
     deadline = t_start + (int64_t)(o.timeout_s * 1e9);
-    seen_ns  = xcalloc((size_t)o.steps, sizeof(int64_t));
+    seen_ns = xcalloc((size_t)o.steps, sizeof(int64_t));
     if ((fapl = H5Pcreate(H5P_FILE_ACCESS)) < 0 || (o.evict_on_close && H5Pset_evict_on_close(fapl, true) < 0))
         swmr_h5fail("cannot set up the file access property list");
     flags = H5F_ACC_RDONLY | (o.swmr ? H5F_ACC_SWMR_READ : 0);
-    fid   = open_file_retry(flags, fapl, &attempts, &root);
+    fid = open_file_retry(flags, fapl, &attempts, &root);
     if (attempts > 1)
         swmr_msg("opened %s after %ld attempts (%.2f s)", o.file[0], attempts, (double)(now_ns() - t_start) / 1e9);
     if (o.workload == W_ZOO && o.check_stage != -99) {
@@ -1099,7 +1096,7 @@ main(int argc, char **argv)
 
         memset(&vx, 0, sizeof vx);
         vx.fid = fid;
-        vx.k   = o.check_stage;
+        vx.k = o.check_stage;
         H5E_BEGIN_TRY
         {
             good = zoo_verify(&vx, root, o.check_stage);

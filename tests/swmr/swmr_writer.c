@@ -26,10 +26,10 @@
 #include <string.h>
 
 typedef struct {
-    opts_t   o; /* a copy with this file's seed */
-    int      index;
-    hid_t    fid;
-    hid_t    dids[SWMR_MAX_DSETS];
+    opts_t o; /* a copy with this file's seed */
+    int index;
+    hid_t fid;
+    hid_t dids[SWMR_MAX_DSETS];
     int64_t *pub_ns;
 } wfile_t;
 
@@ -40,13 +40,12 @@ create_dataset(wfile_t *w, const dspec_t *d)
 {
     hsize_t dims[3];
     int64_t fill = SWMR_FILL;
-    hid_t   space, dcpl, did;
-    char    err[512];
+    hid_t space, dcpl, did;
+    char err[512];
 
     sched_shape(&w->o, d, -1, dims);
-    if ((space = H5Screate_simple(d->rank, dims, d->maxdims)) < 0 ||
-        (dcpl = H5Pcreate(H5P_DATASET_CREATE)) < 0 || H5Pset_chunk(dcpl, d->rank, d->chunk) < 0 ||
-        H5Pset_fill_value(dcpl, H5T_NATIVE_INT64, &fill) < 0 ||
+    if ((space = H5Screate_simple(d->rank, dims, d->maxdims)) < 0 || (dcpl = H5Pcreate(H5P_DATASET_CREATE)) < 0 ||
+        H5Pset_chunk(dcpl, d->rank, d->chunk) < 0 || H5Pset_fill_value(dcpl, H5T_NATIVE_INT64, &fill) < 0 ||
         (d->alloc != H5D_ALLOC_TIME_DEFAULT && H5Pset_alloc_time(dcpl, d->alloc) < 0) ||
         (d->deflate && H5Pset_deflate(dcpl, 6) < 0))
         swmr_h5fail("%s: cannot set up dataset %s", w->o.file[w->index], d->name);
@@ -63,13 +62,13 @@ create_dataset(wfile_t *w, const dspec_t *d)
 static void
 check_existing(wfile_t *w, const dspec_t *d, hid_t did)
 {
-    model_t    mo, scratch = {0};
+    model_t mo, scratch = {0};
     mismatch_t mm;
-    hsize_t    dims[3] = {1, 1, 1};
-    hid_t      space   = H5Dget_space(did);
-    int64_t   *buf;
-    char       msg[1024];
-    int        r;
+    hsize_t dims[3] = {1, 1, 1};
+    hid_t space = H5Dget_space(did);
+    int64_t *buf;
+    char msg[1024];
+    int r;
 
     if (space < 0 || H5Sget_simple_extent_dims(space, dims, NULL) != d->rank)
         swmr_h5fail("cannot get the extent of %s", d->name);
@@ -97,10 +96,10 @@ data_step(wfile_t *w, int s)
 {
     for (int i = 0; i < w->o.ndsets; i++) {
         const dspec_t *d = &w->o.dsets[i];
-        hid_t          did = w->dids[i];
-        hsize_t        old[3], now[3];
-        box_t          boxes[SWMR_MAX_BOXES];
-        int            nb;
+        hid_t did = w->dids[i];
+        hsize_t old[3], now[3];
+        box_t boxes[SWMR_MAX_BOXES];
+        int nb;
 
         sched_shape(&w->o, d, s - 1, old);
         sched_shape(&w->o, d, s, now);
@@ -108,10 +107,10 @@ data_step(wfile_t *w, int s)
             swmr_h5fail("step %d: H5Dset_extent of %s failed", s, d->name);
         nb = sched_writes(&w->o, d, s, boxes);
         for (int b = 0; b < nb; b++) {
-            const box_t *x   = &boxes[b];
-            size_t       n   = box_elems(3, x->count), k = 0;
-            int64_t     *buf = xcalloc(n, sizeof(int64_t));
-            hid_t        mspace, fspace;
+            const box_t *x = &boxes[b];
+            size_t n = box_elems(3, x->count), k = 0;
+            int64_t *buf = xcalloc(n, sizeof(int64_t));
+            hid_t mspace, fspace;
 
             for (hsize_t i0 = x->start[0]; i0 < x->start[0] + x->count[0]; i0++)
                 for (hsize_t i1 = x->start[1]; i1 < x->start[1] + x->count[1]; i1++)
@@ -120,8 +119,7 @@ data_step(wfile_t *w, int s)
 
                         buf[k++] = swmr_value(w->o.seed, d->id, idx, s);
                     }
-            if ((mspace = H5Screate_simple(d->rank, x->count, NULL)) < 0 ||
-                (fspace = H5Dget_space(did)) < 0 ||
+            if ((mspace = H5Screate_simple(d->rank, x->count, NULL)) < 0 || (fspace = H5Dget_space(did)) < 0 ||
                 H5Sselect_hyperslab(fspace, H5S_SELECT_SET, x->start, NULL, x->count, NULL) < 0 ||
                 H5Dwrite(did, H5T_NATIVE_INT64, mspace, fspace, H5P_DEFAULT, buf) < 0)
                 swmr_h5fail("step %d: writing %s failed", s, d->name);
@@ -140,16 +138,14 @@ zoo_dataset(hid_t loc, const char *name, hid_t ftype, hid_t mtype, int rank, con
 {
     hid_t space = H5Screate_simple(rank, dims, maxdims), did;
 
-    if (space < 0 ||
-        (did = H5Dcreate2(loc, name, ftype, space, H5P_DEFAULT, dcpl, H5P_DEFAULT)) < 0 ||
+    if (space < 0 || (did = H5Dcreate2(loc, name, ftype, space, H5P_DEFAULT, dcpl, H5P_DEFAULT)) < 0 ||
         H5Dwrite(did, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0 || H5Dclose(did) < 0)
         swmr_h5fail("zoo: cannot create and write dataset %s", name);
     H5Sclose(space);
 }
 
 static void
-zoo_attr(hid_t loc, const char *name, hid_t ftype, hid_t mtype, int rank, const hsize_t *dims,
-         const void *buf)
+zoo_attr(hid_t loc, const char *name, hid_t ftype, hid_t mtype, int rank, const hsize_t *dims, const void *buf)
 {
     hid_t space = rank ? H5Screate_simple(rank, dims, NULL) : H5Screate(H5S_SCALAR), aid;
 
@@ -180,194 +176,197 @@ static void
 zoo_step(wfile_t *w, int k)
 {
     hid_t fid = w->fid, g, dcpl, t;
-    char  name[32];
-    int   i;
+    char name[32];
+    int i;
 
     switch (k) {
-        case 0: {
-            int32_t zero = 0;
+    case 0: {
+        int32_t zero = 0;
 
-            zoo_attr(fid, "stage", H5T_STD_I32LE, H5T_NATIVE_INT32, 0, NULL, &zero);
-            break;
+        zoo_attr(fid, "stage", H5T_STD_I32LE, H5T_NATIVE_INT32, 0, NULL, &zero);
+        break;
+    }
+    case 1:
+        if ((g = H5Gcreate2(fid, "g1", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)) < 0)
+            swmr_h5fail("zoo: cannot create /g1");
+        H5Gclose(g);
+        break;
+    case 2:
+        g = xopen_group(fid, "g1");
+        for (i = 0; i < ZOO_NCHILD; i++) {
+            hid_t c;
+
+            snprintf(name, sizeof name, "c%02d", i);
+            if ((c = H5Gcreate2(g, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)) < 0)
+                swmr_h5fail("zoo: cannot create /g1/%s", name);
+            H5Gclose(c);
         }
-        case 1:
-            if ((g = H5Gcreate2(fid, "g1", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)) < 0)
-                swmr_h5fail("zoo: cannot create /g1");
-            H5Gclose(g);
-            break;
-        case 2:
-            g = xopen_group(fid, "g1");
-            for (i = 0; i < ZOO_NCHILD; i++) {
-                hid_t c;
+        H5Gclose(g);
+        break;
+    case 3: {
+        int32_t contig[ZOO_CONTIG_N];
+        int16_t compact[ZOO_COMPACT_N];
+        hsize_t n1 = ZOO_CONTIG_N, n2 = ZOO_COMPACT_N;
 
-                snprintf(name, sizeof name, "c%02d", i);
-                if ((c = H5Gcreate2(g, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)) < 0)
-                    swmr_h5fail("zoo: cannot create /g1/%s", name);
-                H5Gclose(c);
+        for (i = 0; i < ZOO_CONTIG_N; i++)
+            contig[i] = zoo_contig(i);
+        for (i = 0; i < ZOO_COMPACT_N; i++)
+            compact[i] = zoo_compact(i);
+        zoo_dataset(fid, "d_contig", H5T_STD_I32LE, H5T_NATIVE_INT32, 1, &n1, NULL, H5P_DEFAULT, contig);
+        if ((dcpl = H5Pcreate(H5P_DATASET_CREATE)) < 0 || H5Pset_layout(dcpl, H5D_COMPACT) < 0)
+            swmr_h5fail("zoo: compact layout");
+        zoo_dataset(fid, "d_compact", H5T_STD_I16LE, H5T_NATIVE_INT16, 1, &n2, NULL, dcpl, compact);
+        H5Pclose(dcpl);
+        break;
+    }
+    case 4: {
+        hsize_t dims[2] = {ZOO_CHUNKED_0, ZOO_CHUNKED_1}, chunk[2] = {5, 6};
+        int64_t buf[ZOO_CHUNKED_0 * ZOO_CHUNKED_1];
+
+        for (hsize_t a = 0; a < dims[0]; a++)
+            for (hsize_t b = 0; b < dims[1]; b++) {
+                hsize_t idx[3] = {a, b, 0};
+
+                buf[a * dims[1] + b] = swmr_value(w->o.seed, ZOO_ID_CHUNKED, idx, 4);
             }
-            H5Gclose(g);
-            break;
-        case 3: {
-            int32_t contig[ZOO_CONTIG_N];
-            int16_t compact[ZOO_COMPACT_N];
-            hsize_t n1 = ZOO_CONTIG_N, n2 = ZOO_COMPACT_N;
+        if ((dcpl = H5Pcreate(H5P_DATASET_CREATE)) < 0 || H5Pset_chunk(dcpl, 2, chunk) < 0 ||
+            H5Pset_deflate(dcpl, 6) < 0 || H5Pset_attr_phase_change(dcpl, 6, 4) < 0)
+            swmr_h5fail("zoo: chunked dcpl");
+        zoo_dataset(fid, "d_chunked", H5T_STD_I64LE, H5T_NATIVE_INT64, 2, dims, NULL, dcpl, buf);
+        H5Pclose(dcpl);
+        break;
+    }
+    case 5: {
+        hsize_t three = 3;
+        const char *title = ZOO_TITLE;
 
-            for (i = 0; i < ZOO_CONTIG_N; i++)
-                contig[i] = zoo_contig(i);
-            for (i = 0; i < ZOO_COMPACT_N; i++)
-                compact[i] = zoo_compact(i);
-            zoo_dataset(fid, "d_contig", H5T_STD_I32LE, H5T_NATIVE_INT32, 1, &n1, NULL, H5P_DEFAULT, contig);
-            if ((dcpl = H5Pcreate(H5P_DATASET_CREATE)) < 0 || H5Pset_layout(dcpl, H5D_COMPACT) < 0)
-                swmr_h5fail("zoo: compact layout");
-            zoo_dataset(fid, "d_compact", H5T_STD_I16LE, H5T_NATIVE_INT16, 1, &n2, NULL, dcpl, compact);
-            H5Pclose(dcpl);
-            break;
+        g = xopen_group(fid, "g1");
+        for (int a = 0; a < 4; a++) {
+            int32_t v[3];
+
+            for (int j = 0; j < 3; j++)
+                v[j] = zoo_attr_a(a, j);
+            snprintf(name, sizeof name, "a%d", a);
+            zoo_attr(g, name, H5T_STD_I32LE, H5T_NATIVE_INT32, 1, &three, v);
         }
-        case 4: {
-            hsize_t dims[2] = {ZOO_CHUNKED_0, ZOO_CHUNKED_1}, chunk[2] = {5, 6};
-            int64_t buf[ZOO_CHUNKED_0 * ZOO_CHUNKED_1];
+        if ((t = H5Tcopy(H5T_C_S1)) < 0 || H5Tset_size(t, H5T_VARIABLE) < 0)
+            swmr_h5fail("zoo: string type");
+        zoo_attr(g, "title", t, t, 0, NULL, &title);
+        H5Tclose(t);
+        H5Gclose(g);
+        break;
+    }
+    case 6: {
+        hid_t d = H5Dopen2(fid, "d_chunked", H5P_DEFAULT);
+        hsize_t two = 2;
 
-            for (hsize_t a = 0; a < dims[0]; a++)
-                for (hsize_t b = 0; b < dims[1]; b++) {
-                    hsize_t idx[3] = {a, b, 0};
+        if (d < 0)
+            swmr_h5fail("zoo: open /d_chunked");
+        for (int a = 0; a < ZOO_NBATTR; a++) {
+            double v[2] = {a, a * 0.5};
 
-                    buf[a * dims[1] + b] = swmr_value(w->o.seed, ZOO_ID_CHUNKED, idx, 4);
-                }
-            if ((dcpl = H5Pcreate(H5P_DATASET_CREATE)) < 0 || H5Pset_chunk(dcpl, 2, chunk) < 0 ||
-                H5Pset_deflate(dcpl, 6) < 0 || H5Pset_attr_phase_change(dcpl, 6, 4) < 0)
-                swmr_h5fail("zoo: chunked dcpl");
-            zoo_dataset(fid, "d_chunked", H5T_STD_I64LE, H5T_NATIVE_INT64, 2, dims, NULL, dcpl, buf);
-            H5Pclose(dcpl);
-            break;
+            snprintf(name, sizeof name, "b%02d", a);
+            zoo_attr(d, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 1, &two, v);
         }
-        case 5: {
-            hsize_t     three = 3;
-            const char *title = ZOO_TITLE;
+        H5Dclose(d);
+        break;
+    }
+    case 7:
+        if (H5Lcreate_soft("/d_contig", fid, "g1/soft_contig", H5P_DEFAULT, H5P_DEFAULT) < 0 ||
+            H5Lcreate_soft("/nowhere", fid, "g1/dangling", H5P_DEFAULT, H5P_DEFAULT) < 0 ||
+            H5Lcreate_hard(fid, "g1/c00", fid, "hard_c00", H5P_DEFAULT, H5P_DEFAULT) < 0)
+            swmr_h5fail("zoo: cannot create links");
+        break;
+    case 8: {
+        hid_t ft = zoo_pair_file_type(), mt = zoo_pair_type();
+        zoo_pair_t v[ZOO_TYPED_N], one = {7, 0.5};
+        hsize_t n = ZOO_TYPED_N;
 
-            g = xopen_group(fid, "g1");
-            for (int a = 0; a < 4; a++) {
-                int32_t v[3];
-
-                for (int j = 0; j < 3; j++)
-                    v[j] = zoo_attr_a(a, j);
-                snprintf(name, sizeof name, "a%d", a);
-                zoo_attr(g, name, H5T_STD_I32LE, H5T_NATIVE_INT32, 1, &three, v);
-            }
-            if ((t = H5Tcopy(H5T_C_S1)) < 0 || H5Tset_size(t, H5T_VARIABLE) < 0)
-                swmr_h5fail("zoo: string type");
-            zoo_attr(g, "title", t, t, 0, NULL, &title);
-            H5Tclose(t);
-            H5Gclose(g);
-            break;
+        if (H5Tcommit2(fid, "dtype", ft, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT) < 0)
+            swmr_h5fail("zoo: cannot commit /dtype");
+        for (i = 0; i < ZOO_TYPED_N; i++) {
+            v[i].a = i;
+            v[i].b = i * 1.5;
         }
-        case 6: {
-            hid_t   d = H5Dopen2(fid, "d_chunked", H5P_DEFAULT);
-            hsize_t two = 2;
-
-            if (d < 0)
-                swmr_h5fail("zoo: open /d_chunked");
-            for (int a = 0; a < ZOO_NBATTR; a++) {
-                double v[2] = {a, a * 0.5};
-
-                snprintf(name, sizeof name, "b%02d", a);
-                zoo_attr(d, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 1, &two, v);
-            }
-            H5Dclose(d);
-            break;
+        zoo_dataset(fid, "d_typed", ft, mt, 1, &n, NULL, H5P_DEFAULT, v);
+        g = xopen_group(fid, "g1");
+        zoo_attr(g, "t", ft, mt, 0, NULL, &one);
+        H5Gclose(g);
+        H5Tclose(ft);
+        H5Tclose(mt);
+        break;
+    }
+    case 9:
+        g = xopen_group(fid, "g1");
+        for (i = ZOO_NKEEP; i < ZOO_NCHILD; i++) {
+            snprintf(name, sizeof name, "c%02d", i);
+            xdelete(g, name);
         }
-        case 7:
-            if (H5Lcreate_soft("/d_contig", fid, "g1/soft_contig", H5P_DEFAULT, H5P_DEFAULT) < 0 ||
-                H5Lcreate_soft("/nowhere", fid, "g1/dangling", H5P_DEFAULT, H5P_DEFAULT) < 0 ||
-                H5Lcreate_hard(fid, "g1/c00", fid, "hard_c00", H5P_DEFAULT, H5P_DEFAULT) < 0)
-                swmr_h5fail("zoo: cannot create links");
-            break;
-        case 8: {
-            hid_t      ft = zoo_pair_file_type(), mt = zoo_pair_type();
-            zoo_pair_t v[ZOO_TYPED_N], one = {7, 0.5};
-            hsize_t    n = ZOO_TYPED_N;
+        H5Gclose(g);
+        break;
+    case 10: {
+        hid_t d = H5Dopen2(fid, "d_chunked", H5P_DEFAULT);
 
-            if (H5Tcommit2(fid, "dtype", ft, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT) < 0)
-                swmr_h5fail("zoo: cannot commit /dtype");
-            for (i = 0; i < ZOO_TYPED_N; i++) {
-                v[i].a = i;
-                v[i].b = i * 1.5;
-            }
-            zoo_dataset(fid, "d_typed", ft, mt, 1, &n, NULL, H5P_DEFAULT, v);
-            g = xopen_group(fid, "g1");
-            zoo_attr(g, "t", ft, mt, 0, NULL, &one);
-            H5Gclose(g);
-            H5Tclose(ft);
-            H5Tclose(mt);
-            break;
+        if (d < 0)
+            swmr_h5fail("zoo: open /d_chunked");
+        for (int a = ZOO_NBKEEP; a < ZOO_NBATTR; a++) {
+            snprintf(name, sizeof name, "b%02d", a);
+            if (H5Adelete(d, name) < 0)
+                swmr_h5fail("zoo: cannot delete attribute %s", name);
         }
-        case 9:
-            g = xopen_group(fid, "g1");
-            for (i = ZOO_NKEEP; i < ZOO_NCHILD; i++) {
-                snprintf(name, sizeof name, "c%02d", i);
-                xdelete(g, name);
-            }
-            H5Gclose(g);
-            break;
-        case 10: {
-            hid_t d = H5Dopen2(fid, "d_chunked", H5P_DEFAULT);
+        H5Dclose(d);
+        if (H5Adelete_by_name(fid, "g1", "a1", H5P_DEFAULT) < 0)
+            swmr_h5fail("zoo: cannot delete /g1@a1");
+        break;
+    }
+    case 11:
+        xdelete(fid, "d_compact");
+        xdelete(fid, "g1/soft_contig");
+        xdelete(fid, "hard_c00");
+        break;
+    case 12:
+        if (H5Adelete_by_name(fid, "g1", "t", H5P_DEFAULT) < 0)
+            swmr_h5fail("zoo: cannot delete /g1@t");
+        xdelete(fid, "d_typed");
+        xdelete(fid, "dtype");
+        xdelete(fid, "g1/dangling");
+        break;
+    case 13:
+        xdelete(fid, "g1");
+        break;
+    case 14: {
+        hsize_t n = ZOO_G2D_N, max = H5S_UNLIMITED, chunk = 10;
+        int64_t buf[ZOO_G2D_N];
 
-            if (d < 0)
-                swmr_h5fail("zoo: open /d_chunked");
-            for (int a = ZOO_NBKEEP; a < ZOO_NBATTR; a++) {
-                snprintf(name, sizeof name, "b%02d", a);
-                if (H5Adelete(d, name) < 0)
-                    swmr_h5fail("zoo: cannot delete attribute %s", name);
-            }
-            H5Dclose(d);
-            if (H5Adelete_by_name(fid, "g1", "a1", H5P_DEFAULT) < 0)
-                swmr_h5fail("zoo: cannot delete /g1@a1");
-            break;
+        if ((g = H5Gcreate2(fid, "g2", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)) < 0)
+            swmr_h5fail("zoo: cannot create /g2");
+        for (i = 0; i < ZOO_NG2; i++) {
+            hid_t c;
+
+            snprintf(name, sizeof name, "e%02d", i);
+            if ((c = H5Gcreate2(g, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)) < 0)
+                swmr_h5fail("zoo: cannot create /g2/%s", name);
+            H5Gclose(c);
         }
-        case 11:
-            xdelete(fid, "d_compact");
-            xdelete(fid, "g1/soft_contig");
-            xdelete(fid, "hard_c00");
-            break;
-        case 12:
-            if (H5Adelete_by_name(fid, "g1", "t", H5P_DEFAULT) < 0)
-                swmr_h5fail("zoo: cannot delete /g1@t");
-            xdelete(fid, "d_typed");
-            xdelete(fid, "dtype");
-            xdelete(fid, "g1/dangling");
-            break;
-        case 13: xdelete(fid, "g1"); break;
-        case 14: {
-            hsize_t n = ZOO_G2D_N, max = H5S_UNLIMITED, chunk = 10;
-            int64_t buf[ZOO_G2D_N];
+        for (i = 0; i < ZOO_G2D_N; i++) {
+            hsize_t idx[3] = {(hsize_t)i, 0, 0};
 
-            if ((g = H5Gcreate2(fid, "g2", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)) < 0)
-                swmr_h5fail("zoo: cannot create /g2");
-            for (i = 0; i < ZOO_NG2; i++) {
-                hid_t c;
-
-                snprintf(name, sizeof name, "e%02d", i);
-                if ((c = H5Gcreate2(g, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)) < 0)
-                    swmr_h5fail("zoo: cannot create /g2/%s", name);
-                H5Gclose(c);
-            }
-            for (i = 0; i < ZOO_G2D_N; i++) {
-                hsize_t idx[3] = {(hsize_t)i, 0, 0};
-
-                buf[i] = swmr_value(w->o.seed, ZOO_ID_G2D, idx, 14);
-            }
-            if ((dcpl = H5Pcreate(H5P_DATASET_CREATE)) < 0 || H5Pset_chunk(dcpl, 1, &chunk) < 0)
-                swmr_h5fail("zoo: g2/d dcpl");
-            zoo_dataset(g, "d", H5T_STD_I64LE, H5T_NATIVE_INT64, 1, &n, &max, dcpl, buf);
-            H5Pclose(dcpl);
-            H5Gclose(g);
-            break;
+            buf[i] = swmr_value(w->o.seed, ZOO_ID_G2D, idx, 14);
         }
-        default: swmr_fail("zoo: no stage %d", k);
+        if ((dcpl = H5Pcreate(H5P_DATASET_CREATE)) < 0 || H5Pset_chunk(dcpl, 1, &chunk) < 0)
+            swmr_h5fail("zoo: g2/d dcpl");
+        zoo_dataset(g, "d", H5T_STD_I64LE, H5T_NATIVE_INT64, 1, &n, &max, dcpl, buf);
+        H5Pclose(dcpl);
+        H5Gclose(g);
+        break;
+    }
+    default:
+        swmr_fail("zoo: no stage %d", k);
     }
     /* the stage marker, last */
     {
-        int32_t v   = k;
-        hid_t   aid = H5Aopen(fid, "stage", H5P_DEFAULT);
+        int32_t v = k;
+        hid_t aid = H5Aopen(fid, "stage", H5P_DEFAULT);
 
         if (aid < 0 || H5Awrite(aid, H5T_NATIVE_INT32, &v) < 0 || H5Aclose(aid) < 0)
             swmr_h5fail("zoo: cannot update the stage marker");
@@ -384,16 +383,16 @@ wait_acks(const opts_t *o, int s)
     for (int i = 0; i < o->acks; i++) {
         for (;;) {
             bool failed;
-            int  a = ack_read(o->file[0], i, &failed);
+            int a = ack_read(o->file[0], i, &failed);
 
             if (failed)
                 swmr_fail("reader %d reported a failure while the writer waited at step %d", i, s);
             if (a >= s)
                 break;
             if (now_ns() > deadline)
-                swmr_fail("reader %d did not acknowledge step %d within %.0f s (its last acknowledgement: %d)",
-                          i, s, o->timeout_s, a);
-            sleep_us(500);
+                swmr_fail("reader %d did not acknowledge step %d within %.0f s (its last acknowledgement: %d)", i, s,
+                          o->timeout_s, a);
+            vfdswmr_sleep(0.0005);
         }
     }
 }
@@ -401,7 +400,7 @@ wait_acks(const opts_t *o, int s)
 int
 main(int argc, char **argv)
 {
-    opts_t  o;
+    opts_t o;
     wfile_t w[2];
     int64_t t_start = now_ns();
 
@@ -411,30 +410,28 @@ main(int argc, char **argv)
     if (!o.existing && o.first_step != 0)
         swmr_fail("--first-step needs --existing");
     for (int f = 0; f < o.nfiles; f++) {
-        hid_t    fapl;
+        hid_t fapl;
         unsigned flags;
 
         memset(&w[f], 0, sizeof w[f]);
         w[f].o = o;
         w[f].o.seed += (uint64_t)f;
-        w[f].index  = f;
+        w[f].index = f;
         w[f].pub_ns = xcalloc((size_t)o.steps, sizeof(int64_t));
         if ((fapl = H5Pcreate(H5P_FILE_ACCESS)) < 0 ||
-            H5Pset_libver_bounds(fapl, o.earliest ? H5F_LIBVER_EARLIEST : H5F_LIBVER_LATEST,
-                                 H5F_LIBVER_LATEST) < 0)
+            H5Pset_libver_bounds(fapl, o.earliest ? H5F_LIBVER_EARLIEST : H5F_LIBVER_LATEST, H5F_LIBVER_LATEST) < 0)
             swmr_h5fail("cannot set up the file access property list");
         if (o.existing) {
-            flags    = H5F_ACC_RDWR | (o.swmr ? H5F_ACC_SWMR_WRITE : 0);
+            flags = H5F_ACC_RDWR | (o.swmr ? H5F_ACC_SWMR_WRITE : 0);
             w[f].fid = H5Fopen(o.file[f], flags, fapl);
         }
         else {
             hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
             /* Never reuse freed space (README, "Rewriting chunks"): HDF5 would otherwise put a
              * rewritten compressed chunk where readers with an older snapshot look for another. */
-            if (fcpl < 0 ||
-                (o.no_space_reuse && H5Pset_file_space_strategy(fcpl, H5F_FSPACE_STRATEGY_NONE, 0, 1) < 0))
+            if (fcpl < 0 || (o.no_space_reuse && H5Pset_file_space_strategy(fcpl, H5F_FSPACE_STRATEGY_NONE, 0, 1) < 0))
                 swmr_h5fail("cannot set up the file creation property list");
-            flags    = H5F_ACC_TRUNC | (o.swmr ? H5F_ACC_SWMR_WRITE : 0);
+            flags = H5F_ACC_TRUNC | (o.swmr ? H5F_ACC_SWMR_WRITE : 0);
             w[f].fid = H5Fcreate(o.file[f], flags, fcpl, fapl);
             H5Pclose(fcpl);
         }
@@ -488,7 +485,7 @@ main(int argc, char **argv)
         if (o.acks)
             wait_acks(&o, s);
         if (o.interval_ms && s < o.last_step)
-            sleep_us(o.interval_ms * 1000L);
+            vfdswmr_sleep(o.interval_ms * 1e-3);
     }
 
     for (int f = 0; f < o.nfiles; f++) {
@@ -501,7 +498,9 @@ main(int argc, char **argv)
         free(w[f].pub_ns);
     }
     printf("writer %s: %s steps %d..%d of %d on %d file(s), %d dataset(s) each, %.2f s\n", o.name,
-           o.workload == W_ZOO ? "zoo" : o.workload == W_GROW ? "grow" : "append", o.first_step,
-           o.last_step, o.steps, o.nfiles, o.ndsets, (double)(now_ns() - t_start) / 1e9);
+           o.workload == W_ZOO    ? "zoo"
+           : o.workload == W_GROW ? "grow"
+                                  : "append",
+           o.first_step, o.last_step, o.steps, o.nfiles, o.ndsets, (double)(now_ns() - t_start) / 1e9);
     return 0;
 }

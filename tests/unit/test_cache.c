@@ -90,10 +90,10 @@ stats(const vfdswmr_cc_t *c, uint64_t dset)
 /* ---- the randomized model test ----------------------------------------- */
 
 #define FILE_SIZE (1u << 20)
-#define MAX_LEN 16384u
-#define NDSETS 5
-#define NRECENT 64
-#define HOT (128u << 10) /* most operations fall into a window this long */
+#define MAX_LEN   16384u
+#define NDSETS    5
+#define NRECENT   64
+#define HOT       (128u << 10) /* most operations fall into a window this long */
 static const uint64_t dsets[NDSETS] = {A, B, C, 0x4000, VFDSWMR_CC_ANON};
 
 struct model {
@@ -115,9 +115,9 @@ struct model {
     unsigned nrecent;
 };
 
-#define MASSERT(m, cond)                                                                           \
-    do {                                                                                           \
-        if (!(cond))                                                                               \
+#define MASSERT(m, cond)                                                                              \
+    do {                                                                                              \
+        if (!(cond))                                                                                  \
             fail_msg("seed %" PRIu64 " step %ld line %d: %s", (m)->seed, (m)->step, __LINE__, #cond); \
     } while (0)
 
@@ -189,7 +189,8 @@ m_lookup(struct model *m, int di, uint64_t addr, size_t len)
         m->hits++;
         m->total_hits++;
         m->served += len;
-    } else {
+    }
+    else {
         MASSERT(m, r == 0);
         for (size_t i = 0; i < len; i++)
             MASSERT(m, buf[i] == 0x5a);
@@ -210,7 +211,8 @@ op_lookup(struct model *m)
 
         addr = m->recent[k].addr + below(m, m->recent[k].len);
         len = 1 + below(m, m->recent[k].addr + m->recent[k].len - addr);
-    } else {
+    }
+    else {
         len = below(m, 2049);
         addr = place(m, len, FILE_SIZE);
     }
@@ -523,8 +525,8 @@ test_lru_order(void **state)
     vfdswmr_cc_t *c = new_cache(40, 10, 0);
 
     (void)state;
-    assert_int_equal(ins(c, A, 0, 10, false), 1);  /* a1 */
-    assert_int_equal(ins(c, A, 10, 10, false), 1); /* a2 */
+    assert_int_equal(ins(c, A, 0, 10, false), 1);   /* a1 */
+    assert_int_equal(ins(c, A, 10, 10, false), 1);  /* a2 */
     assert_int_equal(ins(c, B, 100, 10, false), 1); /* b1 */
     assert_int_equal(ins(c, B, 110, 10, false), 1); /* b2: A is the older dataset */
     assert_int_equal(ins(c, B, 120, 10, false), 1); /* b3 takes a1, A's tail */
@@ -666,8 +668,8 @@ static void
 test_register(void **state)
 {
     vfdswmr_cc_t *c = new_cache(1000, 100, 0);
-    const vfdswmr_cc_chunk_t a1[] = {{0, 100}, {100, 100}, {300, 100}}, a2[] = {{1000, 100}},
-                             b1[] = {{1050, 150}}, a3[] = {{5000, 100}};
+    const vfdswmr_cc_chunk_t a1[] = {{0, 100}, {100, 100}, {300, 100}}, a2[] = {{1000, 100}}, b1[] = {{1050, 150}},
+                             a3[] = {{5000, 100}};
     vfdswmr_cc_stats_t before, after;
 
     (void)state;
@@ -945,18 +947,10 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_default_limits),
-        cmocka_unit_test(test_budget),
-        cmocka_unit_test(test_lru_order),
-        cmocka_unit_test(test_min_retention),
-        cmocka_unit_test(test_second_chance),
-        cmocka_unit_test(test_register),
-        cmocka_unit_test(test_register_model),
-        cmocka_unit_test(test_set_limits),
-        cmocka_unit_test(test_coherence),
-        cmocka_unit_test(test_evict_and_stats),
-        cmocka_unit_test(test_many_entries),
-        cmocka_unit_test(test_model),
+        cmocka_unit_test(test_default_limits),  cmocka_unit_test(test_budget),        cmocka_unit_test(test_lru_order),
+        cmocka_unit_test(test_min_retention),   cmocka_unit_test(test_second_chance), cmocka_unit_test(test_register),
+        cmocka_unit_test(test_register_model),  cmocka_unit_test(test_set_limits),    cmocka_unit_test(test_coherence),
+        cmocka_unit_test(test_evict_and_stats), cmocka_unit_test(test_many_entries),  cmocka_unit_test(test_model),
     };
 
     return cmocka_run_group_tests(tests, setup_pat, NULL);

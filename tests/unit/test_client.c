@@ -124,7 +124,11 @@ test_bad_config_on_error_stack(void **state)
     (void)state;
     path_of(path, sizeof path, "bad.h5");
     assert_true(vfdswmr_set_fapl_writer(fapl, "tick_len=4;max_lag=1") >= 0);
-    H5E_BEGIN_TRY { file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl); } H5E_END_TRY
+    H5E_BEGIN_TRY
+    {
+        file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    }
+    H5E_END_TRY
     assert_true(file < 0);
     current_errors(errors);
     assert_non_null(strstr(errors, "vfd_swmr_writer: bad configuration (HDF5_DRIVER_CONFIG): max_lag=1: out of "
@@ -144,7 +148,11 @@ test_lower_errors_kept(void **state)
     (void)state;
     path_of(path, sizeof path, "missing.h5");
     assert_true(vfdswmr_set_fapl_reader(fapl, "") >= 0);
-    H5E_BEGIN_TRY { file = H5Fopen(path, H5F_ACC_RDONLY, fapl); } H5E_END_TRY
+    H5E_BEGIN_TRY
+    {
+        file = H5Fopen(path, H5F_ACC_RDONLY, fapl);
+    }
+    H5E_END_TRY
     assert_true(file < 0);
     current_errors(errors);
     snprintf(want, sizeof want, "vfd_swmr_reader: the lower driver \"sec2\" cannot open \"%s\"\n", path);
@@ -212,17 +220,13 @@ test_version(void **state)
     assert_string_equal(vfdswmr_version(), PACKAGE_VERSION);
 }
 
-
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_set_fapl_writer),
-        cmocka_unit_test(test_set_fapl_reader),
-        cmocka_unit_test(test_bad_config_on_error_stack),
-        cmocka_unit_test(test_lower_errors_kept),
-        cmocka_unit_test(test_calls_on_other_drivers),
-        cmocka_unit_test(test_version),
+        cmocka_unit_test(test_set_fapl_writer),           cmocka_unit_test(test_set_fapl_reader),
+        cmocka_unit_test(test_bad_config_on_error_stack), cmocka_unit_test(test_lower_errors_kept),
+        cmocka_unit_test(test_calls_on_other_drivers),    cmocka_unit_test(test_version),
     };
     return cmocka_run_group_tests(tests, testdir_setup, testdir_teardown);
 }

@@ -1,5 +1,5 @@
 /*
- * Unit tests of common/config.c, the configuration string parser.
+ * Unit tests of common/drvconfig.c, the configuration string parser.
  *
  * Every check looks at data: the parsed fields, or the exact error message.
  */
@@ -13,12 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
+#include "drvconfig.h"
 
-#define KEY_LIST                                                                                \
-    "tick_len, max_lag, md_pages_reserved, presume_posix_semantics, maintain_metadata_file, "  \
-    "generate_updater_files, flush_raw_data, md_file_path, md_file_name, updater_file_path, "  \
-    "log_file_path, pb_expansion_threshold, open_timeout, keep_metadata_file, updater_keep_ticks, "    \
+#define KEY_LIST                                                                                    \
+    "tick_len, max_lag, md_pages_reserved, presume_posix_semantics, maintain_metadata_file, "       \
+    "generate_updater_files, flush_raw_data, md_file_path, md_file_name, updater_file_path, "       \
+    "log_file_path, pb_expansion_threshold, open_timeout, keep_metadata_file, updater_keep_ticks, " \
     "chunk_cache_size, chunk_cache_max_entry, chunk_cache_dset_min, chunk_cache_tag, under"
 
 #define UNDER_FORM ": expected a driver name ([A-Za-z0-9_]+), optionally followed by (its configuration)"
@@ -26,7 +26,8 @@
 /* ---------------------------------------------------------------------- */
 /* Helpers                                                                  */
 
-static vfdswmr_config_t *new_config(void)
+static vfdswmr_config_t *
+new_config(void)
 {
     vfdswmr_config_t *cfg = malloc(sizeof *cfg);
     assert_non_null(cfg);
@@ -34,7 +35,8 @@ static vfdswmr_config_t *new_config(void)
     return cfg;
 }
 
-static void assert_defaults(const vfdswmr_config_t *cfg)
+static void
+assert_defaults(const vfdswmr_config_t *cfg)
 {
     assert_int_equal(cfg->tick_len, VFDSWMR_DEFAULT_TICK_LEN);
     assert_int_equal(cfg->max_lag, VFDSWMR_DEFAULT_MAX_LAG);
@@ -57,7 +59,8 @@ static void assert_defaults(const vfdswmr_config_t *cfg)
 }
 
 /* Parses text, which must succeed; the caller frees the result. */
-static vfdswmr_config_t *parse_ok(const char *text)
+static vfdswmr_config_t *
+parse_ok(const char *text)
 {
     vfdswmr_config_t *cfg = new_config();
     char err[VFDSWMR_CONFIG_ERRLEN];
@@ -71,7 +74,8 @@ static vfdswmr_config_t *parse_ok(const char *text)
 }
 
 /* Parses text, which must fail with exactly `message`. */
-static void expect_error(const char *text, const char *message)
+static void
+expect_error(const char *text, const char *message)
 {
     vfdswmr_config_t *cfg = new_config();
     char err[VFDSWMR_CONFIG_ERRLEN];
@@ -84,14 +88,16 @@ static void expect_error(const char *text, const char *message)
 }
 
 /* "key=value" for one key. */
-static void parse_one(char *buf, size_t len, const char *key, const char *value)
+static void
+parse_one(char *buf, size_t len, const char *key, const char *value)
 {
     int n = snprintf(buf, len, "%s=%s", key, value);
     assert_true(n > 0 && (size_t)n < len);
 }
 
 /* A string of n copies of c (caller frees). */
-static char *repeat(char c, size_t n)
+static char *
+repeat(char c, size_t n)
 {
     char *s = malloc(n + 1);
     assert_non_null(s);
@@ -103,15 +109,30 @@ static char *repeat(char c, size_t n)
 /* ---------------------------------------------------------------------- */
 /* Keys and defaults                                                        */
 
-static void test_keys_table(void **state)
+static void
+test_keys_table(void **state)
 {
     (void)state;
-    static const char *const expected[] = {
-        "tick_len",     "max_lag",           "md_pages_reserved", "presume_posix_semantics",
-        "maintain_metadata_file", "generate_updater_files", "flush_raw_data", "md_file_path",
-        "md_file_name", "updater_file_path", "log_file_path", "pb_expansion_threshold",
-        "open_timeout", "keep_metadata_file", "updater_keep_ticks", "chunk_cache_size",
-        "chunk_cache_max_entry", "chunk_cache_dset_min", "chunk_cache_tag", "under"};
+    static const char *const expected[] = {"tick_len",
+                                           "max_lag",
+                                           "md_pages_reserved",
+                                           "presume_posix_semantics",
+                                           "maintain_metadata_file",
+                                           "generate_updater_files",
+                                           "flush_raw_data",
+                                           "md_file_path",
+                                           "md_file_name",
+                                           "updater_file_path",
+                                           "log_file_path",
+                                           "pb_expansion_threshold",
+                                           "open_timeout",
+                                           "keep_metadata_file",
+                                           "updater_keep_ticks",
+                                           "chunk_cache_size",
+                                           "chunk_cache_max_entry",
+                                           "chunk_cache_dset_min",
+                                           "chunk_cache_tag",
+                                           "under"};
     size_t n = sizeof expected / sizeof expected[0];
     for (size_t i = 0; i < n; i++) {
         assert_non_null(vfdswmr_config_keys[i]);
@@ -120,7 +141,8 @@ static void test_keys_table(void **state)
     assert_null(vfdswmr_config_keys[n]);
 }
 
-static void test_defaults(void **state)
+static void
+test_defaults(void **state)
 {
     (void)state;
     vfdswmr_config_t *cfg = new_config();
@@ -130,7 +152,8 @@ static void test_defaults(void **state)
     free(cfg);
 }
 
-static void test_parse_empty_gives_defaults(void **state)
+static void
+test_parse_empty_gives_defaults(void **state)
 {
     (void)state;
     const char *texts[] = {NULL, "", "  ;  ", ";", ";;;", " \t\n", "max_lag=9;;", ";;tick_len=4"};
@@ -145,7 +168,8 @@ static void test_parse_empty_gives_defaults(void **state)
     }
 }
 
-static void test_parse_resets_previous_values(void **state)
+static void
+test_parse_resets_previous_values(void **state)
 {
     (void)state;
     vfdswmr_config_t *cfg = parse_ok("max_lag=50;under=core(x=1);md_file_path=/p");
@@ -158,7 +182,8 @@ static void test_parse_resets_previous_values(void **state)
     free(cfg);
 }
 
-static void test_all_keys_at_once(void **state)
+static void
+test_all_keys_at_once(void **state)
 {
     (void)state;
     vfdswmr_config_t *cfg = parse_ok("tick_len=10;max_lag=20;md_pages_reserved=30;"
@@ -199,27 +224,25 @@ struct int_key {
 };
 
 static const struct int_key int_keys[] = {
-    {"tick_len", offsetof(vfdswmr_config_t, tick_len), 0, VFDSWMR_MAX_TICK_LEN,
-     "tenths of a second"},
-    {"max_lag", offsetof(vfdswmr_config_t, max_lag), VFDSWMR_MIN_MAX_LAG, VFDSWMR_MAX_MAX_LAG,
-     "ticks"},
-    {"md_pages_reserved", offsetof(vfdswmr_config_t, md_pages_reserved), 1,
-     VFDSWMR_MAX_MD_PAGES_RESERVED, "pages"},
+    {"tick_len", offsetof(vfdswmr_config_t, tick_len), 0, VFDSWMR_MAX_TICK_LEN, "tenths of a second"},
+    {"max_lag", offsetof(vfdswmr_config_t, max_lag), VFDSWMR_MIN_MAX_LAG, VFDSWMR_MAX_MAX_LAG, "ticks"},
+    {"md_pages_reserved", offsetof(vfdswmr_config_t, md_pages_reserved), 1, VFDSWMR_MAX_MD_PAGES_RESERVED, "pages"},
     {"pb_expansion_threshold", offsetof(vfdswmr_config_t, pb_expansion_threshold), 0, 100,
      "times the page buffer size"},
-    {"open_timeout", offsetof(vfdswmr_config_t, open_timeout), 0, VFDSWMR_MAX_TICK_LEN,
-     "tenths of a second"},
+    {"open_timeout", offsetof(vfdswmr_config_t, open_timeout), 0, VFDSWMR_MAX_TICK_LEN, "tenths of a second"},
     {"updater_keep_ticks", offsetof(vfdswmr_config_t, updater_keep_ticks), 0, VFDSWMR_MAX_MAX_LAG, "ticks"},
 };
 
-static uint32_t int_field(const vfdswmr_config_t *cfg, const struct int_key *k)
+static uint32_t
+int_field(const vfdswmr_config_t *cfg, const struct int_key *k)
 {
     uint32_t v;
     memcpy(&v, (const char *)cfg + k->offset, sizeof v);
     return v;
 }
 
-static void expect_int(const struct int_key *k, const char *value, uint32_t expected)
+static void
+expect_int(const struct int_key *k, const char *value, uint32_t expected)
 {
     char text[128];
     parse_one(text, sizeof text, k->key, value);
@@ -228,16 +251,18 @@ static void expect_int(const struct int_key *k, const char *value, uint32_t expe
     free(cfg);
 }
 
-static void expect_int_error(const struct int_key *k, const char *value, const char *what)
+static void
+expect_int_error(const struct int_key *k, const char *value, const char *what)
 {
     char text[128], message[256];
     parse_one(text, sizeof text, k->key, value);
-    snprintf(message, sizeof message, "%s=%s: %s; expected an integer from %u to %u (%s)", k->key,
-             value, what, (unsigned)k->min, (unsigned)k->max, k->unit);
+    snprintf(message, sizeof message, "%s=%s: %s; expected an integer from %u to %u (%s)", k->key, value, what,
+             (unsigned)k->min, (unsigned)k->max, k->unit);
     expect_error(text, message);
 }
 
-static void test_integers_valid_and_bounds(void **state)
+static void
+test_integers_valid_and_bounds(void **state)
 {
     (void)state;
     for (size_t i = 0; i < sizeof int_keys / sizeof int_keys[0]; i++) {
@@ -254,7 +279,8 @@ static void test_integers_valid_and_bounds(void **state)
     }
 }
 
-static void test_integers_invalid(void **state)
+static void
+test_integers_invalid(void **state)
 {
     (void)state;
     for (size_t i = 0; i < sizeof int_keys / sizeof int_keys[0]; i++) {
@@ -267,8 +293,8 @@ static void test_integers_invalid(void **state)
         snprintf(buf, sizeof buf, "%u", (unsigned)k->max + 1);
         expect_int_error(k, buf, "out of range");
         expect_int_error(k, "99999999999999999999", "out of range");
-        expect_int_error(k, "4294967296", "out of range"); /* 2^32 must not wrap to 0 */
-        expect_int_error(k, "4294967299", "out of range"); /* nor to 3 */
+        expect_int_error(k, "4294967296", "out of range");           /* 2^32 must not wrap to 0 */
+        expect_int_error(k, "4294967299", "out of range");           /* nor to 3 */
         expect_int_error(k, "18446744073709551621", "out of range"); /* 2^64 + 5 */
         expect_int_error(k, "abc", "not a number");
         expect_int_error(k, "", "not a number");
@@ -282,7 +308,8 @@ static void test_integers_invalid(void **state)
     }
 }
 
-static void test_integer_messages_verbatim(void **state)
+static void
+test_integer_messages_verbatim(void **state)
 {
     (void)state;
     expect_error("max_lag=2", "max_lag=2: out of range; expected an integer from 3 to 100000 (ticks)");
@@ -294,7 +321,8 @@ static void test_integer_messages_verbatim(void **state)
                                                "expected an integer from 0 to 100 (times the page buffer size)");
 }
 
-static void test_integer_escapes_and_blanks(void **state)
+static void
+test_integer_escapes_and_blanks(void **state)
 {
     (void)state;
     vfdswmr_config_t *cfg = parse_ok("max_lag=\\5;tick_len= \t12\n ");
@@ -302,8 +330,7 @@ static void test_integer_escapes_and_blanks(void **state)
     assert_int_equal(cfg->tick_len, 12);
     free(cfg);
     /* an escaped blank is part of the value */
-    expect_error("max_lag=5\\ ",
-                 "max_lag=5\\ : not a number; expected an integer from 3 to 100000 (ticks)");
+    expect_error("max_lag=5\\ ", "max_lag=5\\ : not a number; expected an integer from 3 to 100000 (ticks)");
 }
 
 /* ---------------------------------------------------------------------- */
@@ -320,17 +347,17 @@ static const struct {
     {"keep_metadata_file", offsetof(vfdswmr_config_t, keep_metadata_file)},
 };
 
-static void test_booleans(void **state)
+static void
+test_booleans(void **state)
 {
     (void)state;
     static const struct {
         const char *text;
         bool value;
-    } good[] = {{"0", false},     {"1", true},     {"false", false}, {"true", true},
-                {"FALSE", false}, {"TRUE", true},  {"False", false}, {"tRuE", true},
-                {" 1 ", true},    {"\\0", false}};
-    static const char *const bad[] = {"maybe", "2", "", "yes", "no", "truee", "01", "00",
-                                      "-1", "fals", "t", "true false"};
+    } good[] = {{"0", false},   {"1", true},      {"false", false}, {"true", true}, {"FALSE", false},
+                {"TRUE", true}, {"False", false}, {"tRuE", true},   {" 1 ", true},  {"\\0", false}};
+    static const char *const bad[] = {"maybe", "2",  "",   "yes",  "no", "truee",
+                                      "01",    "00", "-1", "fals", "t",  "true false"};
     for (size_t k = 0; k < sizeof bool_keys / sizeof bool_keys[0]; k++) {
         char text[128], message[256];
         for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
@@ -343,8 +370,7 @@ static void test_booleans(void **state)
         }
         for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
             parse_one(text, sizeof text, bool_keys[k].key, bad[i]);
-            snprintf(message, sizeof message, "%s=%s: expected 0, 1, false or true",
-                     bool_keys[k].key, bad[i]);
+            snprintf(message, sizeof message, "%s=%s: expected 0, 1, false or true", bool_keys[k].key, bad[i]);
             expect_error(text, message);
         }
     }
@@ -364,7 +390,8 @@ static const struct {
     {"log_file_path", offsetof(vfdswmr_config_t, log_file_path)},
 };
 
-static void test_paths(void **state)
+static void
+test_paths(void **state)
 {
     (void)state;
     static const struct {
@@ -378,10 +405,10 @@ static void test_paths(void **state)
         {"\\ lead", " lead"},
         {"\\ ", " "},
         {"in ner", "in ner"},
-        {"x(1)", "x(1)"},            /* balanced parentheses are literal */
-        {"x(1;2)", "x(1;2)"},        /* and protect a ';' */
+        {"x(1)", "x(1)"},     /* balanced parentheses are literal */
+        {"x(1;2)", "x(1;2)"}, /* and protect a ';' */
         {"\\=\\x", "=x"},
-        {"a=b", "a=b"},              /* only the first '=' separates */
+        {"a=b", "a=b"}, /* only the first '=' separates */
         {"caf\xc3\xa9", "caf\xc3\xa9"},
     };
     for (size_t k = 0; k < sizeof path_keys / sizeof path_keys[0]; k++) {
@@ -403,7 +430,8 @@ static void test_paths(void **state)
     free(cfg);
 }
 
-static void test_path_length_limit(void **state)
+static void
+test_path_length_limit(void **state)
 {
     (void)state;
     for (size_t k = 0; k < sizeof path_keys / sizeof path_keys[0]; k++) {
@@ -457,18 +485,16 @@ static void test_path_length_limit(void **state)
     free(text);
 }
 
-static void test_path_errors(void **state)
+static void
+test_path_errors(void **state)
 {
     (void)state;
     expect_error("md_file_name=a/b", "md_file_name=a/b: must be a file name without a directory part");
-    expect_error("md_file_name=/abs.md",
-                 "md_file_name=/abs.md: must be a file name without a directory part");
-    expect_error("md_file_name=a\\/b",
-                 "md_file_name=a\\/b: must be a file name without a directory part");
+    expect_error("md_file_name=/abs.md", "md_file_name=/abs.md: must be a file name without a directory part");
+    expect_error("md_file_name=a\\/b", "md_file_name=a\\/b: must be a file name without a directory part");
     expect_error("md_file_path=/a\nb", "md_file_path=/a?b: a path must not contain a newline");
     expect_error("log_file_path=/a\\\nb", "log_file_path=/a\\?b: a path must not contain a newline");
-    expect_error("md_file_path=/a(b",
-                 "md_file_path=/a(b: unbalanced parentheses; write \\( and \\) for literal ones");
+    expect_error("md_file_path=/a(b", "md_file_path=/a(b: unbalanced parentheses; write \\( and \\) for literal ones");
     expect_error("md_file_path=/a)b;max_lag=5",
                  "md_file_path=/a)b: unbalanced parentheses; write \\( and \\) for literal ones");
     /* an unclosed '(' protects the rest of the string, which stays in the value */
@@ -479,11 +505,11 @@ static void test_path_errors(void **state)
 /* ---------------------------------------------------------------------- */
 /* Syntax                                                                   */
 
-static void test_blanks_and_separators(void **state)
+static void
+test_blanks_and_separators(void **state)
 {
     (void)state;
-    vfdswmr_config_t *cfg =
-        parse_ok(" \t max_lag \n = \t 9 \n; tick_len= 5 ;;  ;md_file_name = n.md\t;");
+    vfdswmr_config_t *cfg = parse_ok(" \t max_lag \n = \t 9 \n; tick_len= 5 ;;  ;md_file_name = n.md\t;");
     assert_int_equal(cfg->max_lag, 9);
     assert_int_equal(cfg->tick_len, 5);
     assert_string_equal(cfg->md_file_name, "n.md");
@@ -495,7 +521,8 @@ static void test_blanks_and_separators(void **state)
     free(cfg);
 }
 
-static void test_trailing_backslash(void **state)
+static void
+test_trailing_backslash(void **state)
 {
     (void)state;
     expect_error("md_file_path=/a\\", "trailing backslash at offset 15");
@@ -508,16 +535,24 @@ static void test_trailing_backslash(void **state)
     free(cfg);
 }
 
-static void test_sizes(void **state)
+static void
+test_sizes(void **state)
 {
     static const struct {
         const char *text;
         uint64_t bytes;
-    } good[] = {{"0", 0},          {"4096", 4096},         {"1k", 1024},          {"64M", 64ull << 20},
-                {"64MiB", 64ull << 20}, {"2g", 2ull << 30}, {"3GB", 3ull << 30}, {"1T", 1ull << 40},
-                {" 8K ", 8192},     {"1099511627776", 1ull << 40}};
-    static const char *const bad[] = {"", "-1", "1.5M", "M", "12Q", "1Mx", "1KiBB", "2T", "1099511627777",
-                                      "99999999999999999999999"};
+    } good[] = {{"0", 0},
+                {"4096", 4096},
+                {"1k", 1024},
+                {"64M", 64ull << 20},
+                {"64MiB", 64ull << 20},
+                {"2g", 2ull << 30},
+                {"3GB", 3ull << 30},
+                {"1T", 1ull << 40},
+                {" 8K ", 8192},
+                {"1099511627776", 1ull << 40}};
+    static const char *const bad[] = {
+        "", "-1", "1.5M", "M", "12Q", "1Mx", "1KiBB", "2T", "1099511627777", "99999999999999999999999"};
     char text[128], want[256];
 
     (void)state;
@@ -540,7 +575,8 @@ static void test_sizes(void **state)
     free(cfg);
 }
 
-static void test_key_errors(void **state)
+static void
+test_key_errors(void **state)
 {
     (void)state;
     expect_error("foo=1", "unknown key \"foo\"; accepted keys: " KEY_LIST);
@@ -558,7 +594,8 @@ static void test_key_errors(void **state)
     expect_error("max_lag=5; \t=5", "empty key at offset 12: expected key=value");
 }
 
-static void test_echo_truncated_and_sanitized(void **state)
+static void
+test_echo_truncated_and_sanitized(void **state)
 {
     (void)state;
     char *junk = repeat('z', 100);
@@ -569,14 +606,14 @@ static void test_echo_truncated_and_sanitized(void **state)
     expect_error(text, message);
 
     snprintf(text, sizeof text, "max_lag=%s", junk);
-    snprintf(message, sizeof message,
-             "max_lag=%.64s...: not a number; expected an integer from 3 to 100000 (ticks)", junk);
+    snprintf(message, sizeof message, "max_lag=%.64s...: not a number; expected an integer from 3 to 100000 (ticks)",
+             junk);
     expect_error(text, message);
 
     /* exactly 64 bytes: no "..." */
     snprintf(text, sizeof text, "max_lag=%.64s", junk);
-    snprintf(message, sizeof message,
-             "max_lag=%.64s: not a number; expected an integer from 3 to 100000 (ticks)", junk);
+    snprintf(message, sizeof message, "max_lag=%.64s: not a number; expected an integer from 3 to 100000 (ticks)",
+             junk);
     expect_error(text, message);
     free(junk);
 
@@ -585,8 +622,8 @@ static void test_echo_truncated_and_sanitized(void **state)
     memset(value, 'a', 63);
     memcpy(value + 63, "\xc3\xa9", 3);
     snprintf(text, sizeof text, "max_lag=%s", value);
-    snprintf(message, sizeof message,
-             "max_lag=%.63s...: not a number; expected an integer from 3 to 100000 (ticks)", value);
+    snprintf(message, sizeof message, "max_lag=%.63s...: not a number; expected an integer from 3 to 100000 (ticks)",
+             value);
     expect_error(text, message);
 
     expect_error("flush_raw_data=a\tb\x01", "flush_raw_data=a?b?: expected 0, 1, false or true");
@@ -596,7 +633,8 @@ static void test_echo_truncated_and_sanitized(void **state)
 /* ---------------------------------------------------------------------- */
 /* under                                                                    */
 
-static void expect_under(const char *text, const char *name, const char *config, bool has_config)
+static void
+expect_under(const char *text, const char *name, const char *config, bool has_config)
 {
     vfdswmr_config_t *cfg = parse_ok(text);
     assert_string_equal(cfg->under_name, name);
@@ -605,7 +643,8 @@ static void expect_under(const char *text, const char *name, const char *config,
     free(cfg);
 }
 
-static void test_under_valid(void **state)
+static void
+test_under_valid(void **state)
 {
     (void)state;
     expect_under("under=core", "core", "", false);
@@ -629,7 +668,8 @@ static void test_under_valid(void **state)
     expect_under("under=d(bogus;;=;max_lag=1)", "d", "bogus;;=;max_lag=1", true);
 }
 
-static void test_under_invalid(void **state)
+static void
+test_under_invalid(void **state)
 {
     (void)state;
     expect_error("under=", "under=" UNDER_FORM);
@@ -649,7 +689,8 @@ static void test_under_invalid(void **state)
     expect_error("under=x(a)(b)", "under=x(a)(b)" UNDER_FORM);
 }
 
-static void test_under_lengths(void **state)
+static void
+test_under_lengths(void **state)
 {
     (void)state;
     char text[VFDSWMR_MAX_NESTED_CONFIG + 128];
@@ -661,8 +702,8 @@ static void test_under_lengths(void **state)
     expect_under(text, name, "", false);
     name[VFDSWMR_MAX_DRIVER_NAME] = 'n';
     snprintf(text, sizeof text, "under=%s(a)", name);
-    snprintf(message, sizeof message, "under=%.64s...: driver name longer than %d characters",
-             name, VFDSWMR_MAX_DRIVER_NAME);
+    snprintf(message, sizeof message, "under=%.64s...: driver name longer than %d characters", name,
+             VFDSWMR_MAX_DRIVER_NAME);
     expect_error(text, message);
     free(name);
 
@@ -672,9 +713,8 @@ static void test_under_lengths(void **state)
     expect_under(text, "core", nested, true);
     nested[VFDSWMR_MAX_NESTED_CONFIG] = 'c';
     snprintf(text, sizeof text, "under=core(%s)", nested);
-    snprintf(message, sizeof message,
-             "under=core(%.59s...: configuration of the lower driver longer than %d bytes", nested,
-             VFDSWMR_MAX_NESTED_CONFIG);
+    snprintf(message, sizeof message, "under=core(%.59s...: configuration of the lower driver longer than %d bytes",
+             nested, VFDSWMR_MAX_NESTED_CONFIG);
     expect_error(text, message);
     free(nested);
 }
@@ -682,7 +722,8 @@ static void test_under_lengths(void **state)
 /* ---------------------------------------------------------------------- */
 /* Error buffer handling                                                    */
 
-static void test_small_errbuf(void **state)
+static void
+test_small_errbuf(void **state)
 {
     (void)state;
     vfdswmr_config_t *cfg = new_config();
@@ -726,7 +767,8 @@ static void test_small_errbuf(void **state)
 /* ---------------------------------------------------------------------- */
 /* Writer checks                                                            */
 
-static void test_check_writer(void **state)
+static void
+test_check_writer(void **state)
 {
     (void)state;
     char err[VFDSWMR_CONFIG_ERRLEN];
@@ -763,7 +805,8 @@ static void test_check_writer(void **state)
     free(cfg);
 }
 
-int main(void)
+int
+main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_keys_table),

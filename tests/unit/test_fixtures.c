@@ -6,7 +6,8 @@
  * the load succeeds; otherwise the specific error comes back -- never data.
  * A defect that stays the same from one attempt to the next (the same
  * header bytes failing the same way) ends the load after the second
- * attempt, and an absurd index length is refused without reading it.
+ * attempt, and an absurd index length is refused without reading it. The
+ * header alone (the lag checks' read) follows the same retry policy.
  *
  * Usage: test_fixtures [DIR]   (DIR holds md/ and ud/, made by gen_fixtures;
  * default $VFDSWMR_FIXTURES, which make check sets)
@@ -21,7 +22,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
 
+#include "clock.h"
 #include "fixtures.h"
 #include "format.h"
 #include "mdreader.h"
@@ -206,8 +210,7 @@ test_md_valid(void **state)
     char why[256];
 
     (void)state;
-    for (const char *const *n = (const char *const[]){"valid.md", "valid_slot1.md", "valid_reloc.md", NULL}; *n;
-         n++) {
+    for (const char *const *n = (const char *const[]){"valid.md", "valid_slot1.md", "valid_reloc.md", NULL}; *n; n++) {
         s.good = load_file("md", *n);
         s.attempts = 0;
         assert_int_equal(vfdswmr_mdr_load(&io, &o, &snap, why, sizeof why), VFDSWMR_MD_OK);
@@ -338,8 +341,7 @@ test_md_huge_index_claim(void **state)
 
     (void)state;
     o.max_attempts = 40;
-    for (const char *const *n = (const char *const[]){"idx_huge_claim.md", "idx_absurd_length.md", NULL}; *n;
-         n++) {
+    for (const char *const *n = (const char *const[]){"idx_huge_claim.md", "idx_absurd_length.md", NULL}; *n; n++) {
         struct seq_io s = {.bad_attempts = ~0u};
         vfdswmr_mdr_io_t io = {seq_pread, &s};
         s.bad = load_file("md", *n);
@@ -386,28 +388,17 @@ struct ud_case {
 };
 
 static const struct ud_case ud_cases[] = {
-    {"hdr_checksum.ud", VFDSWMR_MD_ECHECKSUM},
-    {"cl_checksum.ud", VFDSWMR_MD_ECHECKSUM},
-    {"image_checksum.ud", VFDSWMR_MD_ECHECKSUM},
-    {"embedded_index_checksum.ud", VFDSWMR_MD_ECHECKSUM},
-    {"embedded_header_tick.ud", VFDSWMR_MD_ETICK},
-    {"wrong_magic.ud", VFDSWMR_MD_EMAGIC},
-    {"cl_wrong_magic.ud", VFDSWMR_MD_EMAGIC},
-    {"wrong_version.ud", VFDSWMR_MD_EVERSION},
-    {"v1_version.ud", VFDSWMR_MD_EVERSION},
-    {"cl_hdr_len_v1.ud", VFDSWMR_MD_ELENGTH},
-    {"embedded_range_empty.ud", VFDSWMR_MD_ERANGE},
-    {"page_size_zero.ud", VFDSWMR_MD_EPAGESIZE},
-    {"unknown_flag.ud", VFDSWMR_MD_ERESERVED},
-    {"create_only_with_changes.ud", VFDSWMR_MD_EFLAGS},
-    {"session_mismatch.ud", VFDSWMR_MD_ESESSION},
-    {"cl_length_beyond_eof.ud", VFDSWMR_MD_EBOUNDS},
-    {"cl_count_overflow.ud", VFDSWMR_MD_ECOUNT},
-    {"cl_unsorted.ud", VFDSWMR_MD_EUNSORTED},
-    {"cl_image_beyond_eof.ud", VFDSWMR_MD_EBOUNDS},
-    {"empty.ud", VFDSWMR_MD_ESHORT},
-    {"truncated_header.ud", VFDSWMR_MD_ESHORT},
-    {"truncated_half.ud", VFDSWMR_MD_EBOUNDS},
+    {"hdr_checksum.ud", VFDSWMR_MD_ECHECKSUM},      {"cl_checksum.ud", VFDSWMR_MD_ECHECKSUM},
+    {"image_checksum.ud", VFDSWMR_MD_ECHECKSUM},    {"embedded_index_checksum.ud", VFDSWMR_MD_ECHECKSUM},
+    {"embedded_header_tick.ud", VFDSWMR_MD_ETICK},  {"wrong_magic.ud", VFDSWMR_MD_EMAGIC},
+    {"cl_wrong_magic.ud", VFDSWMR_MD_EMAGIC},       {"wrong_version.ud", VFDSWMR_MD_EVERSION},
+    {"v1_version.ud", VFDSWMR_MD_EVERSION},         {"cl_hdr_len_v1.ud", VFDSWMR_MD_ELENGTH},
+    {"embedded_range_empty.ud", VFDSWMR_MD_ERANGE}, {"page_size_zero.ud", VFDSWMR_MD_EPAGESIZE},
+    {"unknown_flag.ud", VFDSWMR_MD_ERESERVED},      {"create_only_with_changes.ud", VFDSWMR_MD_EFLAGS},
+    {"session_mismatch.ud", VFDSWMR_MD_ESESSION},   {"cl_length_beyond_eof.ud", VFDSWMR_MD_EBOUNDS},
+    {"cl_count_overflow.ud", VFDSWMR_MD_ECOUNT},    {"cl_unsorted.ud", VFDSWMR_MD_EUNSORTED},
+    {"cl_image_beyond_eof.ud", VFDSWMR_MD_EBOUNDS}, {"empty.ud", VFDSWMR_MD_ESHORT},
+    {"truncated_header.ud", VFDSWMR_MD_ESHORT},     {"truncated_half.ud", VFDSWMR_MD_EBOUNDS},
     {"truncated_last_byte.ud", VFDSWMR_MD_EBOUNDS},
 };
 
@@ -470,6 +461,52 @@ test_ud_defects(void **state)
     }
 }
 
+/* The header alone (vfdswmr_mdr_read_header, the lag checks' read) follows
+ * the load's retry policy: a whole header decodes whatever its index, a
+ * defect in its own bytes comes back as the load reports it, and a defect
+ * that stays the same ends the retries at the second attempt (not after
+ * the default 40 attempts, about 1.5 s). */
+static void
+test_md_read_header(void **state)
+{
+    static const struct {
+        const char *name;
+        vfdswmr_mderr_t err;
+    } cases[] = {
+        {"valid.md", VFDSWMR_MD_OK},
+        {"idx_checksum.md", VFDSWMR_MD_OK},
+        {"tick_ahead.md", VFDSWMR_MD_OK},
+        {"empty.md", VFDSWMR_MD_ESHORT},
+        {"hdr_checksum.md", VFDSWMR_MD_ECHECKSUM},
+        {"wrong_magic.md", VFDSWMR_MD_EMAGIC},
+        {"page_size_zero.md", VFDSWMR_MD_EPAGESIZE},
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char path[4096];
+        vfdswmr_mdhdr_t h;
+        vfdswmr_mderr_t err;
+        double t0;
+        int fd;
+
+        snprintf(path, sizeof path, "%s/md/%s", dir, cases[i].name);
+        assert_true((fd = open(path, O_RDONLY)) >= 0);
+        t0 = vfdswmr_now();
+        err = vfdswmr_mdr_read_header(fd, &h);
+        close(fd);
+        if (err != cases[i].err)
+            fail_msg("%s: got \"%s\", expected \"%s\"", cases[i].name, vfdswmr_mderr_str(err),
+                     vfdswmr_mderr_str(cases[i].err));
+        if (err == VFDSWMR_MD_OK) {
+            assert_true(h.session == FX_SESSION && h.tick >= FX_TICK);
+            continue;
+        }
+        assert_true(h.session == 0 && h.tick == 0 && h.page_size == 0 && h.index_length == 0);
+        assert_true(vfdswmr_now() - t0 < 1.0);
+    }
+}
+
 int
 main(int argc, char **argv)
 {
@@ -480,6 +517,7 @@ main(int argc, char **argv)
         cmocka_unit_test(test_md_defects_changing),
         cmocka_unit_test(test_md_huge_index_claim),
         cmocka_unit_test(test_md_page_checksum),
+        cmocka_unit_test(test_md_read_header),
         cmocka_unit_test(test_ud_valid),
         cmocka_unit_test(test_ud_defects),
     };

@@ -20,47 +20,38 @@
 
 #include "checksum.h"
 #include "format.h"
+#include "le.h"
 
 #define PS 4096u /* default page size of the tests */
 
 /* ---------------------------------------------------------------------- */
 /* Helpers                                                                  */
 
-static uint64_t rd(const uint8_t *p, unsigned n)
-{
-    uint64_t v = 0;
-    for (unsigned i = 0; i < n; i++)
-        v |= (uint64_t)p[i] << (8 * i);
-    return v;
-}
-
-static void wr(uint8_t *p, uint64_t v, unsigned n)
-{
-    for (unsigned i = 0; i < n; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
 /* Recomputes the trailing checksum of a structure of len bytes. */
-static void reseal(uint8_t *buf, size_t len)
+static void
+reseal(uint8_t *buf, size_t len)
 {
-    wr(buf + len - 4, vfdswmr_checksum(buf, len - 4), 4);
+    vfdswmr_le_encode(buf + len - 4, vfdswmr_checksum(buf, len - 4), 4);
 }
 
 /* Overwrites an n-byte field at off, then fixes the trailing checksum. */
-static void patch(uint8_t *buf, size_t len, size_t off, uint64_t v, unsigned n)
+static void
+patch(uint8_t *buf, size_t len, size_t off, uint64_t v, unsigned n)
 {
-    wr(buf + off, v, n);
+    vfdswmr_le_encode(buf + off, v, n);
     reseal(buf, len);
 }
 
-static uint8_t *xmalloc(size_t n)
+static uint8_t *
+xmalloc(size_t n)
 {
     uint8_t *p = malloc(n ? n : 1);
     assert_non_null(p);
     return p;
 }
 
-static uint8_t *dup_bytes(const uint8_t *b, size_t n)
+static uint8_t *
+dup_bytes(const uint8_t *b, size_t n)
 {
     uint8_t *p = xmalloc(n);
     memcpy(p, b, n);
@@ -72,7 +63,8 @@ static vfdswmr_mdentry_t md_sentinel;
 static vfdswmr_mdrange_t range_sentinel;
 static vfdswmr_udentry_t ud_sentinel;
 
-static vfdswmr_mderr_t mdhdr_dec(const uint8_t *b, size_t n, vfdswmr_mdhdr_t *h)
+static vfdswmr_mderr_t
+mdhdr_dec(const uint8_t *b, size_t n, vfdswmr_mdhdr_t *h)
 {
     memset(h, 0xA5, sizeof *h);
     vfdswmr_mderr_t err = vfdswmr_mdhdr_decode(b, n, h);
@@ -91,7 +83,8 @@ static vfdswmr_mderr_t mdhdr_dec(const uint8_t *b, size_t n, vfdswmr_mdhdr_t *h)
     return err;
 }
 
-static vfdswmr_mderr_t udhdr_dec(const uint8_t *b, size_t n, vfdswmr_udhdr_t *h)
+static vfdswmr_mderr_t
+udhdr_dec(const uint8_t *b, size_t n, vfdswmr_udhdr_t *h)
 {
     memset(h, 0xA5, sizeof *h);
     vfdswmr_mderr_t err = vfdswmr_udhdr_decode(b, n, h);
@@ -108,10 +101,11 @@ static vfdswmr_mderr_t udhdr_dec(const uint8_t *b, size_t n, vfdswmr_udhdr_t *h)
 }
 
 /* On success the caller frees idx with vfdswmr_mdidx_free(). */
-static vfdswmr_mderr_t mdidx_dec(const uint8_t *b, size_t n, uint32_t ps, vfdswmr_mdidx_t *idx)
+static vfdswmr_mderr_t
+mdidx_dec(const uint8_t *b, size_t n, uint32_t ps, vfdswmr_mdidx_t *idx)
 {
-    *idx = (vfdswmr_mdidx_t){.session = 7, .tick = 7, .nentries = 7, .entries = &md_sentinel, .nranges = 7,
-                             .ranges = &range_sentinel};
+    *idx = (vfdswmr_mdidx_t){
+        .session = 7, .tick = 7, .nentries = 7, .entries = &md_sentinel, .nranges = 7, .ranges = &range_sentinel};
     vfdswmr_mderr_t err = vfdswmr_mdidx_decode(b, n, ps, idx);
     if (err != VFDSWMR_MD_OK) {
         assert_null(idx->entries);
@@ -120,7 +114,8 @@ static vfdswmr_mderr_t mdidx_dec(const uint8_t *b, size_t n, uint32_t ps, vfdswm
         assert_int_equal(idx->nranges, 0);
         assert_int_equal(idx->session, 0);
         assert_int_equal(idx->tick, 0);
-    } else {
+    }
+    else {
         if (idx->nentries == 0)
             assert_null(idx->entries);
         if (idx->nranges == 0)
@@ -129,7 +124,8 @@ static vfdswmr_mderr_t mdidx_dec(const uint8_t *b, size_t n, uint32_t ps, vfdswm
     return err;
 }
 
-static vfdswmr_mderr_t udcl_dec(const uint8_t *b, size_t n, uint32_t ps, uint64_t file_len, vfdswmr_udcl_t *cl)
+static vfdswmr_mderr_t
+udcl_dec(const uint8_t *b, size_t n, uint32_t ps, uint64_t file_len, vfdswmr_udcl_t *cl)
 {
     *cl = (vfdswmr_udcl_t){.tick = 7, .hdr_len = 7, .nentries = 7, .entries = &ud_sentinel};
     vfdswmr_mderr_t err = vfdswmr_udcl_decode(b, n, ps, file_len, cl);
@@ -138,14 +134,16 @@ static vfdswmr_mderr_t udcl_dec(const uint8_t *b, size_t n, uint32_t ps, uint64_
         assert_int_equal(cl->nentries, 0);
         assert_int_equal(cl->tick, 0);
         assert_int_equal(cl->hdr_len, 0);
-    } else if (cl->nentries == 0) {
+    }
+    else if (cl->nentries == 0) {
         assert_null(cl->entries);
     }
     return err;
 }
 
 /* Decode, discarding the result. */
-static vfdswmr_mderr_t mdidx_err(const uint8_t *b, size_t n, uint32_t ps)
+static vfdswmr_mderr_t
+mdidx_err(const uint8_t *b, size_t n, uint32_t ps)
 {
     vfdswmr_mdidx_t idx;
     vfdswmr_mderr_t err = mdidx_dec(b, n, ps, &idx);
@@ -153,7 +151,8 @@ static vfdswmr_mderr_t mdidx_err(const uint8_t *b, size_t n, uint32_t ps)
     return err;
 }
 
-static vfdswmr_mderr_t udcl_err(const uint8_t *b, size_t n, uint32_t ps, uint64_t file_len)
+static vfdswmr_mderr_t
+udcl_err(const uint8_t *b, size_t n, uint32_t ps, uint64_t file_len)
 {
     vfdswmr_udcl_t cl;
     vfdswmr_mderr_t err = udcl_dec(b, n, ps, file_len, &cl);
@@ -163,7 +162,8 @@ static vfdswmr_mderr_t udcl_err(const uint8_t *b, size_t n, uint32_t ps, uint64_
 
 /* ---- sample structures ------------------------------------------------ */
 
-static vfdswmr_mdhdr_t sample_mdhdr(void)
+static vfdswmr_mdhdr_t
+sample_mdhdr(void)
 {
     return (vfdswmr_mdhdr_t){.flags = 0,
                              .page_size = PS,
@@ -177,7 +177,8 @@ static vfdswmr_mdhdr_t sample_mdhdr(void)
                              .hdf5_id = 0x1234567};
 }
 
-static vfdswmr_udhdr_t sample_udhdr(void)
+static vfdswmr_udhdr_t
+sample_udhdr(void)
 {
     return (vfdswmr_udhdr_t){.flags = 0,
                              .page_size = PS,
@@ -191,7 +192,8 @@ static vfdswmr_udhdr_t sample_udhdr(void)
 /* n index entries: multi-page ones, gaps, an entry in HDF5 page 0; entry i
  * has i % 4 ranges (none, the whole image, two, three with one reaching the
  * image's end). Free with vfdswmr_mdidx_free(). */
-static vfdswmr_mdidx_t make_mdidx(uint64_t session, uint64_t tick, uint32_t n, uint32_t ps)
+static vfdswmr_mdidx_t
+make_mdidx(uint64_t session, uint64_t tick, uint32_t n, uint32_t ps)
 {
     vfdswmr_mdidx_t idx = {.session = session, .tick = tick, .nentries = n};
     uint64_t page = 0;
@@ -202,12 +204,20 @@ static vfdswmr_mdidx_t make_mdidx(uint64_t session, uint64_t tick, uint32_t n, u
     for (uint32_t i = 0; i < n; i++) {
         uint32_t len = i % 3 == 1 ? 3 * ps + 17 : ps;
         vfdswmr_mdrange_t *r = idx.ranges + idx.nranges;
-        idx.entries[i] = (vfdswmr_mdentry_t){.hdf5_page = page, .md_page = 1 + 5ull * i, .length = len,
+        idx.entries[i] = (vfdswmr_mdentry_t){.hdf5_page = page,
+                                             .md_page = 1 + 5ull * i,
+                                             .length = len,
                                              .checksum = (uint32_t)(0x9e3779b9ull * (i + 1)),
-                                             .range_first = idx.nranges, .nranges = i % 4};
+                                             .range_first = idx.nranges,
+                                             .nranges = i % 4};
         switch (i % 4) {
-        case 1: r[0] = (vfdswmr_mdrange_t){0, len}; break;
-        case 2: r[0] = (vfdswmr_mdrange_t){0, 16}; r[1] = (vfdswmr_mdrange_t){16, 40}; break; /* adjacent */
+        case 1:
+            r[0] = (vfdswmr_mdrange_t){0, len};
+            break;
+        case 2:
+            r[0] = (vfdswmr_mdrange_t){0, 16};
+            r[1] = (vfdswmr_mdrange_t){16, 40};
+            break; /* adjacent */
         case 3:
             r[0] = (vfdswmr_mdrange_t){8, 1};
             r[1] = (vfdswmr_mdrange_t){100, 200};
@@ -221,7 +231,8 @@ static vfdswmr_mdidx_t make_mdidx(uint64_t session, uint64_t tick, uint32_t n, u
 }
 
 /* Encodes idx into a new buffer of *len bytes. */
-static uint8_t *enc_mdidx(const vfdswmr_mdidx_t *idx, size_t *len)
+static uint8_t *
+enc_mdidx(const vfdswmr_mdidx_t *idx, size_t *len)
 {
     *len = vfdswmr_mdidx_size(idx->nentries, idx->nranges);
     uint8_t *b = xmalloc(*len);
@@ -229,7 +240,8 @@ static uint8_t *enc_mdidx(const vfdswmr_mdidx_t *idx, size_t *len)
     return b;
 }
 
-static uint8_t *enc_udcl(const vfdswmr_udcl_t *cl, size_t *len)
+static uint8_t *
+enc_udcl(const vfdswmr_udcl_t *cl, size_t *len)
 {
     *len = vfdswmr_udcl_size(cl->nentries);
     uint8_t *b = xmalloc(*len);
@@ -243,16 +255,25 @@ static uint8_t *enc_udcl(const vfdswmr_udcl_t *cl, size_t *len)
  * order, then the index image (idx_len bytes), then the header image.
  * Returns the updater file length (ends with the header image).
  */
-static uint64_t build_udcl(vfdswmr_udcl_t *cl, uint32_t n, const uint32_t *lengths, uint32_t ps, uint32_t idx_len)
+static uint64_t
+build_udcl(vfdswmr_udcl_t *cl, uint32_t n, const uint32_t *lengths, uint32_t ps, uint32_t idx_len)
 {
     uint64_t page = vfdswmr_pages(VFDSWMR_UDHDR_SIZE + vfdswmr_udcl_size(n), ps);
-    *cl = (vfdswmr_udcl_t){.tick = 44, .hdr_len = VFDSWMR_MDHDR_SIZE, .hdr_checksum = 0xdeadbeef,
-                           .idx_md_offset = VFDSWMR_MDHDR_SIZE, .idx_len = idx_len, .idx_checksum = 0x01020304,
-                           .nentries = n, .entries = n ? calloc(n, sizeof *cl->entries) : NULL};
+    *cl = (vfdswmr_udcl_t){.tick = 44,
+                           .hdr_len = VFDSWMR_MDHDR_SIZE,
+                           .hdr_checksum = 0xdeadbeef,
+                           .idx_md_offset = VFDSWMR_MDHDR_SIZE,
+                           .idx_len = idx_len,
+                           .idx_checksum = 0x01020304,
+                           .nentries = n,
+                           .entries = n ? calloc(n, sizeof *cl->entries) : NULL};
     assert_true(n == 0 || cl->entries != NULL);
     for (uint32_t i = 0; i < n; i++) {
-        cl->entries[i] = (vfdswmr_udentry_t){.ud_page = page, .md_page = 2 + 7ull * i, .hdf5_page = 3ull * i,
-                                             .length = lengths[i], .checksum = (uint32_t)(0x85ebca6bull * (i + 1))};
+        cl->entries[i] = (vfdswmr_udentry_t){.ud_page = page,
+                                             .md_page = 2 + 7ull * i,
+                                             .hdf5_page = 3ull * i,
+                                             .length = lengths[i],
+                                             .checksum = (uint32_t)(0x85ebca6bull * (i + 1))};
         page += vfdswmr_pages(lengths[i], ps);
     }
     cl->idx_ud_page = page;
@@ -260,7 +281,8 @@ static uint64_t build_udcl(vfdswmr_udcl_t *cl, uint32_t n, const uint32_t *lengt
     return cl->hdr_ud_page * ps + VFDSWMR_MDHDR_SIZE;
 }
 
-static void assert_mdhdr_equal(const vfdswmr_mdhdr_t *a, const vfdswmr_mdhdr_t *b)
+static void
+assert_mdhdr_equal(const vfdswmr_mdhdr_t *a, const vfdswmr_mdhdr_t *b)
 {
     assert_int_equal(a->flags, b->flags);
     assert_int_equal(a->tick_len, b->tick_len);
@@ -274,7 +296,8 @@ static void assert_mdhdr_equal(const vfdswmr_mdhdr_t *a, const vfdswmr_mdhdr_t *
     assert_int_equal(a->eoa, b->eoa);
 }
 
-static void assert_udhdr_equal(const vfdswmr_udhdr_t *a, const vfdswmr_udhdr_t *b)
+static void
+assert_udhdr_equal(const vfdswmr_udhdr_t *a, const vfdswmr_udhdr_t *b)
 {
     assert_int_equal(a->flags, b->flags);
     assert_int_equal(a->page_size, b->page_size);
@@ -285,7 +308,8 @@ static void assert_udhdr_equal(const vfdswmr_udhdr_t *a, const vfdswmr_udhdr_t *
     assert_int_equal(a->cl_length, b->cl_length);
 }
 
-static void assert_mdidx_equal(const vfdswmr_mdidx_t *a, const vfdswmr_mdidx_t *b)
+static void
+assert_mdidx_equal(const vfdswmr_mdidx_t *a, const vfdswmr_mdidx_t *b)
 {
     assert_int_equal(a->session, b->session);
     assert_int_equal(a->tick, b->tick);
@@ -305,7 +329,8 @@ static void assert_mdidx_equal(const vfdswmr_mdidx_t *a, const vfdswmr_mdidx_t *
     }
 }
 
-static void assert_udcl_equal(const vfdswmr_udcl_t *a, const vfdswmr_udcl_t *b)
+static void
+assert_udcl_equal(const vfdswmr_udcl_t *a, const vfdswmr_udcl_t *b)
 {
     assert_int_equal(a->tick, b->tick);
     assert_int_equal(a->hdr_ud_page, b->hdr_ud_page);
@@ -326,7 +351,8 @@ static void assert_udcl_equal(const vfdswmr_udcl_t *a, const vfdswmr_udcl_t *b)
 }
 
 /* Encode, decode, compare; also from an odd (unaligned) address. */
-static void roundtrip_mdhdr(const vfdswmr_mdhdr_t *h)
+static void
+roundtrip_mdhdr(const vfdswmr_mdhdr_t *h)
 {
     uint8_t buf[VFDSWMR_MDHDR_SIZE + 1];
     vfdswmr_mdhdr_t out;
@@ -335,7 +361,8 @@ static void roundtrip_mdhdr(const vfdswmr_mdhdr_t *h)
     assert_mdhdr_equal(&out, h);
 }
 
-static void roundtrip_udhdr(const vfdswmr_udhdr_t *h)
+static void
+roundtrip_udhdr(const vfdswmr_udhdr_t *h)
 {
     uint8_t buf[VFDSWMR_UDHDR_SIZE + 1];
     vfdswmr_udhdr_t out;
@@ -344,7 +371,8 @@ static void roundtrip_udhdr(const vfdswmr_udhdr_t *h)
     assert_udhdr_equal(&out, h);
 }
 
-static void roundtrip_mdidx(const vfdswmr_mdidx_t *idx, uint32_t ps)
+static void
+roundtrip_mdidx(const vfdswmr_mdidx_t *idx, uint32_t ps)
 {
     size_t len = vfdswmr_mdidx_size(idx->nentries, idx->nranges);
     uint8_t *buf = xmalloc(len + 1);
@@ -356,7 +384,8 @@ static void roundtrip_mdidx(const vfdswmr_mdidx_t *idx, uint32_t ps)
     free(buf);
 }
 
-static void roundtrip_udcl(const vfdswmr_udcl_t *cl, uint32_t ps, uint64_t file_len)
+static void
+roundtrip_udcl(const vfdswmr_udcl_t *cl, uint32_t ps, uint64_t file_len)
 {
     size_t len = vfdswmr_udcl_size(cl->nentries);
     uint8_t *buf = xmalloc(len + 1);
@@ -378,13 +407,14 @@ typedef struct sample_t {
 
 typedef struct kind_t {
     const char *magic;
-    size_t min_len;   /* smallest valid encoding */
-    bool fixed_size;  /* a header: trailing bytes are ignored */
+    size_t min_len;  /* smallest valid encoding */
+    bool fixed_size; /* a header: trailing bytes are ignored */
     sample_t (*make)(void);
     vfdswmr_mderr_t (*decode)(const uint8_t *buf, size_t len, uint64_t file_len);
 } kind_t;
 
-static sample_t make_mdhdr_sample(void)
+static sample_t
+make_mdhdr_sample(void)
 {
     vfdswmr_mdhdr_t h = sample_mdhdr();
     sample_t s = {.buf = xmalloc(VFDSWMR_MDHDR_SIZE), .len = VFDSWMR_MDHDR_SIZE};
@@ -392,7 +422,8 @@ static sample_t make_mdhdr_sample(void)
     return s;
 }
 
-static sample_t make_udhdr_sample(void)
+static sample_t
+make_udhdr_sample(void)
 {
     vfdswmr_udhdr_t h = sample_udhdr();
     sample_t s = {.buf = xmalloc(VFDSWMR_UDHDR_SIZE), .len = VFDSWMR_UDHDR_SIZE};
@@ -400,7 +431,8 @@ static sample_t make_udhdr_sample(void)
     return s;
 }
 
-static sample_t make_mdidx_sample(void)
+static sample_t
+make_mdidx_sample(void)
 {
     vfdswmr_mdidx_t idx = make_mdidx(99, 42, 4, PS); /* 6 ranges */
     sample_t s;
@@ -409,7 +441,8 @@ static sample_t make_mdidx_sample(void)
     return s;
 }
 
-static sample_t make_udcl_sample(void)
+static sample_t
+make_udcl_sample(void)
 {
     const uint32_t lengths[] = {PS, 2 * PS + 1, 100};
     vfdswmr_udcl_t cl;
@@ -420,27 +453,31 @@ static sample_t make_udcl_sample(void)
     return s;
 }
 
-static vfdswmr_mderr_t kind_mdhdr_dec(const uint8_t *b, size_t n, uint64_t file_len)
+static vfdswmr_mderr_t
+kind_mdhdr_dec(const uint8_t *b, size_t n, uint64_t file_len)
 {
     vfdswmr_mdhdr_t h;
     (void)file_len;
     return mdhdr_dec(b, n, &h);
 }
 
-static vfdswmr_mderr_t kind_udhdr_dec(const uint8_t *b, size_t n, uint64_t file_len)
+static vfdswmr_mderr_t
+kind_udhdr_dec(const uint8_t *b, size_t n, uint64_t file_len)
 {
     vfdswmr_udhdr_t h;
     (void)file_len;
     return udhdr_dec(b, n, &h);
 }
 
-static vfdswmr_mderr_t kind_mdidx_dec(const uint8_t *b, size_t n, uint64_t file_len)
+static vfdswmr_mderr_t
+kind_mdidx_dec(const uint8_t *b, size_t n, uint64_t file_len)
 {
     (void)file_len;
     return mdidx_err(b, n, PS);
 }
 
-static vfdswmr_mderr_t kind_udcl_dec(const uint8_t *b, size_t n, uint64_t file_len)
+static vfdswmr_mderr_t
+kind_udcl_dec(const uint8_t *b, size_t n, uint64_t file_len)
 {
     return udcl_err(b, n, PS, file_len);
 }
@@ -451,17 +488,34 @@ static const kind_t KIND_UDHDR = {"VUDH", VFDSWMR_UDHDR_SIZE, true, make_udhdr_s
 static const kind_t KIND_UDCL = {"VUCL", 60, false, make_udcl_sample, kind_udcl_dec};
 
 /* Defines test_<name>_<structure> for each structure. */
-#define PER_KIND(name)                                                          \
-    static void test_##name##_mdhdr(void **state) { (void)state; name(&KIND_MDHDR); } \
-    static void test_##name##_mdidx(void **state) { (void)state; name(&KIND_MDIDX); } \
-    static void test_##name##_udhdr(void **state) { (void)state; name(&KIND_UDHDR); } \
-    static void test_##name##_udcl(void **state) { (void)state; name(&KIND_UDCL); }
-#define PER_KIND_TESTS(name)                                                             \
-    cmocka_unit_test(test_##name##_mdhdr), cmocka_unit_test(test_##name##_mdidx),        \
+#define PER_KIND(name)                            \
+    static void test_##name##_mdhdr(void **state) \
+    {                                             \
+        (void)state;                              \
+        name(&KIND_MDHDR);                        \
+    }                                             \
+    static void test_##name##_mdidx(void **state) \
+    {                                             \
+        (void)state;                              \
+        name(&KIND_MDIDX);                        \
+    }                                             \
+    static void test_##name##_udhdr(void **state) \
+    {                                             \
+        (void)state;                              \
+        name(&KIND_UDHDR);                        \
+    }                                             \
+    static void test_##name##_udcl(void **state)  \
+    {                                             \
+        (void)state;                              \
+        name(&KIND_UDCL);                         \
+    }
+#define PER_KIND_TESTS(name)                                                      \
+    cmocka_unit_test(test_##name##_mdhdr), cmocka_unit_test(test_##name##_mdidx), \
         cmocka_unit_test(test_##name##_udhdr), cmocka_unit_test(test_##name##_udcl)
 
 /* The sample decodes, also from an unaligned copy. */
-static void valid_sample(const kind_t *k)
+static void
+valid_sample(const kind_t *k)
 {
     sample_t s = k->make();
     uint8_t *odd = xmalloc(s.len + 1);
@@ -476,7 +530,8 @@ PER_KIND(valid_sample)
 
 /* Cut at every length: ESHORT below the minimum; longer cuts of an index or
  * change list have a trailer in the wrong place: ECHECKSUM. */
-static void truncated(const kind_t *k)
+static void
+truncated(const kind_t *k)
 {
     sample_t s = k->make();
     for (size_t n = 0; n < s.len; n++) {
@@ -492,7 +547,8 @@ PER_KIND(truncated)
 
 /* Cut and resealed (a writer stating more entries than it wrote): ECOUNT.
  * Headers: ESHORT. */
-static void truncated_resealed(const kind_t *k)
+static void
+truncated_resealed(const kind_t *k)
 {
     sample_t s = k->make();
     for (size_t n = k->fixed_size ? 4 : k->min_len; n < s.len; n++) {
@@ -509,7 +565,8 @@ PER_KIND(truncated_resealed)
 /* Extra bytes after the structure: ignored by header decoders; for the
  * others the trailer is then in the wrong place (ECHECKSUM), and once
  * resealed the count does not match the length (ELENGTH). */
-static void extended(const kind_t *k)
+static void
+extended(const kind_t *k)
 {
     sample_t s = k->make();
     for (size_t extra = 1; extra <= 40; extra++) {
@@ -529,7 +586,8 @@ static void extended(const kind_t *k)
 PER_KIND(extended)
 
 /* Any other signature, even with a matching checksum: EMAGIC. */
-static void wrong_magic(const kind_t *k)
+static void
+wrong_magic(const kind_t *k)
 {
     static const char *const others[] = {"VHDR", "VIDX", "VUDH", "VUCL", "vhdr", "\0\0\0\0", "VHD\xd2"};
     sample_t s = k->make();
@@ -547,7 +605,8 @@ static void wrong_magic(const kind_t *k)
 PER_KIND(wrong_magic)
 
 /* One flipped bit anywhere: EMAGIC in the signature, else ECHECKSUM. */
-static void bit_flips(const kind_t *k)
+static void
+bit_flips(const kind_t *k)
 {
     sample_t s = k->make();
     uint8_t *b = dup_bytes(s.buf, s.len);
@@ -567,7 +626,8 @@ PER_KIND(bit_flips)
 /* ---------------------------------------------------------------------- */
 /* Checksum, error strings, page sizes                                      */
 
-static void test_checksum_known_answers(void **state)
+static void
+test_checksum_known_answers(void **state)
 {
     (void)state;
     /* FIPS 180-2 / NIST vectors: SHA-256("abc") = ba7816bf..., SHA-256("") =
@@ -587,10 +647,11 @@ static void test_checksum_known_answers(void **state)
 }
 
 #define NTHREADS 8
-#define NROUNDS 2000
+#define NROUNDS  2000
 
 /* Every thread sees the known answer and the same value for one page. */
-static void *checksum_worker(void *arg)
+static void *
+checksum_worker(void *arg)
 {
     const uint8_t *page = arg;
     uint32_t first = vfdswmr_checksum(page, PS);
@@ -602,7 +663,8 @@ static void *checksum_worker(void *arg)
 
 /* Concurrent first use (this test runs first) and calls from many threads
  * give the right values. */
-static void test_checksum_threads(void **state)
+static void
+test_checksum_threads(void **state)
 {
     (void)state;
     pthread_t t[NTHREADS];
@@ -619,7 +681,8 @@ static void test_checksum_threads(void **state)
     free(page);
 }
 
-static void test_mderr_str(void **state)
+static void
+test_mderr_str(void **state)
 {
     (void)state;
     assert_string_equal(vfdswmr_mderr_str(VFDSWMR_MD_ECHECKSUM), "checksum mismatch (torn write or damage)");
@@ -635,7 +698,8 @@ static void test_mderr_str(void **state)
     assert_string_equal(vfdswmr_mderr_str((vfdswmr_mderr_t)-1), "unknown metadata format error");
 }
 
-static void test_mderr_retryable(void **state)
+static void
+test_mderr_retryable(void **state)
 {
     (void)state;
     for (int i = 0; i <= VFDSWMR_MD_NERRORS; i++) {
@@ -645,18 +709,20 @@ static void test_mderr_retryable(void **state)
     }
 }
 
-static void test_page_size_valid(void **state)
+static void
+test_page_size_valid(void **state)
 {
     (void)state;
-    static const uint32_t bad[] = {0, 1, 2, 3, 256, 511, 513, 768, 3 * 4096, 4095, 4097,
-                                   (1u << 30) + 512, 1u << 31, UINT32_MAX};
+    static const uint32_t bad[] = {
+        0, 1, 2, 3, 256, 511, 513, 768, 3 * 4096, 4095, 4097, (1u << 30) + 512, 1u << 31, UINT32_MAX};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         assert_false(vfdswmr_page_size_valid(bad[i]));
     for (uint32_t ps = 512; ps <= (1u << 30); ps <<= 1)
         assert_true(vfdswmr_page_size_valid(ps));
 }
 
-static void test_pages_and_sizes(void **state)
+static void
+test_pages_and_sizes(void **state)
 {
     (void)state;
     assert_int_equal(vfdswmr_pages(0, 512), 0);
@@ -686,33 +752,41 @@ static void test_pages_and_sizes(void **state)
 /* ---------------------------------------------------------------------- */
 /* Metadata file header                                                     */
 
-static void test_mdhdr_layout(void **state)
+static void
+test_mdhdr_layout(void **state)
 {
     (void)state;
-    vfdswmr_mdhdr_t h = {.flags = VFDSWMR_MDHDR_FAILED, .page_size = 0x11223344, .session = 0x0102030405060708ull,
-                         .tick = 0x1112131415161718ull, .index_offset = 0x2122232425262728ull,
-                         .index_length = 0x3132333435363738ull, .eoa = 0x4142434445464748ull,
-                         .tick_len = 0x51525354, .max_lag = 0x61626364, .hdf5_id = 0x7172737475767778ull};
+    vfdswmr_mdhdr_t h = {.flags = VFDSWMR_MDHDR_FAILED,
+                         .page_size = 0x11223344,
+                         .session = 0x0102030405060708ull,
+                         .tick = 0x1112131415161718ull,
+                         .index_offset = 0x2122232425262728ull,
+                         .index_length = 0x3132333435363738ull,
+                         .eoa = 0x4142434445464748ull,
+                         .tick_len = 0x51525354,
+                         .max_lag = 0x61626364,
+                         .hdf5_id = 0x7172737475767778ull};
     uint8_t b[VFDSWMR_MDHDR_SIZE];
     assert_int_equal(VFDSWMR_MDHDR_SIZE, 72);
     vfdswmr_mdhdr_encode(&h, b);
     assert_memory_equal(b, "VHDR", 4);
-    assert_int_equal(rd(b + 4, 2), 2);
-    assert_int_equal(rd(b + 6, 2), 0x0002);
-    assert_int_equal(rd(b + 8, 4), h.page_size);
-    assert_int_equal(rd(b + 12, 8), h.session);
-    assert_int_equal(rd(b + 20, 8), h.tick);
-    assert_int_equal(rd(b + 28, 8), h.index_offset);
-    assert_int_equal(rd(b + 36, 8), h.index_length);
-    assert_int_equal(rd(b + 44, 8), h.eoa);
-    assert_int_equal(rd(b + 52, 4), h.tick_len);
-    assert_int_equal(rd(b + 56, 4), h.max_lag);
-    assert_int_equal(rd(b + 60, 8), h.hdf5_id);
-    assert_int_equal(rd(b + 68, 4), vfdswmr_checksum(b, 68));
+    assert_int_equal(vfdswmr_le_decode(b + 4, 2), 2);
+    assert_int_equal(vfdswmr_le_decode(b + 6, 2), 0x0002);
+    assert_int_equal(vfdswmr_le_decode(b + 8, 4), h.page_size);
+    assert_int_equal(vfdswmr_le_decode(b + 12, 8), h.session);
+    assert_int_equal(vfdswmr_le_decode(b + 20, 8), h.tick);
+    assert_int_equal(vfdswmr_le_decode(b + 28, 8), h.index_offset);
+    assert_int_equal(vfdswmr_le_decode(b + 36, 8), h.index_length);
+    assert_int_equal(vfdswmr_le_decode(b + 44, 8), h.eoa);
+    assert_int_equal(vfdswmr_le_decode(b + 52, 4), h.tick_len);
+    assert_int_equal(vfdswmr_le_decode(b + 56, 4), h.max_lag);
+    assert_int_equal(vfdswmr_le_decode(b + 60, 8), h.hdf5_id);
+    assert_int_equal(vfdswmr_le_decode(b + 68, 4), vfdswmr_checksum(b, 68));
     assert_int_equal(b[8], 0x44); /* little-endian */
 }
 
-static void test_mdhdr_roundtrip(void **state)
+static void
+test_mdhdr_roundtrip(void **state)
 {
     (void)state;
     vfdswmr_mdhdr_t h = sample_mdhdr();
@@ -723,12 +797,23 @@ static void test_mdhdr_roundtrip(void **state)
     roundtrip_mdhdr(&h);
     /* extremes: every unrestricted field at its maximum, the index as far
      * up as offset + length allows */
-    h = (vfdswmr_mdhdr_t){.page_size = 512, .session = UINT64_MAX, .tick = UINT64_MAX,
-                          .index_offset = UINT64_MAX - 511, .index_length = 32 + 32 * 14 + 8 * 3, .eoa = UINT64_MAX,
-                          .tick_len = UINT32_MAX, .max_lag = UINT32_MAX, .hdf5_id = UINT64_MAX};
+    h = (vfdswmr_mdhdr_t){.page_size = 512,
+                          .session = UINT64_MAX,
+                          .tick = UINT64_MAX,
+                          .index_offset = UINT64_MAX - 511,
+                          .index_length = 32 + 32 * 14 + 8 * 3,
+                          .eoa = UINT64_MAX,
+                          .tick_len = UINT32_MAX,
+                          .max_lag = UINT32_MAX,
+                          .hdf5_id = UINT64_MAX};
     roundtrip_mdhdr(&h);
-    h = (vfdswmr_mdhdr_t){.page_size = 1u << 30, .session = 0, .tick = 0, .index_offset = 1u << 30,
-                          .index_length = vfdswmr_mdidx_size(UINT32_MAX, UINT32_MAX), .eoa = 0, .max_lag = 3};
+    h = (vfdswmr_mdhdr_t){.page_size = 1u << 30,
+                          .session = 0,
+                          .tick = 0,
+                          .index_offset = 1u << 30,
+                          .index_length = vfdswmr_mdidx_size(UINT32_MAX, UINT32_MAX),
+                          .eoa = 0,
+                          .max_lag = 3};
     roundtrip_mdhdr(&h);
     h.index_offset = 3ull << 30;
     h.index_length = 32;
@@ -736,7 +821,8 @@ static void test_mdhdr_roundtrip(void **state)
 }
 
 /* A whole page read from offset 0: the header is its first 72 bytes. */
-static void test_mdhdr_in_page(void **state)
+static void
+test_mdhdr_in_page(void **state)
 {
     (void)state;
     vfdswmr_mdhdr_t h = sample_mdhdr(), out;
@@ -749,7 +835,8 @@ static void test_mdhdr_in_page(void **state)
 }
 
 /* Encodes a header, changes one field, reseals, decodes. */
-static vfdswmr_mderr_t mdhdr_with(const vfdswmr_mdhdr_t *h, size_t off, uint64_t v, unsigned n)
+static vfdswmr_mderr_t
+mdhdr_with(const vfdswmr_mdhdr_t *h, size_t off, uint64_t v, unsigned n)
 {
     uint8_t b[VFDSWMR_MDHDR_SIZE];
     vfdswmr_mdhdr_t out;
@@ -758,7 +845,8 @@ static vfdswmr_mderr_t mdhdr_with(const vfdswmr_mdhdr_t *h, size_t off, uint64_t
     return mdhdr_dec(b, sizeof b, &out);
 }
 
-static void test_mdhdr_version(void **state)
+static void
+test_mdhdr_version(void **state)
 {
     (void)state;
     vfdswmr_mdhdr_t h = sample_mdhdr();
@@ -773,24 +861,26 @@ static void test_mdhdr_version(void **state)
 /* A version-1 header as version 1 wrote it: "VHDR", version 1, reserved 0,
  * page size, session, tick, index offset 56, index length, EOA, checksum of
  * bytes 0-51 at 52; then the index, as a read of the first page has it. */
-static void v1_header(uint8_t *b, size_t len)
+static void
+v1_header(uint8_t *b, size_t len)
 {
     memset(b, 0x33, len);
     memcpy(b, "VHDR", 4);
-    wr(b + 4, 1, 2);
-    wr(b + 6, 0, 2);
-    wr(b + 8, PS, 4);
-    wr(b + 12, 0x0123456789abcdefull, 8);
-    wr(b + 20, 9, 8);
-    wr(b + 28, 56, 8);
-    wr(b + 36, 28, 8);
-    wr(b + 44, 0x10000, 8);
+    vfdswmr_le_encode(b + 4, 1, 2);
+    vfdswmr_le_encode(b + 6, 0, 2);
+    vfdswmr_le_encode(b + 8, PS, 4);
+    vfdswmr_le_encode(b + 12, 0x0123456789abcdefull, 8);
+    vfdswmr_le_encode(b + 20, 9, 8);
+    vfdswmr_le_encode(b + 28, 56, 8);
+    vfdswmr_le_encode(b + 36, 28, 8);
+    vfdswmr_le_encode(b + 44, 0x10000, 8);
     reseal(b, 56);
 }
 
 /* A version-1 file is refused as such, not as a checksum mismatch (which a
  * reader would retry); a torn one is a checksum mismatch as usual. */
-static void test_mdhdr_v1_refused(void **state)
+static void
+test_mdhdr_v1_refused(void **state)
 {
     (void)state;
     uint8_t b[PS];
@@ -808,7 +898,8 @@ static void test_mdhdr_v1_refused(void **state)
     assert_int_equal(mdhdr_dec(b, sizeof b, &out), VFDSWMR_MD_EMAGIC);
 }
 
-static void test_mdhdr_flags(void **state)
+static void
+test_mdhdr_flags(void **state)
 {
     (void)state;
     vfdswmr_mdhdr_t h = sample_mdhdr();
@@ -823,7 +914,8 @@ static void test_mdhdr_flags(void **state)
     assert_int_equal(mdhdr_with(&h, 6, 0xffff, 2), VFDSWMR_MD_ERESERVED);
 }
 
-static void test_mdhdr_max_lag(void **state)
+static void
+test_mdhdr_max_lag(void **state)
 {
     (void)state;
     vfdswmr_mdhdr_t h = sample_mdhdr();
@@ -839,7 +931,8 @@ static void test_mdhdr_max_lag(void **state)
     assert_int_equal(mdhdr_with(&h, 60, UINT64_MAX, 8), VFDSWMR_MD_OK);
 }
 
-static void test_mdhdr_page_size(void **state)
+static void
+test_mdhdr_page_size(void **state)
 {
     (void)state;
     static const uint32_t bad[] = {0, 3, 256, 511, 4095, 4096 * 3, 1u << 31, UINT32_MAX};
@@ -852,7 +945,8 @@ static void test_mdhdr_page_size(void **state)
 
 /* At or after the end of the header, 8-byte aligned: the two slots and
  * page-aligned places all qualify. */
-static void test_mdhdr_index_offset(void **state)
+static void
+test_mdhdr_index_offset(void **state)
 {
     (void)state;
     static const uint64_t bad[] = {0, 1, 8, 56, 64, 71, 73, 76, 4097, 4096 + 4, UINT64_MAX};
@@ -867,7 +961,8 @@ static void test_mdhdr_index_offset(void **state)
 }
 
 /* 32 + 32 n + 8 m: any multiple of 8 from 32 up to n = m = 2^32 - 1. */
-static void test_mdhdr_index_length(void **state)
+static void
+test_mdhdr_index_length(void **state)
 {
     (void)state;
     const uint64_t max = vfdswmr_mdidx_size(UINT32_MAX, UINT32_MAX);
@@ -884,31 +979,33 @@ static void test_mdhdr_index_length(void **state)
 }
 
 /* index_offset + index_length must not wrap around. */
-static void test_mdhdr_index_overflow(void **state)
+static void
+test_mdhdr_index_overflow(void **state)
 {
     (void)state;
     vfdswmr_mdhdr_t h = sample_mdhdr();
     h.index_offset = UINT64_MAX - (PS - 1); /* the last page */
-    h.index_length = 4088;                 /* ends at 2^64 - 8: fits */
+    h.index_length = 4088;                  /* ends at 2^64 - 8: fits */
     assert_int_equal(mdhdr_with(&h, 36, h.index_length, 8), VFDSWMR_MD_OK);
     assert_int_equal(mdhdr_with(&h, 36, 4096, 8), VFDSWMR_MD_EBOUNDS);
     assert_int_equal(mdhdr_with(&h, 36, vfdswmr_mdidx_size(UINT32_MAX, UINT32_MAX), 8), VFDSWMR_MD_EBOUNDS);
 }
 
 /* With several problems, the first in the documented order is reported. */
-static void test_mdhdr_check_order(void **state)
+static void
+test_mdhdr_check_order(void **state)
 {
     (void)state;
     vfdswmr_mdhdr_t h = sample_mdhdr(), out;
     uint8_t b[VFDSWMR_MDHDR_SIZE];
     vfdswmr_mdhdr_encode(&h, b);
-    wr(b + 36, 5, 8);  /* bad index length */
-    wr(b + 28, 3, 8);  /* bad index offset */
-    wr(b + 56, 2, 4);  /* max_lag too small */
-    wr(b + 8, 3, 4);   /* bad page size */
-    wr(b + 6, 3, 2);   /* FINAL with FAILED */
-    wr(b + 6, 7, 2);   /* and an unknown flag */
-    wr(b + 4, 9, 2);   /* version */
+    vfdswmr_le_encode(b + 36, 5, 8); /* bad index length */
+    vfdswmr_le_encode(b + 28, 3, 8); /* bad index offset */
+    vfdswmr_le_encode(b + 56, 2, 4); /* max_lag too small */
+    vfdswmr_le_encode(b + 8, 3, 4);  /* bad page size */
+    vfdswmr_le_encode(b + 6, 3, 2);  /* FINAL with FAILED */
+    vfdswmr_le_encode(b + 6, 7, 2);  /* and an unknown flag */
+    vfdswmr_le_encode(b + 4, 9, 2);  /* version */
     reseal(b, sizeof b);
     assert_int_equal(mdhdr_dec(b, sizeof b, &out), VFDSWMR_MD_EVERSION);
     patch(b, sizeof b, 4, 2, 2);
@@ -933,41 +1030,47 @@ static void test_mdhdr_check_order(void **state)
 /* ---------------------------------------------------------------------- */
 /* Metadata file index                                                      */
 
-static void test_mdidx_layout(void **state)
+static void
+test_mdidx_layout(void **state)
 {
     (void)state;
     vfdswmr_mdentry_t e[2] = {{0x0102030405060708ull, 0x1112131415161718ull, 0x21222324, 0x31323334, 0, 2},
                               {0x4142434445464748ull, 0x5152535455565758ull, 0x61626364, 0x71727374, 2, 1}};
     vfdswmr_mdrange_t r[3] = {{0x81828384, 0x91929394}, {0xa1a2a3a4, 0xb1b2b3b4}, {0xc1c2c3c4, 0xd1d2d3d4}};
-    vfdswmr_mdidx_t idx = {.session = 0x8182838485868788ull, .tick = 0x9192939495969798ull, .nentries = 2,
-                           .entries = e, .nranges = 3, .ranges = r};
+    vfdswmr_mdidx_t idx = {.session = 0x8182838485868788ull,
+                           .tick = 0x9192939495969798ull,
+                           .nentries = 2,
+                           .entries = e,
+                           .nranges = 3,
+                           .ranges = r};
     size_t len;
     uint8_t *b = enc_mdidx(&idx, &len);
     assert_int_equal(len, 32 + 64 + 24);
     assert_memory_equal(b, "VIDX", 4);
-    assert_int_equal(rd(b + 4, 8), idx.session);
-    assert_int_equal(rd(b + 12, 8), idx.tick);
-    assert_int_equal(rd(b + 20, 4), 2);
-    assert_int_equal(rd(b + 24, 4), 3);
+    assert_int_equal(vfdswmr_le_decode(b + 4, 8), idx.session);
+    assert_int_equal(vfdswmr_le_decode(b + 12, 8), idx.tick);
+    assert_int_equal(vfdswmr_le_decode(b + 20, 4), 2);
+    assert_int_equal(vfdswmr_le_decode(b + 24, 4), 3);
     for (int i = 0; i < 2; i++) {
         const uint8_t *p = b + 28 + 32 * i;
-        assert_int_equal(rd(p, 8), e[i].hdf5_page);
-        assert_int_equal(rd(p + 8, 8), e[i].md_page);
-        assert_int_equal(rd(p + 16, 4), e[i].length);
-        assert_int_equal(rd(p + 20, 4), e[i].checksum);
-        assert_int_equal(rd(p + 24, 4), e[i].range_first);
-        assert_int_equal(rd(p + 28, 4), e[i].nranges);
+        assert_int_equal(vfdswmr_le_decode(p, 8), e[i].hdf5_page);
+        assert_int_equal(vfdswmr_le_decode(p + 8, 8), e[i].md_page);
+        assert_int_equal(vfdswmr_le_decode(p + 16, 4), e[i].length);
+        assert_int_equal(vfdswmr_le_decode(p + 20, 4), e[i].checksum);
+        assert_int_equal(vfdswmr_le_decode(p + 24, 4), e[i].range_first);
+        assert_int_equal(vfdswmr_le_decode(p + 28, 4), e[i].nranges);
     }
     for (int k = 0; k < 3; k++) {
         const uint8_t *p = b + 92 + 8 * k;
-        assert_int_equal(rd(p, 4), r[k].offset);
-        assert_int_equal(rd(p + 4, 4), r[k].length);
+        assert_int_equal(vfdswmr_le_decode(p, 4), r[k].offset);
+        assert_int_equal(vfdswmr_le_decode(p + 4, 4), r[k].length);
     }
-    assert_int_equal(rd(b + 116, 4), vfdswmr_checksum(b, 116));
+    assert_int_equal(vfdswmr_le_decode(b + 116, 4), vfdswmr_checksum(b, 116));
     free(b);
 }
 
-static void test_mdidx_roundtrip(void **state)
+static void
+test_mdidx_roundtrip(void **state)
 {
     (void)state;
     static const uint32_t counts[] = {0, 1, 2, 3, 4, 5, 1000};
@@ -986,7 +1089,8 @@ static void test_mdidx_roundtrip(void **state)
 }
 
 /* Entries at the very top of the 64-bit byte space, maximum lengths. */
-static void test_mdidx_roundtrip_extremes(void **state)
+static void
+test_mdidx_roundtrip_extremes(void **state)
 {
     (void)state;
     const uint64_t top = UINT64_MAX / 512; /* last page end that fits at 512 */
@@ -994,16 +1098,23 @@ static void test_mdidx_roundtrip_extremes(void **state)
     vfdswmr_mdentry_t e[3] = {
         {.hdf5_page = 0, .md_page = 1, .length = UINT32_MAX, .checksum = UINT32_MAX, .range_first = 0, .nranges = 1},
         {.hdf5_page = top - big - 1, .md_page = top - big - 1, .length = 512, .checksum = 0, .range_first = 1},
-        {.hdf5_page = top - big, .md_page = top - big, .length = UINT32_MAX, .checksum = 1, .range_first = 1,
+        {.hdf5_page = top - big,
+         .md_page = top - big,
+         .length = UINT32_MAX,
+         .checksum = 1,
+         .range_first = 1,
          .nranges = 2},
     };
     vfdswmr_mdrange_t r[3] = {{0, UINT32_MAX}, {0, 1}, {UINT32_MAX - 1, 1}};
-    vfdswmr_mdidx_t idx = {.session = UINT64_MAX, .tick = UINT64_MAX, .nentries = 3, .entries = e,
-                           .nranges = 3, .ranges = r};
+    vfdswmr_mdidx_t idx = {
+        .session = UINT64_MAX, .tick = UINT64_MAX, .nentries = 3, .entries = e, .nranges = 3, .ranges = r};
     roundtrip_mdidx(&idx, 512);
     /* the same at the largest page size */
-    e[0] = (vfdswmr_mdentry_t){.hdf5_page = (UINT64_MAX >> 30) - 1, .md_page = (UINT64_MAX >> 30) - 1,
-                               .length = 1u << 30, .checksum = 5, .nranges = 1};
+    e[0] = (vfdswmr_mdentry_t){.hdf5_page = (UINT64_MAX >> 30) - 1,
+                               .md_page = (UINT64_MAX >> 30) - 1,
+                               .length = 1u << 30,
+                               .checksum = 5,
+                               .nranges = 1};
     r[0] = (vfdswmr_mdrange_t){(1u << 30) - 1, 1};
     idx.nentries = 1;
     idx.nranges = 1;
@@ -1012,11 +1123,15 @@ static void test_mdidx_roundtrip_extremes(void **state)
 
 /* An index with the given entries and ranges, encoded, decoded at page size
  * ps. */
-static vfdswmr_mderr_t mdidx_ranges_err(const vfdswmr_mdentry_t *e, uint32_t n, const vfdswmr_mdrange_t *r,
-                                        uint32_t m, uint32_t ps)
+static vfdswmr_mderr_t
+mdidx_ranges_err(const vfdswmr_mdentry_t *e, uint32_t n, const vfdswmr_mdrange_t *r, uint32_t m, uint32_t ps)
 {
-    vfdswmr_mdidx_t idx = {.session = 1, .tick = 2, .nentries = n, .entries = (vfdswmr_mdentry_t *)e,
-                           .nranges = m, .ranges = (vfdswmr_mdrange_t *)r};
+    vfdswmr_mdidx_t idx = {.session = 1,
+                           .tick = 2,
+                           .nentries = n,
+                           .entries = (vfdswmr_mdentry_t *)e,
+                           .nranges = m,
+                           .ranges = (vfdswmr_mdrange_t *)r};
     size_t len;
     uint8_t *b = enc_mdidx(&idx, &len);
     vfdswmr_mderr_t err = mdidx_err(b, len, ps);
@@ -1024,23 +1139,26 @@ static vfdswmr_mderr_t mdidx_ranges_err(const vfdswmr_mdentry_t *e, uint32_t n, 
     return err;
 }
 
-static vfdswmr_mderr_t mdidx_entries_err(const vfdswmr_mdentry_t *e, uint32_t n, uint32_t ps)
+static vfdswmr_mderr_t
+mdidx_entries_err(const vfdswmr_mdentry_t *e, uint32_t n, uint32_t ps)
 {
     return mdidx_ranges_err(e, n, NULL, 0, ps);
 }
 
 /* A raw index of `len` bytes stating n entries and m ranges (all zero). */
-static vfdswmr_mderr_t mdidx_counts_err(uint8_t *b, size_t len, uint32_t n, uint32_t m)
+static vfdswmr_mderr_t
+mdidx_counts_err(uint8_t *b, size_t len, uint32_t n, uint32_t m)
 {
     memset(b, 0, len);
     memcpy(b, "VIDX", 4);
-    wr(b + 20, n, 4);
-    wr(b + 24, m, 4);
+    vfdswmr_le_encode(b + 20, n, 4);
+    vfdswmr_le_encode(b + 24, m, 4);
     reseal(b, len);
     return mdidx_err(b, len, PS);
 }
 
-static void test_mdidx_count(void **state)
+static void
+test_mdidx_count(void **state)
 {
     (void)state;
     uint8_t b[400];
@@ -1069,22 +1187,23 @@ static void test_mdidx_count(void **state)
 
 /* Ranges: a run of counts (range_first) and each entry's ranges inside its
  * image, nonempty, increasing, disjoint. */
-static void test_mdidx_ranges(void **state)
+static void
+test_mdidx_ranges(void **state)
 {
     (void)state;
     vfdswmr_mdentry_t e[3] = {{.hdf5_page = 0, .md_page = 1, .length = 100, .range_first = 0, .nranges = 2},
                               {.hdf5_page = 1, .md_page = 2, .length = 50, .range_first = 2, .nranges = 0},
                               {.hdf5_page = 2, .md_page = 3, .length = PS, .range_first = 2, .nranges = 1}};
     vfdswmr_mdrange_t r[3] = {{0, 10}, {10, 90}, {PS - 1, 1}};
-#define RANGE_CASE(want, ...)                                                      \
-    do {                                                                           \
-        vfdswmr_mdentry_t ee[3];                                                   \
-        vfdswmr_mdrange_t rr[3];                                                   \
-        uint32_t m = 3;                                                            \
-        memcpy(ee, e, sizeof ee);                                                  \
-        memcpy(rr, r, sizeof rr);                                                  \
-        __VA_ARGS__;                                                               \
-        assert_int_equal(mdidx_ranges_err(ee, 3, rr, m, PS), (want));              \
+#define RANGE_CASE(want, ...)                                         \
+    do {                                                              \
+        vfdswmr_mdentry_t ee[3];                                      \
+        vfdswmr_mdrange_t rr[3];                                      \
+        uint32_t m = 3;                                               \
+        memcpy(ee, e, sizeof ee);                                     \
+        memcpy(rr, r, sizeof rr);                                     \
+        __VA_ARGS__;                                                  \
+        assert_int_equal(mdidx_ranges_err(ee, 3, rr, m, PS), (want)); \
     } while (0)
     RANGE_CASE(VFDSWMR_MD_OK, (void)0);
     /* counts that do not add up */
@@ -1095,22 +1214,21 @@ static void test_mdidx_ranges(void **state)
     RANGE_CASE(VFDSWMR_MD_ERANGE, ee[2].nranges = UINT32_MAX); /* far past */
     RANGE_CASE(VFDSWMR_MD_ERANGE, ee[2].nranges = 0);          /* one range nobody owns */
     RANGE_CASE(VFDSWMR_MD_ERANGE, m = 2);                      /* entry 2's range missing */
-    RANGE_CASE(VFDSWMR_MD_OK, ee[0].nranges = 1; ee[1].range_first = 1; ee[2].range_first = 1; rr[1] = rr[2];
-               m = 2);
+    RANGE_CASE(VFDSWMR_MD_OK, ee[0].nranges = 1; ee[1].range_first = 1; ee[2].range_first = 1; rr[1] = rr[2]; m = 2);
     /* a range itself */
     RANGE_CASE(VFDSWMR_MD_ERANGE, rr[0].length = 0);
     RANGE_CASE(VFDSWMR_MD_ERANGE, rr[2].length = 0);
-    RANGE_CASE(VFDSWMR_MD_ERANGE, rr[1].length = 91);          /* past the image's 100 bytes */
-    RANGE_CASE(VFDSWMR_MD_ERANGE, rr[2].length = 2);           /* past the image's PS bytes */
+    RANGE_CASE(VFDSWMR_MD_ERANGE, rr[1].length = 91); /* past the image's 100 bytes */
+    RANGE_CASE(VFDSWMR_MD_ERANGE, rr[2].length = 2);  /* past the image's PS bytes */
     RANGE_CASE(VFDSWMR_MD_ERANGE, rr[2] = (vfdswmr_mdrange_t){PS, 1});
-    RANGE_CASE(VFDSWMR_MD_ERANGE, rr[2] = (vfdswmr_mdrange_t){UINT32_MAX, 1});       /* offset + length wraps */
+    RANGE_CASE(VFDSWMR_MD_ERANGE, rr[2] = (vfdswmr_mdrange_t){UINT32_MAX, 1}); /* offset + length wraps */
     RANGE_CASE(VFDSWMR_MD_ERANGE, rr[2] = (vfdswmr_mdrange_t){1, UINT32_MAX});
-    RANGE_CASE(VFDSWMR_MD_ERANGE, rr[1].offset = 9; rr[1].length = 5);            /* overlap */
-    RANGE_CASE(VFDSWMR_MD_ERANGE, rr[0] = (vfdswmr_mdrange_t){50, 10});           /* unsorted */
-    RANGE_CASE(VFDSWMR_MD_ERANGE, rr[1] = rr[0]);                                   /* twice the same */
-    RANGE_CASE(VFDSWMR_MD_OK, rr[1] = (vfdswmr_mdrange_t){20, 1});                /* a gap */
+    RANGE_CASE(VFDSWMR_MD_ERANGE, rr[1].offset = 9; rr[1].length = 5);  /* overlap */
+    RANGE_CASE(VFDSWMR_MD_ERANGE, rr[0] = (vfdswmr_mdrange_t){50, 10}); /* unsorted */
+    RANGE_CASE(VFDSWMR_MD_ERANGE, rr[1] = rr[0]);                       /* twice the same */
+    RANGE_CASE(VFDSWMR_MD_OK, rr[1] = (vfdswmr_mdrange_t){20, 1});      /* a gap */
     RANGE_CASE(VFDSWMR_MD_OK, rr[0] = (vfdswmr_mdrange_t){0, 100}; ee[0].nranges = 1; ee[1].range_first = 1;
-               ee[2].range_first = 1; rr[1] = rr[2]; m = 2);                      /* a whole image */
+               ee[2].range_first = 1; rr[1] = rr[2]; m = 2); /* a whole image */
     /* entry checks come before range checks, in entry order */
     RANGE_CASE(VFDSWMR_MD_EENTRY, rr[0].length = 0; ee[2].length = 0);
     RANGE_CASE(VFDSWMR_MD_ERANGE, ee[1].range_first = 1; ee[2].hdf5_page = 0);
@@ -1118,7 +1236,8 @@ static void test_mdidx_ranges(void **state)
 #undef RANGE_CASE
 }
 
-static void test_mdidx_page_size(void **state)
+static void
+test_mdidx_page_size(void **state)
 {
     (void)state;
     static const uint32_t bad[] = {0, 3, 256, 511, 4097, 1u << 31, UINT32_MAX};
@@ -1131,11 +1250,13 @@ static void test_mdidx_page_size(void **state)
     free(s.buf);
 }
 
-static void test_mdidx_bad_entry(void **state)
+static void
+test_mdidx_bad_entry(void **state)
 {
     (void)state;
     const uint64_t top = UINT64_MAX / PS;
-    vfdswmr_mdentry_t e[2] = {{.hdf5_page = 0, .md_page = 1, .length = PS}, {.hdf5_page = 5, .md_page = 9, .length = 1}};
+    vfdswmr_mdentry_t e[2] = {{.hdf5_page = 0, .md_page = 1, .length = PS},
+                              {.hdf5_page = 5, .md_page = 9, .length = 1}};
     assert_int_equal(mdidx_entries_err(e, 2, PS), VFDSWMR_MD_OK);
     e[1].md_page = 0; /* the header's page */
     assert_int_equal(mdidx_entries_err(e, 2, PS), VFDSWMR_MD_EENTRY);
@@ -1162,14 +1283,15 @@ static void test_mdidx_bad_entry(void **state)
     assert_int_equal(mdidx_entries_err(e, 2, PS), VFDSWMR_MD_EENTRY);
 }
 
-static void test_mdidx_order(void **state)
+static void
+test_mdidx_order(void **state)
 {
     (void)state;
     vfdswmr_mdentry_t e[3] = {{.hdf5_page = 5, .md_page = 1, .length = 2 * PS},
                               {.hdf5_page = 7, .md_page = 3, .length = PS + 1},
                               {.hdf5_page = 9, .md_page = 5, .length = PS}};
     assert_int_equal(mdidx_entries_err(e, 3, PS), VFDSWMR_MD_OK); /* adjacent */
-    e[1].hdf5_page = 6; /* inside entry 0's second page */
+    e[1].hdf5_page = 6;                                           /* inside entry 0's second page */
     assert_int_equal(mdidx_entries_err(e, 3, PS), VFDSWMR_MD_EOVERLAP);
     e[1].hdf5_page = 8; /* entry 1 now reaches into page 9 */
     assert_int_equal(mdidx_entries_err(e, 3, PS), VFDSWMR_MD_EOVERLAP);
@@ -1185,38 +1307,53 @@ static void test_mdidx_order(void **state)
 /* ---------------------------------------------------------------------- */
 /* Updater file header                                                      */
 
-static void test_udhdr_layout(void **state)
+static void
+test_udhdr_layout(void **state)
 {
     (void)state;
-    vfdswmr_udhdr_t h = {.flags = 0x0102, .page_size = 0x11223344, .session = 0x2122232425262728ull,
-                         .sequence = 0x3132333435363738ull, .tick = 0x4142434445464748ull,
-                         .cl_offset = 0x5152535455565758ull, .cl_length = 0x6162636465666768ull};
+    vfdswmr_udhdr_t h = {.flags = 0x0102,
+                         .page_size = 0x11223344,
+                         .session = 0x2122232425262728ull,
+                         .sequence = 0x3132333435363738ull,
+                         .tick = 0x4142434445464748ull,
+                         .cl_offset = 0x5152535455565758ull,
+                         .cl_length = 0x6162636465666768ull};
     uint8_t b[VFDSWMR_UDHDR_SIZE];
     vfdswmr_udhdr_encode(&h, b);
     assert_memory_equal(b, "VUDH", 4);
-    assert_int_equal(rd(b + 4, 2), 2);
-    assert_int_equal(rd(b + 6, 2), h.flags);
-    assert_int_equal(rd(b + 8, 4), h.page_size);
-    assert_int_equal(rd(b + 12, 8), h.session);
-    assert_int_equal(rd(b + 20, 8), h.sequence);
-    assert_int_equal(rd(b + 28, 8), h.tick);
-    assert_int_equal(rd(b + 36, 8), h.cl_offset);
-    assert_int_equal(rd(b + 44, 8), h.cl_length);
-    assert_int_equal(rd(b + 52, 4), vfdswmr_checksum(b, 52));
+    assert_int_equal(vfdswmr_le_decode(b + 4, 2), 2);
+    assert_int_equal(vfdswmr_le_decode(b + 6, 2), h.flags);
+    assert_int_equal(vfdswmr_le_decode(b + 8, 4), h.page_size);
+    assert_int_equal(vfdswmr_le_decode(b + 12, 8), h.session);
+    assert_int_equal(vfdswmr_le_decode(b + 20, 8), h.sequence);
+    assert_int_equal(vfdswmr_le_decode(b + 28, 8), h.tick);
+    assert_int_equal(vfdswmr_le_decode(b + 36, 8), h.cl_offset);
+    assert_int_equal(vfdswmr_le_decode(b + 44, 8), h.cl_length);
+    assert_int_equal(vfdswmr_le_decode(b + 52, 4), vfdswmr_checksum(b, 52));
 }
 
-static void test_udhdr_roundtrip(void **state)
+static void
+test_udhdr_roundtrip(void **state)
 {
     (void)state;
     vfdswmr_udhdr_t h = sample_udhdr();
     roundtrip_udhdr(&h);
     h.flags = VFDSWMR_UD_FINAL;
     roundtrip_udhdr(&h);
-    h = (vfdswmr_udhdr_t){.flags = VFDSWMR_UD_CREATE_ONLY, .page_size = 512, .session = UINT64_MAX,
-                          .sequence = 0, .tick = UINT64_MAX, .cl_offset = 0, .cl_length = 0};
+    h = (vfdswmr_udhdr_t){.flags = VFDSWMR_UD_CREATE_ONLY,
+                          .page_size = 512,
+                          .session = UINT64_MAX,
+                          .sequence = 0,
+                          .tick = UINT64_MAX,
+                          .cl_offset = 0,
+                          .cl_length = 0};
     roundtrip_udhdr(&h);
-    h = (vfdswmr_udhdr_t){.flags = VFDSWMR_UD_FINAL, .page_size = 1u << 30, .session = UINT64_MAX,
-                          .sequence = UINT64_MAX, .tick = UINT64_MAX, .cl_offset = VFDSWMR_UDHDR_SIZE,
+    h = (vfdswmr_udhdr_t){.flags = VFDSWMR_UD_FINAL,
+                          .page_size = 1u << 30,
+                          .session = UINT64_MAX,
+                          .sequence = UINT64_MAX,
+                          .tick = UINT64_MAX,
+                          .cl_offset = VFDSWMR_UDHDR_SIZE,
                           .cl_length = vfdswmr_udcl_size(UINT32_MAX)};
     roundtrip_udhdr(&h);
     h.flags = 0;
@@ -1224,7 +1361,8 @@ static void test_udhdr_roundtrip(void **state)
     roundtrip_udhdr(&h);
 }
 
-static vfdswmr_mderr_t udhdr_err(const vfdswmr_udhdr_t *h)
+static vfdswmr_mderr_t
+udhdr_err(const vfdswmr_udhdr_t *h)
 {
     uint8_t b[VFDSWMR_UDHDR_SIZE];
     vfdswmr_udhdr_t out;
@@ -1232,7 +1370,8 @@ static vfdswmr_mderr_t udhdr_err(const vfdswmr_udhdr_t *h)
     return udhdr_dec(b, sizeof b, &out);
 }
 
-static void test_udhdr_version(void **state)
+static void
+test_udhdr_version(void **state)
 {
     (void)state;
     static const uint16_t bad[] = {0, 1, 3, 0x0100, 0x0200, 0xffff};
@@ -1247,7 +1386,8 @@ static void test_udhdr_version(void **state)
     assert_int_equal(udhdr_dec(b, sizeof b, &out), VFDSWMR_MD_OK);
 }
 
-static void test_udhdr_reserved_flags(void **state)
+static void
+test_udhdr_reserved_flags(void **state)
 {
     (void)state;
     vfdswmr_udhdr_t h = sample_udhdr();
@@ -1262,7 +1402,8 @@ static void test_udhdr_reserved_flags(void **state)
     assert_int_equal(udhdr_err(&h), VFDSWMR_MD_ERESERVED);
 }
 
-static void test_udhdr_page_size(void **state)
+static void
+test_udhdr_page_size(void **state)
 {
     (void)state;
     static const uint32_t bad[] = {0, 3, 256, 511, 4095, 4096 * 3, 1u << 31, UINT32_MAX};
@@ -1275,7 +1416,8 @@ static void test_udhdr_page_size(void **state)
     assert_int_equal(udhdr_err(&h), VFDSWMR_MD_EPAGESIZE);
 }
 
-static void test_udhdr_flag_rules(void **state)
+static void
+test_udhdr_flag_rules(void **state)
 {
     (void)state;
     vfdswmr_udhdr_t create = {.flags = VFDSWMR_UD_CREATE_ONLY, .page_size = PS, .session = 1};
@@ -1301,7 +1443,8 @@ static void test_udhdr_flag_rules(void **state)
     assert_int_equal(udhdr_err(&h), VFDSWMR_MD_OK);
 }
 
-static void test_udhdr_change_list_place(void **state)
+static void
+test_udhdr_change_list_place(void **state)
 {
     (void)state;
     static const uint64_t bad_off[] = {0, 1, 55, 57, 4096, UINT64_MAX};
@@ -1325,42 +1468,50 @@ static void test_udhdr_change_list_place(void **state)
 /* ---------------------------------------------------------------------- */
 /* Updater change list                                                      */
 
-static void test_udcl_layout(void **state)
+static void
+test_udcl_layout(void **state)
 {
     (void)state;
     vfdswmr_udentry_t e[2] = {
         {0x0102030405060708ull, 0x1112131415161718ull, 0x2122232425262728ull, 0x31323334, 0x41424344},
         {0x5152535455565758ull, 0x6162636465666768ull, 0x7172737475767778ull, 0x81828384, 0x91929394}};
-    vfdswmr_udcl_t cl = {.tick = 0xa1a2a3a4a5a6a7a8ull, .hdr_ud_page = 0xb1b2b3b4b5b6b7b8ull, .hdr_len = 0xc1c2c3c4,
-                         .hdr_checksum = 0xd1d2d3d4, .idx_ud_page = 0xe1e2e3e4e5e6e7e8ull,
-                         .idx_md_offset = 0xf1f2f3f4f5f6f7f8ull, .idx_len = 0x0a0b0c0d, .idx_checksum = 0x1a1b1c1d,
-                         .nentries = 2, .entries = e};
+    vfdswmr_udcl_t cl = {.tick = 0xa1a2a3a4a5a6a7a8ull,
+                         .hdr_ud_page = 0xb1b2b3b4b5b6b7b8ull,
+                         .hdr_len = 0xc1c2c3c4,
+                         .hdr_checksum = 0xd1d2d3d4,
+                         .idx_ud_page = 0xe1e2e3e4e5e6e7e8ull,
+                         .idx_md_offset = 0xf1f2f3f4f5f6f7f8ull,
+                         .idx_len = 0x0a0b0c0d,
+                         .idx_checksum = 0x1a1b1c1d,
+                         .nentries = 2,
+                         .entries = e};
     size_t len;
     uint8_t *b = enc_udcl(&cl, &len);
     assert_int_equal(len, 124);
     assert_memory_equal(b, "VUCL", 4);
-    assert_int_equal(rd(b + 4, 8), cl.tick);
-    assert_int_equal(rd(b + 12, 8), cl.hdr_ud_page);
-    assert_int_equal(rd(b + 20, 4), cl.hdr_len);
-    assert_int_equal(rd(b + 24, 4), cl.hdr_checksum);
-    assert_int_equal(rd(b + 28, 8), cl.idx_ud_page);
-    assert_int_equal(rd(b + 36, 8), cl.idx_md_offset);
-    assert_int_equal(rd(b + 44, 4), cl.idx_len);
-    assert_int_equal(rd(b + 48, 4), cl.idx_checksum);
-    assert_int_equal(rd(b + 52, 4), 2);
+    assert_int_equal(vfdswmr_le_decode(b + 4, 8), cl.tick);
+    assert_int_equal(vfdswmr_le_decode(b + 12, 8), cl.hdr_ud_page);
+    assert_int_equal(vfdswmr_le_decode(b + 20, 4), cl.hdr_len);
+    assert_int_equal(vfdswmr_le_decode(b + 24, 4), cl.hdr_checksum);
+    assert_int_equal(vfdswmr_le_decode(b + 28, 8), cl.idx_ud_page);
+    assert_int_equal(vfdswmr_le_decode(b + 36, 8), cl.idx_md_offset);
+    assert_int_equal(vfdswmr_le_decode(b + 44, 4), cl.idx_len);
+    assert_int_equal(vfdswmr_le_decode(b + 48, 4), cl.idx_checksum);
+    assert_int_equal(vfdswmr_le_decode(b + 52, 4), 2);
     for (int i = 0; i < 2; i++) {
         const uint8_t *p = b + 56 + 32 * i;
-        assert_int_equal(rd(p, 8), e[i].ud_page);
-        assert_int_equal(rd(p + 8, 8), e[i].md_page);
-        assert_int_equal(rd(p + 16, 8), e[i].hdf5_page);
-        assert_int_equal(rd(p + 24, 4), e[i].length);
-        assert_int_equal(rd(p + 28, 4), e[i].checksum);
+        assert_int_equal(vfdswmr_le_decode(p, 8), e[i].ud_page);
+        assert_int_equal(vfdswmr_le_decode(p + 8, 8), e[i].md_page);
+        assert_int_equal(vfdswmr_le_decode(p + 16, 8), e[i].hdf5_page);
+        assert_int_equal(vfdswmr_le_decode(p + 24, 4), e[i].length);
+        assert_int_equal(vfdswmr_le_decode(p + 28, 4), e[i].checksum);
     }
-    assert_int_equal(rd(b + 120, 4), vfdswmr_checksum(b, 120));
+    assert_int_equal(vfdswmr_le_decode(b + 120, 4), vfdswmr_checksum(b, 120));
     free(b);
 }
 
-static void test_udcl_roundtrip(void **state)
+static void
+test_udcl_roundtrip(void **state)
 {
     (void)state;
     static const uint32_t counts[] = {0, 1, 2, 20, 1000};
@@ -1382,16 +1533,24 @@ static void test_udcl_roundtrip(void **state)
 }
 
 /* Images at the very top of the 64-bit byte space, extreme field values. */
-static void test_udcl_roundtrip_extremes(void **state)
+static void
+test_udcl_roundtrip_extremes(void **state)
 {
     (void)state;
     const uint64_t top = UINT64_MAX / 512; /* last page end that fits */
     vfdswmr_udentry_t e[2] = {
         {.ud_page = top - 4, .md_page = top - 1, .hdf5_page = top - 1, .length = 512, .checksum = UINT32_MAX},
         {.ud_page = top - 3, .md_page = 1, .hdf5_page = 0, .length = 1, .checksum = 0}};
-    vfdswmr_udcl_t cl = {.tick = UINT64_MAX, .hdr_ud_page = top - 1, .hdr_len = VFDSWMR_MDHDR_SIZE,
-                         .hdr_checksum = UINT32_MAX, .idx_ud_page = top - 2, .idx_md_offset = UINT64_MAX - 511,
-                         .idx_len = 32 + 32 * 2 + 8, .idx_checksum = UINT32_MAX, .nentries = 2, .entries = e};
+    vfdswmr_udcl_t cl = {.tick = UINT64_MAX,
+                         .hdr_ud_page = top - 1,
+                         .hdr_len = VFDSWMR_MDHDR_SIZE,
+                         .hdr_checksum = UINT32_MAX,
+                         .idx_ud_page = top - 2,
+                         .idx_md_offset = UINT64_MAX - 511,
+                         .idx_len = 32 + 32 * 2 + 8,
+                         .idx_checksum = UINT32_MAX,
+                         .nentries = 2,
+                         .entries = e};
     roundtrip_udcl(&cl, 512, UINT64_MAX);
     roundtrip_udcl(&cl, 512, (top - 1) * 512 + VFDSWMR_MDHDR_SIZE); /* file ends with the header image */
     /* an index image of the largest size an index field allows */
@@ -1412,7 +1571,8 @@ typedef struct cl_fixture_t {
     uint64_t file_len;
 } cl_fixture_t;
 
-static cl_fixture_t cl_fixture(void)
+static cl_fixture_t
+cl_fixture(void)
 {
     static const uint32_t lengths[] = {512, 1000, 100};
     cl_fixture_t f;
@@ -1425,7 +1585,8 @@ static cl_fixture_t cl_fixture(void)
     return f;
 }
 
-static vfdswmr_mderr_t cl_fixture_err(cl_fixture_t *f)
+static vfdswmr_mderr_t
+cl_fixture_err(cl_fixture_t *f)
 {
     size_t len;
     uint8_t *b = enc_udcl(&f->cl, &len);
@@ -1435,22 +1596,23 @@ static vfdswmr_mderr_t cl_fixture_err(cl_fixture_t *f)
 }
 
 /* Runs one modification of the fixture and frees it. */
-#define CL_CASE(want, ...)                                         \
-    do {                                                           \
-        cl_fixture_t f = cl_fixture();                             \
-        __VA_ARGS__;                                               \
-        assert_int_equal(cl_fixture_err(&f), (want));              \
-        free(f.cl.entries);                                        \
+#define CL_CASE(want, ...)                            \
+    do {                                              \
+        cl_fixture_t f = cl_fixture();                \
+        __VA_ARGS__;                                  \
+        assert_int_equal(cl_fixture_err(&f), (want)); \
+        free(f.cl.entries);                           \
     } while (0)
 
-static void test_udcl_count(void **state)
+static void
+test_udcl_count(void **state)
 {
     (void)state;
     uint8_t b[300];
     memset(b, 0, sizeof b);
     memcpy(b, "VUCL", 4);
     /* count 0xFFFFFFFF, hdr_len 0: the count is checked first */
-    wr(b + 52, UINT32_MAX, 4);
+    vfdswmr_le_encode(b + 52, UINT32_MAX, 4);
     reseal(b, 60);
     assert_int_equal(udcl_err(b, 60, 512, 1 << 20), VFDSWMR_MD_ECOUNT);
     reseal(b, 300);
@@ -1467,7 +1629,8 @@ static void test_udcl_count(void **state)
     assert_int_equal(udcl_err(b, 93, 512, 1 << 20), VFDSWMR_MD_ELENGTH);
 }
 
-static void test_udcl_page_size(void **state)
+static void
+test_udcl_page_size(void **state)
 {
     (void)state;
     static const uint32_t bad[] = {0, 3, 256, 511, 4097, 1u << 31, UINT32_MAX};
@@ -1477,7 +1640,8 @@ static void test_udcl_page_size(void **state)
     free(s.buf);
 }
 
-static void test_udcl_lengths(void **state)
+static void
+test_udcl_lengths(void **state)
 {
     (void)state;
     CL_CASE(VFDSWMR_MD_OK, (void)0);
@@ -1495,7 +1659,8 @@ static void test_udcl_lengths(void **state)
     CL_CASE(VFDSWMR_MD_OK, f.cl.idx_len = 40);
 }
 
-static void test_udcl_index_md_offset(void **state)
+static void
+test_udcl_index_md_offset(void **state)
 {
     (void)state;
     CL_CASE(VFDSWMR_MD_EBOUNDS, f.cl.idx_md_offset = 0);
@@ -1512,7 +1677,8 @@ static void test_udcl_index_md_offset(void **state)
     CL_CASE(VFDSWMR_MD_EBOUNDS, f.cl.idx_md_offset = UINT64_MAX - 511; f.cl.idx_len = 32 + 32 * 15 + 8);
 }
 
-static void test_udcl_bad_entry(void **state)
+static void
+test_udcl_bad_entry(void **state)
 {
     (void)state;
     const uint64_t top = UINT64_MAX / 512;
@@ -1532,7 +1698,8 @@ static void test_udcl_bad_entry(void **state)
     CL_CASE(VFDSWMR_MD_OK, f.cl.entries[0].hdf5_page = 0);
 }
 
-static void test_udcl_entry_bounds(void **state)
+static void
+test_udcl_entry_bounds(void **state)
 {
     (void)state;
     /* before the first page after header + change list */
@@ -1544,7 +1711,8 @@ static void test_udcl_entry_bounds(void **state)
 }
 
 /* A change list spanning pages 0-1: images may start at page 2 only. */
-static void test_udcl_long_change_list(void **state)
+static void
+test_udcl_long_change_list(void **state)
 {
     (void)state;
     uint32_t lengths[20];
@@ -1570,7 +1738,8 @@ static void test_udcl_long_change_list(void **state)
     free(cl.entries);
 }
 
-static void test_udcl_entry_order(void **state)
+static void
+test_udcl_entry_order(void **state)
 {
     (void)state;
     CL_CASE(VFDSWMR_MD_EUNSORTED, f.cl.entries[1].ud_page = 1);
@@ -1583,7 +1752,8 @@ static void test_udcl_entry_order(void **state)
             f.file_len = 7 * 512 + 72);
 }
 
-static void test_udcl_index_image(void **state)
+static void
+test_udcl_index_image(void **state)
 {
     (void)state;
     CL_CASE(VFDSWMR_MD_EOVERLAP, f.cl.idx_ud_page = 4); /* the last entry's page */
@@ -1604,7 +1774,8 @@ static void test_udcl_index_image(void **state)
     CL_CASE(VFDSWMR_MD_OK, f.cl.idx_len = 32 + 32 * 20; f.cl.hdr_ud_page = 7; f.file_len = 7 * 512 + 72);
 }
 
-static void test_udcl_header_image(void **state)
+static void
+test_udcl_header_image(void **state)
 {
     (void)state;
     CL_CASE(VFDSWMR_MD_EOVERLAP, f.cl.hdr_ud_page = 5); /* the index image's page */
@@ -1618,7 +1789,40 @@ static void test_udcl_header_image(void **state)
     CL_CASE(VFDSWMR_MD_OK, f.cl.hdr_ud_page = 7; f.file_len = 7 * 512 + 72);
 }
 
-int main(void)
+/* The one search of an index (format.h) against a linear scan: every page
+ * from before the first entry to after the last, with gaps and multi-page
+ * entries, and the empty index. */
+static void
+test_mdidx_search(void **state)
+{
+    const uint32_t ps = 512;
+    vfdswmr_mdentry_t e[] = {
+        {.hdf5_page = 2, .md_page = 1, .length = 512},
+        {.hdf5_page = 3, .md_page = 2, .length = 3 * 512},      /* pages 3-5 */
+        {.hdf5_page = 9, .md_page = 5, .length = 1},            /* page 9 */
+        {.hdf5_page = 10, .md_page = 6, .length = 2 * 512 + 1}, /* pages 10-12 */
+    };
+    const uint32_t n = sizeof e / sizeof e[0];
+    vfdswmr_mdidx_t idx = {.nentries = n, .entries = e}, none = {0};
+
+    (void)state;
+    for (uint64_t page = 0; page < 16; page++) {
+        uint32_t want = 0;
+        const vfdswmr_mdentry_t *covering = NULL;
+        while (want < n && e[want].hdf5_page + vfdswmr_pages(e[want].length, ps) <= page)
+            want++;
+        for (uint32_t k = 0; k < n; k++)
+            if (e[k].hdf5_page <= page && page < e[k].hdf5_page + vfdswmr_pages(e[k].length, ps))
+                covering = &e[k];
+        assert_int_equal(vfdswmr_mdidx_search(e, n, ps, page), want);
+        assert_ptr_equal(vfdswmr_mdidx_find(&idx, ps, page), covering);
+        assert_int_equal(vfdswmr_mdidx_search(e, 0, ps, page), 0);
+        assert_null(vfdswmr_mdidx_find(&none, ps, page));
+    }
+}
+
+int
+main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_checksum_threads),
@@ -1673,6 +1877,7 @@ int main(void)
         cmocka_unit_test(test_udcl_entry_order),
         cmocka_unit_test(test_udcl_index_image),
         cmocka_unit_test(test_udcl_header_image),
+        cmocka_unit_test(test_mdidx_search),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -22,6 +22,7 @@
 #include "testdir.h"
 
 #include "format.h"
+#include "le.h"
 #include "marks.h"
 #include "mdlock.h"
 
@@ -38,7 +39,7 @@ test_header_codec(void **state)
     assert_memory_equal(b, "VRDM", 4);
     assert_int_equal(vfdswmr_markshdr_decode(b, sizeof b, &d), VFDSWMR_MD_OK);
     assert_true(d.session == h.session && d.release_below == 42 && d.nslots == 64);
-    assert_int_equal(vfdswmr_u64_decode(b + VFDSWMR_MARKSHDR_RELEASE_OFFSET), 42);
+    assert_int_equal(vfdswmr_le64_decode(b + VFDSWMR_MARKSHDR_RELEASE_OFFSET), 42);
     assert_int_equal(vfdswmr_markshdr_decode(b, sizeof b - 1, &d), VFDSWMR_MD_ESHORT);
     b[63] = 1;
     assert_int_equal(vfdswmr_markshdr_decode(b, sizeof b, &d), VFDSWMR_MD_ERESERVED);
@@ -208,7 +209,7 @@ test_reader_count(void **state)
     assert_int_equal(vfdswmr_mdlock_marked(w, 3), 1);
     assert_int_equal(vfdswmr_mdlock_readers(w, &n), 0);
     assert_int_equal(n, 19);
-    assert_int_equal(vfdswmr_reg_marked(&r[1], 3), 0); /* again: nothing changes */
+    assert_int_equal(vfdswmr_reg_marked(&r[1], 3), 0);  /* again: nothing changes */
     assert_int_equal(vfdswmr_reg_marked(&r[1], 4), -1); /* one slot at a time */
     assert_int_equal(vfdswmr_reg_unmarked(&r[1]), 0);
     assert_int_equal(vfdswmr_mdlock_marked(w, 3), 0);
@@ -235,12 +236,9 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_header_codec),
-        cmocka_unit_test(test_lag_follows_oldest_mark),
-        cmocka_unit_test(test_release),
-        cmocka_unit_test(test_not_registered),
-        cmocka_unit_test(test_marks_tick),
-        cmocka_unit_test(test_reader_count),
+        cmocka_unit_test(test_header_codec), cmocka_unit_test(test_lag_follows_oldest_mark),
+        cmocka_unit_test(test_release),      cmocka_unit_test(test_not_registered),
+        cmocka_unit_test(test_marks_tick),   cmocka_unit_test(test_reader_count),
     };
     if (testdir_setup(NULL) < 0)
         return 1;

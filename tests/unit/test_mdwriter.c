@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "checksum.h"
+#include "io.h"
 #include "mdreader.h"
 #include "mdwriter.h"
 #include "plan.h"
@@ -47,8 +48,11 @@ fill(uint8_t *img, uint32_t len, uint64_t p, uint64_t t)
 static vfdswmr_mdw_opts_t
 opts(uint32_t reserved, bool md, bool ud)
 {
-    return (vfdswmr_mdw_opts_t){.page_size = PS, .reserved_pages = reserved, .max_lag = 4,
-                                .md_path = md ? md_path : NULL, .ud_base = ud ? ud_base : NULL};
+    return (vfdswmr_mdw_opts_t){.page_size = PS,
+                                .reserved_pages = reserved,
+                                .max_lag = 4,
+                                .md_path = md ? md_path : NULL,
+                                .ud_base = ud ? ud_base : NULL};
 }
 
 static int
@@ -332,8 +336,7 @@ test_updaters_replay(void **state)
             }
         for (unsigned i = 0; i < n; i++)
             ticks[c[i].hdf5_page] = t;
-        assert_int_equal(
-            vfdswmr_mdw_publish(w, t, c, n, NULL, 0, t == 12 ? VFDSWMR_MDW_FINAL : 0, err, sizeof err), 0);
+        assert_int_equal(vfdswmr_mdw_publish(w, t, c, n, NULL, 0, t == 12 ? VFDSWMR_MDW_FINAL : 0, err, sizeof err), 0);
     }
     /* 0: CREATE_ONLY, 1: tick 0, 2..13: ticks 1..12 */
     assert_true(vfdswmr_mdw_next_sequence(w) == 14);
@@ -686,10 +689,10 @@ static void
 test_ranges_refused(void **state)
 {
     static const vfdswmr_mdrange_t bad[][2] = {
-        {{20, 5}, {10, 5}},      /* unsorted */
-        {{0, 10}, {9, 5}},       /* overlapping */
-        {{0, 0}, {10, 5}},       /* empty */
-        {{0, 10}, {PS - 4, 5}},  /* past the image */
+        {{20, 5}, {10, 5}},         /* unsorted */
+        {{0, 10}, {9, 5}},          /* overlapping */
+        {{0, 0}, {10, 5}},          /* empty */
+        {{0, 10}, {PS - 4, 5}},     /* past the image */
         {{0, 10}, {UINT32_MAX, 1}}, /* offset + length wraps */
     };
     static const vfdswmr_mdrange_t good[2] = {{0, 10}, {10, PS - 10}};

@@ -14,12 +14,27 @@
 
 #include "pagebuf.h"
 
-#define PS 512u
+#define PS         512u
 #define FILE_PAGES 64u
-#define MAX_LAG 3u
+#define MAX_LAG    3u
 
 static uint8_t hdf5[FILE_PAGES * PS]; /* the model HDF5 file */
 static unsigned stores;
+
+/* malloc of this program and of the page buffer (linked with
+ * -Wl,--wrap=malloc): the next fail_mallocs calls fail. */
+static unsigned fail_mallocs;
+void *__real_malloc(size_t size);
+void *__wrap_malloc(size_t size);
+void *
+__wrap_malloc(size_t size)
+{
+    if (fail_mallocs > 0) {
+        fail_mallocs--;
+        return NULL;
+    }
+    return __real_malloc(size);
+}
 
 static int
 fill(void *ctx, uint64_t page, uint8_t *image)
@@ -312,6 +327,456 @@ test_store_current(void **state)
     assert_int_equal(hdf5[9 * PS], 0x32);
 }
 
+/* While a publish is under way (prepare .. published) the writer goes on:
+ * the images handed over never change, and what happened meanwhile is kept. */
+static void
+test_in_flight_images_stable(void **state)
+{
+    vfdswmr_pagebuf_t *pb = *state;
+    uint8_t b = 0x11, raw[4] = {0x55, 0x55, 0x55, 0x55}, copy[PS];
+    const vfdswmr_mdchange_t *c, *c2;
+    const uint64_t *r;
+    size_t nc, nr;
+
+    assert_int_equal(vfdswmr_pb_write(pb, 5 * PS + 7, 1, &b, fill, NULL), 0);
+    assert_int_equal(vfdswmr_pb_consistency_point(pb, FILE_PAGES * PS), 0);
+    assert_int_equal(vfdswmr_pb_prepare(pb, 1, MAX_LAG, false, &c, &nc, &r, &nr), 0);
+    assert_int_equal(nc, 1);
+    memcpy(copy, c[0].image, PS);
+    /* one publish at a time */
+    assert_int_equal(vfdswmr_pb_prepare(pb, 2, MAX_LAG, false, &c2, &nc, &r, &nr), -1);
+    /* metadata, a consistency point and raw data over the page, meanwhile */
+    b = 0x22;
+    assert_int_equal(vfdswmr_pb_write(pb, 5 * PS + 7, 1, &b, fill, NULL), 0);
+    assert_int_equal(vfdswmr_pb_consistency_point(pb, FILE_PAGES * PS), 0);
+    memcpy(hdf5 + 5 * PS + 100, raw, sizeof raw);
+    assert_int_equal(vfdswmr_pb_write_raw(pb, 5 * PS + 100, sizeof raw, raw), 0);
+    assert_memory_equal(c[0].image, copy, PS); /* what the publish writes is untouched */
+    assert_int_equal(c[0].nranges, 1);
+    vfdswmr_pb_published(pb, 1);
+    /* the published image that goes to the HDF5 file has the raw bytes */
+    assert_int_equal(vfdswmr_pb_store_due(pb, 1 + MAX_LAG, MAX_LAG, FILE_PAGES * PS, store, NULL), 1);
+    assert_int_equal(hdf5[5 * PS + 7], 0x11);
+    assert_int_equal(hdf5[5 * PS + 100], 0x55);
+    /* the consistency point taken meanwhile waits for the next publish */
+    assert_int_equal(vfdswmr_pb_prepare(pb, 2 + MAX_LAG, MAX_LAG, false, &c, &nc, &r, &nr), 0);
+    assert_int_equal(nc, 1);
+    assert_int_equal(((const uint8_t *)c[0].image)[7], 0x22);
+    assert_int_equal(((const uint8_t *)c[0].image)[100], 0x55);
+    vfdswmr_pb_published(pb, 2 + MAX_LAG);
+    vfdswmr_pb_stats_t st;
+    vfdswmr_pb_stats(pb, &st);
+    assert_int_equal(st.pages, 1);
+    assert_int_equal(st.images, 2); /* cur and pub: fly and fix were handed on or freed */
+}
+
+/* A page due while its next image is in flight: the older published image
+ * goes to the HDF5 file, the writer keeps its current bytes. */
+static void
+test_store_due_in_flight(void **state)
+{
+    vfdswmr_pagebuf_t *pb = *state;
+    uint8_t b = 1, out[PS];
+    const vfdswmr_mdchange_t *c;
+    const uint64_t *r;
+    size_t nc, nr;
+
+    assert_int_equal(vfdswmr_pb_write(pb, 3 * PS, 1, &b, fill, NULL), 0);
+    assert_int_equal(vfdswmr_pb_consistency_point(pb, FILE_PAGES * PS), 0);
+    publish(pb, 1, 0, false);
+    b = 2;
+    assert_int_equal(vfdswmr_pb_write(pb, 3 * PS, 1, &b, fill, NULL), 0);
+    assert_int_equal(vfdswmr_pb_consistency_point(pb, FILE_PAGES * PS), 0);
+    assert_int_equal(vfdswmr_pb_prepare(pb, 1 + MAX_LAG, MAX_LAG, false, &c, &nc, &r, &nr), 0);
+    assert_int_equal(nc, 1);
+    assert_int_equal(vfdswmr_pb_store_due(pb, MAX_LAG + 1, MAX_LAG, FILE_PAGES * PS, store, NULL), 1);
+    assert_int_equal(hdf5[3 * PS], 1);
+    memcpy(out, hdf5 + 3 * PS, PS);
+    vfdswmr_pb_read(pb, 3 * PS, PS, out);
+    assert_int_equal(out[0], 2); /* the current bytes were not forgotten */
+    vfdswmr_pb_published(pb, 1 + MAX_LAG);
+    assert_int_equal(vfdswmr_pb_store_due(pb, 1 + 2 * MAX_LAG, MAX_LAG, FILE_PAGES * PS, store, NULL), 1);
+    assert_int_equal(hdf5[3 * PS], 2);
+}
+
+/* A removal whose page is written while the publish is under way leaves
+ * the index but stays tracked, and its new bytes are published later. */
+static void
+test_removal_revived_in_flight(void **state)
+{
+    vfdswmr_pagebuf_t *pb = *state;
+    uint8_t b = 0x61, out[PS];
+    const vfdswmr_mdchange_t *c;
+    const uint64_t *r;
+    size_t nc, nr;
+    uint64_t t;
+    vfdswmr_pb_stats_t st;
+
+    assert_int_equal(vfdswmr_pb_write(pb, 12 * PS, 1, &b, fill, NULL), 0);
+    assert_int_equal(vfdswmr_pb_consistency_point(pb, FILE_PAGES * PS), 0);
+    publish(pb, 1, 0, false);
+    assert_int_equal(vfdswmr_pb_store_due(pb, 1 + MAX_LAG, MAX_LAG, FILE_PAGES * PS, store, NULL), 1);
+    for (t = 2; t < 1 + 2 * MAX_LAG; t++)
+        publish(pb, t, 0, false);
+    assert_int_equal(vfdswmr_pb_prepare(pb, t, MAX_LAG, false, &c, &nc, &r, &nr), 0);
+    assert_int_equal(nr, 1);
+    assert_int_equal(r[0], 12);
+    b = 0x62;
+    assert_int_equal(vfdswmr_pb_write(pb, 12 * PS + 1, 1, &b, fill, NULL), 0);
+    vfdswmr_pb_published(pb, t);
+    vfdswmr_pb_stats(pb, &st);
+    assert_int_equal(st.pages, 1);
+    assert_int_equal(st.in_index, 0);
+    memcpy(out, hdf5 + 12 * PS, PS);
+    vfdswmr_pb_read(pb, 12 * PS, PS, out);
+    assert_int_equal(out[0], 0x61);
+    assert_int_equal(out[1], 0x62);
+    assert_int_equal(vfdswmr_pb_consistency_point(pb, FILE_PAGES * PS), 0);
+    assert_int_equal(publish(pb, t + 1, 0, false), 1);
+    vfdswmr_pb_stats(pb, &st);
+    assert_int_equal(st.in_index, 1);
+}
+
+/* Raw data over a page in flight when its private copy cannot be made (out
+ * of memory): the writer's current bytes still take the raw data, and the
+ * image handed to the publish, which lacks it, never reaches the HDF5 file --
+ * neither as a delayed write nor at close (vfdswmr_pb_store_current). */
+static void
+test_raw_in_flight_out_of_memory(void **state)
+{
+    vfdswmr_pagebuf_t *pb = *state;
+    uint8_t b = 0x11, raw[8], out[PS];
+    const vfdswmr_mdchange_t *c;
+    const uint64_t *r;
+    size_t nc, nr;
+
+    memset(raw, 0x55, sizeof raw);
+    assert_int_equal(vfdswmr_pb_write(pb, 5 * PS + 7, 1, &b, fill, NULL), 0);
+    assert_int_equal(vfdswmr_pb_consistency_point(pb, FILE_PAGES * PS), 0);
+    publish(pb, 1, 0, false); /* in the index from tick 1 */
+    b = 0x22;
+    assert_int_equal(vfdswmr_pb_write(pb, 5 * PS + 7, 1, &b, fill, NULL), 0);
+    assert_int_equal(vfdswmr_pb_consistency_point(pb, FILE_PAGES * PS), 0);
+    assert_int_equal(vfdswmr_pb_prepare(pb, 1 + MAX_LAG, MAX_LAG, false, &c, &nc, &r, &nr), 0);
+    assert_int_equal(nc, 1);
+    /* the driver wrote raw data to the file; the page buffer runs out of memory */
+    memcpy(hdf5 + 5 * PS + 100, raw, sizeof raw);
+    fail_mallocs = 1;
+    assert_int_equal(vfdswmr_pb_write_raw(pb, 5 * PS + 100, sizeof raw, raw), -1);
+    fail_mallocs = 0;
+    memcpy(out, hdf5 + 5 * PS, PS);
+    vfdswmr_pb_read(pb, 5 * PS, PS, out);
+    assert_int_equal(out[7], 0x22);
+    assert_int_equal(out[100], 0x55); /* the writer reads the raw data it wrote */
+    vfdswmr_pb_published(pb, 1 + MAX_LAG);
+    /* due since tick 1 + MAX_LAG: nothing stale may be written */
+    assert_true(vfdswmr_pb_store_due(pb, 1 + 2 * MAX_LAG, MAX_LAG, FILE_PAGES * PS, store, NULL) >= 0);
+    assert_int_equal(hdf5[5 * PS + 100], 0x55);
+    /* close after the failure: every page's current bytes */
+    assert_int_equal(vfdswmr_pb_store_current(pb, FILE_PAGES * PS, store, NULL), 1);
+    assert_int_equal(hdf5[5 * PS + 7], 0x22);
+    assert_int_equal(hdf5[5 * PS + 100], 0x55);
+}
+
+/* A publish that never completes (it failed) is freed with the buffer. */
+static void
+test_destroy_in_flight(void **state)
+{
+    vfdswmr_pagebuf_t *pb = *state;
+    uint8_t b = 3, raw = 4;
+    const vfdswmr_mdchange_t *c;
+    const uint64_t *r;
+    size_t nc, nr;
+
+    for (uint64_t p = 0; p < 4; p++)
+        assert_int_equal(vfdswmr_pb_write(pb, p * PS, 1, &b, fill, NULL), 0);
+    assert_int_equal(vfdswmr_pb_consistency_point(pb, FILE_PAGES * PS), 0);
+    assert_int_equal(vfdswmr_pb_prepare(pb, 1, MAX_LAG, false, &c, &nc, &r, &nr), 0);
+    assert_int_equal(nc, 4);
+    assert_int_equal(vfdswmr_pb_write_raw(pb, 2 * PS + 9, 1, &raw), 0);
+    /* after a failed publish every current page still goes to the file */
+    assert_int_equal(vfdswmr_pb_store_current(pb, FILE_PAGES * PS, store, NULL), 4);
+    assert_int_equal(hdf5[2 * PS], 3);
+    assert_int_equal(hdf5[2 * PS + 9], 4);
+    /* teardown destroys it in flight (valgrind and ASan check the memory) */
+}
+
+/* ---- randomized: publishes in flight against a model ----------------------
+ * Metadata and raw writes, consistency points, delayed stores and publishes
+ * whose prepare and published() are apart (the tick thread writing without
+ * the lock), in random order, with a lag that changes from tick to tick (read
+ * marks). After every step, against a model: the writer reads its current
+ * bytes; every snapshot a reader may hold -- marked readers down to tick T -
+ * lag + 1, T the newest tick begun, and unmarked ones down to the header's
+ * tick - max_lag + 1 -- reads the metadata of its consistency point, from the
+ * metadata file where its index names the page and from the HDF5 file
+ * elsewhere; recovery from the newest header (with a publish in flight, either
+ * header) gives that state's metadata and the current raw data; images handed
+ * to a publish never change; stores never put back stale raw bytes. Each
+ * block of 32 bytes is metadata or raw data for the whole run. */
+
+#define M_PAGES  12u
+#define M_BLK    32u
+#define M_TICKS  1024u
+#define M_MAXLAG 3u
+
+typedef struct {
+    uint8_t img[PS];
+    bool meta[PS]; /* in the change's metadata ranges */
+} m_entry_t;
+
+typedef struct {
+    uint64_t seed, rng;
+    long step;
+    vfdswmr_pagebuf_t *pb;
+    uint8_t file[M_PAGES * PS], cur[M_PAGES * PS], raw[M_PAGES * PS], cp[M_PAGES * PS];
+    bool is_meta[M_PAGES * PS / M_BLK];
+    uint8_t *state[M_TICKS];     /* metadata of the consistency point published at each tick */
+    int index[M_TICKS][M_PAGES]; /* the metadata file's index at each tick: entry, or -1 */
+    m_entry_t *entries;
+    size_t nentries, cap;
+    uint64_t done, flying; /* last tick published; tick in flight (0: none) */
+    uint32_t lag;
+    const vfdswmr_mdchange_t *changes;
+    size_t nchanges;
+    uint8_t *handed; /* copies of the images handed to the publish in flight */
+} model_t;
+
+#define M_CHECK(m, cond, ...)                                                              \
+    do {                                                                                   \
+        if (!(cond)) {                                                                     \
+            print_error("seed %llu step %ld: ", (unsigned long long)(m)->seed, (m)->step); \
+            fail_msg(__VA_ARGS__);                                                         \
+        }                                                                                  \
+    } while (0)
+
+static uint32_t
+m_rand(model_t *m, uint32_t n)
+{
+    m->rng ^= m->rng << 13;
+    m->rng ^= m->rng >> 7;
+    m->rng ^= m->rng << 17;
+    return (uint32_t)(m->rng % n);
+}
+
+static bool
+m_meta(const model_t *m, size_t byte)
+{
+    return m->is_meta[byte / M_BLK];
+}
+
+static int
+m_fill(void *ctx, uint64_t page, uint8_t *image)
+{
+    model_t *m = ctx;
+    memcpy(image, m->file + page * PS, PS);
+    return 0;
+}
+
+static int
+m_store(void *ctx, uint64_t page, const uint8_t *image, size_t len)
+{
+    model_t *m = ctx;
+    for (size_t i = 0; i < len; i++)
+        M_CHECK(m, m_meta(m, page * PS + i) || image[i] == m->raw[page * PS + i],
+                "a store of page %llu puts back a stale raw byte at %zu", (unsigned long long)page, i);
+    memcpy(m->file + page * PS, image, len);
+    return 0;
+}
+
+static void
+m_check(model_t *m)
+{
+    uint8_t buf[PS];
+    uint64_t newest = m->flying ? m->flying : m->done, header = m->flying ? m->flying - 1 : m->done;
+    int64_t lo_marked = (int64_t)newest - m->lag + 1, lo_unmarked = (int64_t)header - M_MAXLAG + 1;
+    int64_t lo = lo_marked < lo_unmarked ? lo_marked : lo_unmarked;
+
+    for (uint64_t p = 0; p < M_PAGES; p++) { /* the writer's own reads */
+        memcpy(buf, m->file + p * PS, PS);
+        vfdswmr_pb_read(m->pb, p * PS, PS, buf);
+        for (size_t i = 0, b = p * PS; i < PS; i++, b++)
+            M_CHECK(m, buf[i] == (m_meta(m, b) ? m->cur[b] : m->raw[b]), "the writer reads byte %zu wrong", b);
+    }
+    for (uint64_t t = lo < 0 ? 0 : (uint64_t)lo; t <= newest; t++) /* readers */
+        for (uint64_t p = 0; p < M_PAGES; p++) {
+            int e = m->index[t][p];
+            for (size_t i = 0, b = p * PS; i < PS; i++, b++)
+                M_CHECK(m, !m_meta(m, b) || (e >= 0 ? m->entries[e].img[i] : m->file[b]) == m->state[t][b],
+                        "a reader of tick %llu reads metadata byte %zu wrong from the %s (writer at %llu, lag %u)",
+                        (unsigned long long)t, b, e >= 0 ? "metadata file" : "HDF5 file", (unsigned long long)newest,
+                        m->lag);
+        }
+    for (int k = 0; k < (m->flying ? 2 : 1); k++) { /* recovery from the newest header */
+        uint64_t t = k ? m->flying : m->done;
+        for (uint64_t p = 0; p < M_PAGES; p++) {
+            int e = m->index[t][p];
+            for (size_t i = 0, b = p * PS; i < PS; i++, b++) {
+                uint8_t v = e >= 0 && m->entries[e].meta[i] ? m->entries[e].img[i] : m->file[b];
+                M_CHECK(m, v == (m_meta(m, b) ? m->state[t][b] : m->raw[b]),
+                        "recovery to tick %llu makes byte %zu (%s) wrong", (unsigned long long)t, b,
+                        m_meta(m, b) ? "metadata" : "raw data");
+            }
+        }
+    }
+}
+
+static void
+m_begin(model_t *m, bool all)
+{
+    const uint64_t *r;
+    size_t nr;
+    uint64_t t = m->done + 1;
+    uint32_t lag = M_MAXLAG + m_rand(m, 3);
+
+    assert_true(t < M_TICKS);
+    assert_int_equal(vfdswmr_pb_prepare(m->pb, t, lag, all, &m->changes, &m->nchanges, &r, &nr), 0);
+    m->lag = lag;
+    assert_non_null(m->state[t] = malloc(sizeof m->cp));
+    memcpy(m->state[t], m->cp, sizeof m->cp);
+    memcpy(m->index[t], m->index[t - 1], sizeof m->index[t]);
+    for (size_t i = 0; i < nr; i++) {
+        M_CHECK(m, m->index[t][r[i]] >= 0, "page %llu leaves an index that does not name it", (unsigned long long)r[i]);
+        m->index[t][r[i]] = -1;
+    }
+    assert_non_null(m->handed = realloc(m->handed, m->nchanges * PS + 1));
+    for (size_t i = 0; i < m->nchanges; i++) {
+        const vfdswmr_mdchange_t *c = &m->changes[i];
+        if (m->nentries == m->cap)
+            assert_non_null(m->entries = realloc(m->entries, (m->cap = m->cap ? 2 * m->cap : 64) * sizeof *m->entries));
+        m_entry_t *e = &m->entries[m->nentries];
+        memcpy(e->img, c->image, PS);
+        memcpy(m->handed + i * PS, c->image, PS);
+        memset(e->meta, 0, sizeof e->meta);
+        for (uint32_t k = 0; k < c->nranges; k++)
+            for (uint32_t j = 0; j < c->ranges[k].length; j++)
+                e->meta[c->ranges[k].offset + j] = true;
+        m->index[t][c->hdf5_page] = (int)m->nentries++;
+    }
+    m->flying = t;
+}
+
+static void
+m_published(model_t *m)
+{
+    for (size_t i = 0; i < m->nchanges; i++)
+        M_CHECK(m, memcmp(m->handed + i * PS, m->changes[i].image, PS) == 0,
+                "the image of page %llu changed while it was being published",
+                (unsigned long long)m->changes[i].hdf5_page);
+    vfdswmr_pb_published(m->pb, m->flying);
+    m->done = m->flying;
+    m->flying = 0;
+}
+
+/* A metadata write over up to three metadata blocks, or a raw write in one
+ * raw block; either may start and end inside its blocks. */
+static void
+m_write(model_t *m, bool meta)
+{
+    size_t blk = m_rand(m, M_PAGES * PS / M_BLK), n = 0, off, len;
+    uint8_t v[3 * M_BLK];
+
+    while (n < (meta ? 3 : 1) && blk + n < M_PAGES * PS / M_BLK && m->is_meta[blk + n] == meta)
+        n++;
+    if (n == 0)
+        return;
+    off = m_rand(m, M_BLK / 2);
+    len = n * M_BLK - off - m_rand(m, M_BLK / 2);
+    for (size_t i = 0; i < len; i++)
+        v[i] = (uint8_t)m_rand(m, 256);
+    off += blk * M_BLK;
+    if (meta) {
+        assert_int_equal(vfdswmr_pb_write(m->pb, off, len, v, m_fill, m), 0);
+        memcpy(m->cur + off, v, len);
+    }
+    else {
+        memcpy(m->file + off, v, len);
+        memcpy(m->raw + off, v, len);
+        assert_int_equal(vfdswmr_pb_write_raw(m->pb, off, len, v), 0);
+    }
+}
+
+static void
+m_store_due(model_t *m)
+{
+    assert_true(vfdswmr_pb_store_due(m->pb, m->done, m->lag, sizeof m->file, m_store, m) >= 0);
+}
+
+static void
+m_run(uint64_t seed, long steps)
+{
+    model_t *m = calloc(1, sizeof *m);
+
+    assert_non_null(m);
+    m->seed = seed;
+    m->rng = seed * 2654435761u + 1;
+    m->lag = M_MAXLAG;
+    for (size_t i = 0; i < sizeof m->is_meta; i++)
+        m->is_meta[i] = m_rand(m, 2);
+    for (size_t i = 0; i < sizeof m->file; i++)
+        m->file[i] = (uint8_t)m_rand(m, 256);
+    memcpy(m->cur, m->file, sizeof m->file);
+    memcpy(m->raw, m->file, sizeof m->file);
+    memcpy(m->cp, m->file, sizeof m->file);
+    assert_non_null(m->state[0] = malloc(sizeof m->cp));
+    memcpy(m->state[0], m->cp, sizeof m->cp);
+    memset(m->index, 0xff, sizeof m->index); /* -1: no entry */
+    assert_non_null(m->pb = vfdswmr_pb_new(PS));
+    for (m->step = 0; m->step < steps && m->done + 1 < M_TICKS / 2; m->step++) {
+        uint32_t r = m_rand(m, 100);
+        if (r < 30)
+            m_write(m, true);
+        else if (r < 45)
+            m_write(m, false);
+        else if (r < 55) {
+            assert_int_equal(vfdswmr_pb_consistency_point(m->pb, sizeof m->file), 0);
+            memcpy(m->cp, m->cur, sizeof m->cp);
+        }
+        else if (r < 70)
+            m_store_due(m);
+        else if (r < 85 && !m->flying)
+            m_begin(m, false);
+        else if (r >= 85 && m->flying)
+            m_published(m);
+        m_check(m);
+    }
+    /* close: the last consistency point, ticks until every page is due,
+     * the stores, the empty index */
+    if (m->flying)
+        m_published(m);
+    assert_int_equal(vfdswmr_pb_consistency_point(m->pb, sizeof m->file), 0);
+    memcpy(m->cp, m->cur, sizeof m->cp);
+    do {
+        m_begin(m, false);
+        m_published(m);
+        m_store_due(m);
+        m_check(m);
+    } while (m->done < vfdswmr_pb_last_due_tick(m->pb, m->lag));
+    m_begin(m, true);
+    m_published(m);
+    m_check(m);
+    for (size_t b = 0; b < sizeof m->file; b++)
+        M_CHECK(m, m->file[b] == (m_meta(m, b) ? m->cur[b] : m->raw[b]), "after close byte %zu is wrong", b);
+    vfdswmr_pb_stats_t st;
+    vfdswmr_pb_stats(m->pb, &st);
+    M_CHECK(m, st.in_index == 0 && st.pages == 0, "after close %llu pages, %llu in the index",
+            (unsigned long long)st.pages, (unsigned long long)st.in_index);
+    vfdswmr_pb_destroy(m->pb);
+    for (size_t t = 0; t < M_TICKS; t++)
+        free(m->state[t]);
+    free(m->entries);
+    free(m->handed);
+    free(m);
+}
+
+static void
+test_in_flight_random(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 1; seed <= 24; seed++)
+        m_run(seed, 1200);
+}
+
 int
 main(void)
 {
@@ -325,6 +790,12 @@ main(void)
         cmocka_unit_test_setup_teardown(test_close_all, setup, teardown),
         cmocka_unit_test_setup_teardown(test_metadata_ranges, setup, teardown),
         cmocka_unit_test_setup_teardown(test_store_current, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_in_flight_images_stable, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_store_due_in_flight, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_removal_revived_in_flight, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_raw_in_flight_out_of_memory, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_destroy_in_flight, setup, teardown),
+        cmocka_unit_test(test_in_flight_random),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -32,13 +32,15 @@
 #include <hdf5.h>
 #include <H5VLnative.h>
 
+#include "clock.h"
+#include "le.h"
 #include "lookup3.h"
 #include "mdwriter.h"
 #include "vfdswmr.h"
 
-#define PS 4096u
-#define NA 1024 /* ints in "a": one page */
-#define NB 2048 /* ints in "b": two pages */
+#define PS      4096u
+#define NA      1024 /* ints in "a": one page */
+#define NB      2048 /* ints in "b": two pages */
 #define MAX_LAG 3
 
 #include "testdir.h"
@@ -122,11 +124,8 @@ static void
 writer_superblock(const fx_t *fx, uint8_t *img)
 {
     img[11] = 0x05;
-    for (int i = 0; i < 8; i++)
-        img[12 + 16 + i] = (uint8_t)((uint64_t)fx->n1 >> (8 * i));
-    uint32_t sum = vfdswmr_hashlittle(img, 44, 0);
-    for (int i = 0; i < 4; i++)
-        img[44 + i] = (uint8_t)(sum >> (8 * i));
+    vfdswmr_le64_encode(img + 12 + 16, (uint64_t)fx->n1);
+    vfdswmr_le32_encode(img + 44, vfdswmr_hashlittle(img, 44, 0));
 }
 
 static vfdswmr_mdw_t *
@@ -316,8 +315,8 @@ status_of(hid_t file)
     void *h = NULL;
 
     assert_true(vfdswmr_get_status(file, &st) >= 0);
-    assert_true(H5Pinsert2(fapl, VFDSWMR_HANDLE_PROPERTY, sizeof marker, &marker, NULL, NULL, NULL, NULL, NULL,
-                           NULL) >= 0);
+    assert_true(H5Pinsert2(fapl, VFDSWMR_HANDLE_PROPERTY, sizeof marker, &marker, NULL, NULL, NULL, NULL, NULL, NULL) >=
+                0);
     assert_true(H5Fget_vfd_handle(file, fapl, &h) >= 0);
     H5Pclose(fapl);
     memset(&old, 0xee, sizeof old);
@@ -333,7 +332,10 @@ assert_open_fails(hid_t file, const char *name, const char *want)
 {
     hid_t d;
 
-    H5E_BEGIN_TRY { d = H5Dopen2(file, name, H5P_DEFAULT); }
+    H5E_BEGIN_TRY
+    {
+        d = H5Dopen2(file, name, H5P_DEFAULT);
+    }
     H5E_END_TRY
     if (d >= 0)
         H5Dclose(d);
@@ -489,8 +491,9 @@ test_no_writer(void **state)
     assert_true(H5Oexists_by_name(file, "a", H5P_DEFAULT) > 0);
     assert_int_equal(read_dataset(file, "a", NA, 3), 0);
     publish_empty_ticks(&fx, 1);
-    assert_open_fails(file, "a", "reader fell behind: its snapshot (tick 0) is max_lag=3 or more ticks older "
-                                 "than the writer's (tick 3)");
+    assert_open_fails(file, "a",
+                      "reader fell behind: its snapshot (tick 0) is max_lag=3 or more ticks older "
+                      "than the writer's (tick 3)");
     assert_true(vfdswmr_refresh(file) >= 0);
     st = status_of(file);
     assert_int_equal(st.tick, 3);
@@ -500,36 +503,29 @@ test_no_writer(void **state)
     fx_teardown(&fx);
 }
 
-static double
-seconds_since(const struct timespec *t0)
-{
-    struct timespec t1;
-
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
-}
-
 /* presume_posix_semantics=0: the metadata file must appear within
  * open_timeout, else the open fails and says so. */
 static void
 test_wait_timeout(void **state)
 {
     fx_t fx = {0};
-    struct timespec t0;
     hid_t file;
-    double s;
+    double t0, s;
     char want[600];
 
     (void)state;
     make_versions(&fx, "timeout.h5");
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    H5E_BEGIN_TRY { file = open_reader(&fx, H5F_ACC_RDONLY, "presume_posix_semantics=0;open_timeout=3"); }
+    t0 = vfdswmr_now();
+    H5E_BEGIN_TRY
+    {
+        file = open_reader(&fx, H5F_ACC_RDONLY, "presume_posix_semantics=0;open_timeout=3");
+    }
     H5E_END_TRY
-    s = seconds_since(&t0);
+    s = vfdswmr_now() - t0;
     assert_true(file < 0);
     assert_true(s >= 0.3 && s < 3.0);
-    snprintf(want, sizeof want, "vfd_swmr_reader: the metadata file \"%s\" did not appear within open_timeout=3 (0.3 s)",
-             fx.md);
+    snprintf(want, sizeof want,
+             "vfd_swmr_reader: the metadata file \"%s\" did not appear within open_timeout=3 (0.3 s)", fx.md);
     assert_error(want);
     fx_teardown(&fx);
 }
@@ -538,9 +534,8 @@ static void *
 late_writer(void *arg)
 {
     fx_t *fx = arg;
-    struct timespec ts = {0, 200 * 1000 * 1000};
 
-    nanosleep(&ts, NULL);
+    vfdswmr_sleep(0.2);
     fx->w = start_writer(fx);
     return NULL;
 }
@@ -573,14 +568,20 @@ test_refuses_write(void **state)
 
     (void)state;
     make_versions(&fx, "rw.h5");
-    H5E_BEGIN_TRY { file = open_reader(&fx, H5F_ACC_RDWR, ""); }
+    H5E_BEGIN_TRY
+    {
+        file = open_reader(&fx, H5F_ACC_RDWR, "");
+    }
     H5E_END_TRY
     assert_true(file < 0);
     assert_error("vfd_swmr_reader opens files read-only; use vfd_swmr_writer to write");
 
     snprintf(path, sizeof path, "%s/new.h5", dir);
     fapl = reader_fapl("");
-    H5E_BEGIN_TRY { file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl); }
+    H5E_BEGIN_TRY
+    {
+        file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    }
     H5E_END_TRY
     assert_true(file < 0);
     assert_error("vfd_swmr_reader opens files read-only");
@@ -588,7 +589,10 @@ test_refuses_write(void **state)
     H5Pclose(fapl);
 
     /* A bad configuration is still reported as such. */
-    H5E_BEGIN_TRY { file = open_reader(&fx, H5F_ACC_RDWR, "max_lag=1"); }
+    H5E_BEGIN_TRY
+    {
+        file = open_reader(&fx, H5F_ACC_RDWR, "max_lag=1");
+    }
     H5E_END_TRY
     assert_true(file < 0);
     assert_error("vfd_swmr_reader: bad configuration (HDF5_DRIVER_CONFIG): max_lag=1");
@@ -691,8 +695,8 @@ syn_check(H5FD_t *f, H5FD_mem_t type, uint64_t addr, size_t size)
         uint64_t a = addr + i;
         uint8_t want = type != H5FD_MEM_DRAW && syn_in_image(a) ? image_byte(a) : disk_byte(a);
         if (buf[i] != want)
-            fail_msg("type %d read at %llu+%zu: byte %llu is %u, want %u", (int)type, (unsigned long long)addr,
-                     size, (unsigned long long)a, buf[i], want);
+            fail_msg("type %d read at %llu+%zu: byte %llu is %u, want %u", (int)type, (unsigned long long)addr, size,
+                     (unsigned long long)a, buf[i], want);
     }
     free(buf);
 }
@@ -768,7 +772,10 @@ test_damaged_image(void **state)
     (void)state;
     fx_setup(&fx, "damaged.h5", DISK_HYBRID);
     flip_byte(fx.md, image_offset(&fx, 0) + 100);
-    H5E_BEGIN_TRY { file = open_reader(&fx, H5F_ACC_RDONLY, "max_lag=3"); }
+    H5E_BEGIN_TRY
+    {
+        file = open_reader(&fx, H5F_ACC_RDONLY, "max_lag=3");
+    }
     H5E_END_TRY
     assert_true(file < 0);
     assert_error("vfd_swmr_reader: metadata file damaged: page 0 of the snapshot of tick 1 fails its checksum");
@@ -830,8 +837,9 @@ test_writer_restarts(void **state)
     /* Writer 1 closes, writer 2 starts; the reader still holds tick 1 of 1. */
     close_writer(&fx);
     fx.w = start_writer(&fx);
-    assert_open_fails(file, "a", "vfd_swmr_reader: the metadata file now belongs to another writer session (the "
-                                 "writer was restarted): reopen the file");
+    assert_open_fails(file, "a",
+                      "vfd_swmr_reader: the metadata file now belongs to another writer session (the "
+                      "writer was restarted): reopen the file");
     assert_true(vfdswmr_refresh(file) >= 0);
     st = status_of(file);
     assert_int_equal(st.session, vfdswmr_mdw_session(fx.w));
@@ -856,8 +864,9 @@ test_writer_restarts(void **state)
     fx.w = start_writer(&fx);
     assert_int_equal(read_dataset(file, "a", NA, 3), 0);
     publish_empty_ticks(&fx, MAX_LAG);
-    assert_open_fails(file, "a", "reader fell behind: its snapshot (tick 0) is max_lag=3 or more ticks older "
-                                 "than the writer's (tick 3)");
+    assert_open_fails(file, "a",
+                      "reader fell behind: its snapshot (tick 0) is max_lag=3 or more ticks older "
+                      "than the writer's (tick 3)");
     assert_true(vfdswmr_refresh(file) >= 0);
     st = status_of(file);
     assert_int_equal(st.session, vfdswmr_mdw_session(fx.w));
@@ -878,11 +887,17 @@ test_writer_ops_refused(void **state)
     fx_setup(&fx, "ops.h5", DISK_HYBRID);
     file = open_reader(&fx, H5F_ACC_RDONLY, "max_lag=3");
     assert_true(file >= 0);
-    H5E_BEGIN_TRY { rc = vfdswmr_disable_end_of_tick(file); }
+    H5E_BEGIN_TRY
+    {
+        rc = vfdswmr_disable_end_of_tick(file);
+    }
     H5E_END_TRY
     assert_true(rc < 0);
     assert_error("vfd_swmr_reader: only the writer (vfd_swmr_writer) can end a tick");
-    H5E_BEGIN_TRY { rc = vfdswmr_enable_end_of_tick(file); }
+    H5E_BEGIN_TRY
+    {
+        rc = vfdswmr_enable_end_of_tick(file);
+    }
     H5E_END_TRY
     assert_true(rc < 0);
     assert_true(H5Fclose(file) >= 0);
@@ -929,13 +944,19 @@ test_writer_state_and_settings(void **state)
     (void)state;
     fx_setup(&fx, "state.h5", DISK_HYBRID);
     /* explicit settings that contradict the writer's are refused */
-    H5E_BEGIN_TRY { file = open_reader(&fx, H5F_ACC_RDONLY, "max_lag=5"); }
+    H5E_BEGIN_TRY
+    {
+        file = open_reader(&fx, H5F_ACC_RDONLY, "max_lag=5");
+    }
     H5E_END_TRY
     assert_true(file < 0);
     snprintf(want, sizeof want,
              "max_lag=5 in the reader's configuration contradicts the writer's max_lag=%u recorded in", MAX_LAG);
     assert_error(want);
-    H5E_BEGIN_TRY { file = open_reader(&fx, H5F_ACC_RDONLY, "tick_len=9"); }
+    H5E_BEGIN_TRY
+    {
+        file = open_reader(&fx, H5F_ACC_RDONLY, "tick_len=9");
+    }
     H5E_END_TRY
     assert_true(file < 0);
     assert_error("tick_len=9 in the reader's configuration contradicts the writer's tick_len=0 recorded in");

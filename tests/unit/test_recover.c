@@ -19,12 +19,13 @@
 
 #include "testdir.h"
 
+#include "io.h"
 #include "mdreader.h"
 #include "mdwriter.h"
 #include "recover.h"
 
-#define PS 512u
-#define NPAGES 16u
+#define PS      512u
+#define NPAGES  16u
 #define MAX_LAG 3u
 
 static char md_path[256], h5_path[256];
@@ -34,7 +35,7 @@ static char md_path[256], h5_path[256];
 static int
 f_read(void *ctx, uint64_t addr, void *buf, size_t len)
 {
-    ssize_t n = pread(*(int *)ctx, buf, len, (off_t)addr);
+    ssize_t n = vfdswmr_pread_upto(*(int *)ctx, buf, len, addr);
     if (n < 0)
         return -1;
     memset((uint8_t *)buf + n, 0, len - (size_t)n);
@@ -44,7 +45,7 @@ f_read(void *ctx, uint64_t addr, void *buf, size_t len)
 static int
 f_write(void *ctx, uint64_t addr, const void *buf, size_t len)
 {
-    return pwrite(*(int *)ctx, buf, len, (off_t)addr) == (ssize_t)len ? 0 : -1;
+    return vfdswmr_pwrite_all(*(int *)ctx, buf, len, addr);
 }
 
 static uint64_t extended_to;
@@ -92,8 +93,12 @@ write_session(uint64_t hdf5_id, unsigned final_flags)
 {
     static uint8_t img2[PS], img5[PS];
     static const vfdswmr_mdrange_t r2[] = {{0, 100}, {300, 50}}, r5[] = {{0, PS}};
-    vfdswmr_mdw_opts_t o = {.page_size = PS, .reserved_pages = 2, .max_lag = MAX_LAG, .md_path = md_path,
-                            .tick_len = 1, .hdf5_id = hdf5_id};
+    vfdswmr_mdw_opts_t o = {.page_size = PS,
+                            .reserved_pages = 2,
+                            .max_lag = MAX_LAG,
+                            .md_path = md_path,
+                            .tick_len = 1,
+                            .hdf5_id = hdf5_id};
     vfdswmr_mdw_t *w;
     char err[256];
     uint64_t session;
@@ -306,8 +311,8 @@ test_killed_recovery_finished_by_next(void **state)
     assert_int_equal(waitpid(pid, &status, 0), pid);
     assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
     f = slurp(h5_path, &len);
-    assert_int_equal(f[2 * PS], 0xAA);     /* page 2 written ... */
-    assert_int_equal(f[5 * PS], 105);      /* ... page 5 not yet */
+    assert_int_equal(f[2 * PS], 0xAA); /* page 2 written ... */
+    assert_int_equal(f[5 * PS], 105);  /* ... page 5 not yet */
     free(f);
     assert_int_equal(run(false, 0, &rep, err, sizeof err), 0);
     expect_recovered();
@@ -317,12 +322,9 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_exact_ranges_and_raw_kept),
-        cmocka_unit_test(test_foreign_refused),
-        cmocka_unit_test(test_shorter_file_refused),
-        cmocka_unit_test(test_damaged_image_writes_nothing),
-        cmocka_unit_test(test_final_needs_nothing),
-        cmocka_unit_test(test_killed_recovery_finished_by_next),
+        cmocka_unit_test(test_exact_ranges_and_raw_kept), cmocka_unit_test(test_foreign_refused),
+        cmocka_unit_test(test_shorter_file_refused),      cmocka_unit_test(test_damaged_image_writes_nothing),
+        cmocka_unit_test(test_final_needs_nothing),       cmocka_unit_test(test_killed_recovery_finished_by_next),
     };
     if (testdir_setup(NULL) < 0)
         return 1;

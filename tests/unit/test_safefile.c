@@ -293,10 +293,18 @@ test_temp_suffix(void **state)
         const char *s;
         bool ok;
     } cases[] = {
-        {".AAAAAAAAAAAA.tmp", true},  {".az09-_Zq8x7w.tmp", true}, {".AAAAAAAAAAA.tmp", false},
-        {".AAAAAAAAAAAAA.tmp", false}, {".AAAAAAAAAAA..tmp", false}, {".AAAAAAAAAAA/.tmp", false},
-        {".AAAAAAAAAAAA.tmpx", false}, {"AAAAAAAAAAAAA.tmp", false}, {".AAAAAAAAAAAA.TMP", false},
-        {".tmp", false},               {"", false},                 {".AAAAAA AAAAA.tmp", false},
+        {".AAAAAAAAAAAA.tmp", true},
+        {".az09-_Zq8x7w.tmp", true},
+        {".AAAAAAAAAAA.tmp", false},
+        {".AAAAAAAAAAAAA.tmp", false},
+        {".AAAAAAAAAAA..tmp", false},
+        {".AAAAAAAAAAA/.tmp", false},
+        {".AAAAAAAAAAAA.tmpx", false},
+        {"AAAAAAAAAAAAA.tmp", false},
+        {".AAAAAAAAAAAA.TMP", false},
+        {".tmp", false},
+        {"", false},
+        {".AAAAAA AAAAA.tmp", false},
     };
 
     (void)state;
@@ -370,8 +378,7 @@ test_open_regular_dir_dev(void **state)
 static void
 test_open_regular_links(void **state)
 {
-    const char *victim = path("victim"), *link = path("link"), *dangling = path("dangling"),
-               *absent = path("absent");
+    const char *victim = path("victim"), *link = path("link"), *dangling = path("dangling"), *absent = path("absent");
     struct stat a, b;
     int fd;
 
@@ -513,11 +520,20 @@ main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
     const struct CMUnitTest tests[] = {
-        T(test_temp_name_and_mode),  T(test_temp_names_differ),   T(test_temp_planted),
-        T(test_temp_bounded),        T(test_temp_errors),         T(test_temp_suffix),
-        T(test_open_regular_file),   T(test_open_regular_fifo),   T(test_open_regular_dir_dev),
-        T(test_open_regular_links),  T(test_open_regular_missing_create),
-        T(test_updater_write_planted), T(test_updater_write_fails), T(test_create_named),
+        T(test_temp_name_and_mode),
+        T(test_temp_names_differ),
+        T(test_temp_planted),
+        T(test_temp_bounded),
+        T(test_temp_errors),
+        T(test_temp_suffix),
+        T(test_open_regular_file),
+        T(test_open_regular_fifo),
+        T(test_open_regular_dir_dev),
+        T(test_open_regular_links),
+        T(test_open_regular_missing_create),
+        T(test_updater_write_planted),
+        T(test_updater_write_fails),
+        T(test_create_named),
     };
     return cmocka_run_group_tests(tests, testdir_setup, testdir_teardown);
 }

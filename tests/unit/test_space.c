@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "abort.h"
 #include "space.h"
 
 /* ---------------------------------------------------------------------- */
@@ -332,7 +333,7 @@ test_defer_tags_out_of_order(void **state)
 
     assert_int_equal(vfdswmr_space_defer(s, 1, 1, 10), 0);
     assert_int_equal(vfdswmr_space_defer(s, 2, 1, 4), 0); /* stored as 10 */
-    assert_int_equal(vfdswmr_space_release(s, 7, 3), 0);   /* 4 + 3 would be due */
+    assert_int_equal(vfdswmr_space_release(s, 7, 3), 0);  /* 4 + 3 would be due */
     assert_int_equal(vfdswmr_space_release(s, 12, 3), 0);
     assert_state(s, 7, 0, 2);
     assert_int_equal(vfdswmr_space_release(s, 13, 3), 2);
@@ -432,7 +433,37 @@ test_top_of_address_space(void **state)
     vfdswmr_space_destroy(s);
 }
 
-/* Freeing deferred pages is a caller error free() cannot see; check() must. */
+/* Pages 1..6 allocated, then 2 deferred and 4 freed: allocated() says yes
+ * only for ranges wholly in allocated pages. */
+static void
+test_allocated(void **state)
+{
+    (void)state;
+    vfdswmr_space_t *s = six_singles();
+
+    assert_true(vfdswmr_space_allocated(s, 1, 6));
+    assert_int_equal(vfdswmr_space_defer(s, 2, 1, 1), 0);
+    vfdswmr_space_free(s, 4, 1);
+    assert_true(vfdswmr_space_allocated(s, 1, 1));
+    assert_true(vfdswmr_space_allocated(s, 5, 2));
+    assert_false(vfdswmr_space_allocated(s, 0, 1)); /* reserved */
+    assert_false(vfdswmr_space_allocated(s, 1, 2)); /* reaches the deferred page */
+    assert_false(vfdswmr_space_allocated(s, 3, 2)); /* reaches the free page */
+    assert_false(vfdswmr_space_allocated(s, 6, 2)); /* past the end of file */
+    assert_false(vfdswmr_space_allocated(s, 3, 0));
+    assert_false(vfdswmr_space_allocated(NULL, 3, 1));
+    vfdswmr_space_destroy(s);
+}
+
+/* Freeing deferred pages is a caller error free() cannot see; check() must.
+ * An invariant build (common/check.h) runs the check inside free() and
+ * aborts with its answer, which a child process shows. */
+static void
+free_deferred(void *arg)
+{
+    vfdswmr_space_free(arg, 2, 1);
+}
+
 static void
 test_check_reports_overlap(void **state)
 {
@@ -440,15 +471,21 @@ test_check_reports_overlap(void **state)
     vfdswmr_space_t *s = six_singles();
 
     assert_int_equal(vfdswmr_space_defer(s, 2, 1, 1), 0);
-    vfdswmr_space_free(s, 2, 1);
+#ifdef VFDSWMR_INVARIANTS
+    expect_abort(free_deferred, s, "invariant violated: check_all(");
+    expect_abort(free_deferred, s, " (deferred runs overlap each other or free runs)\n");
+    assert_null(vfdswmr_space_check(s)); /* the child's free() changed nothing here */
+#else
+    free_deferred(s);
     assert_string_equal(vfdswmr_space_check(s), "deferred runs overlap each other or free runs");
+#endif
     vfdswmr_space_destroy(s);
 }
 
 /* ---------------------------------------------------------------------- */
 /* Randomized simulation of a writer against a shadow model               */
 
-#define MAX_IMAGE_PAGES 8 /* image sizes are 1..8 pages */
+#define MAX_IMAGE_PAGES  8 /* image sizes are 1..8 pages */
 #define MAX_OPS_PER_TICK 8
 
 enum page_state { P_FREE, P_ALLOC, P_DEFER };
@@ -464,11 +501,11 @@ struct pending {
 
 struct sim_params {
     uint64_t seed;
-    uint64_t steps;  /* stop after this many API calls */
-    size_t target;   /* live images in steady state */
-    uint32_t lag;    /* max_lag, 3..10 */
+    uint64_t steps; /* stop after this many API calls */
+    size_t target;  /* live images in steady state */
+    uint32_t lag;   /* max_lag, 3..10 */
     uint64_t reserved;
-    bool release;    /* false: never release (the bound must then break) */
+    bool release; /* false: never release (the bound must then break) */
 };
 
 struct sim {
@@ -485,11 +522,11 @@ struct sim {
     uint64_t tick, steps, max_eof, bound;
 };
 
-#define SIM_ASSERT(sim, cond)                                                                            \
-    do {                                                                                                 \
-        if (!(cond))                                                                                     \
-            fail_msg("seed %llu, step %llu, tick %llu: %s", (unsigned long long)(sim)->p->seed,            \
-                     (unsigned long long)(sim)->steps, (unsigned long long)(sim)->tick, #cond);          \
+#define SIM_ASSERT(sim, cond)                                                                   \
+    do {                                                                                        \
+        if (!(cond))                                                                            \
+            fail_msg("seed %llu, step %llu, tick %llu: %s", (unsigned long long)(sim)->p->seed, \
+                     (unsigned long long)(sim)->steps, (unsigned long long)(sim)->tick, #cond); \
     } while (0)
 
 /* splitmix64 */
@@ -706,9 +743,9 @@ simulate(const struct sim_params *p)
     assert_non_null(sim.live);
     while (sim.steps < p->steps && (p->release || sim.eof <= sim.bound))
         sim_tick(&sim);
-    print_message("seed %llu: %llu steps, %llu ticks, max eof %llu, bound %llu\n",
-                  (unsigned long long)p->seed, (unsigned long long)sim.steps, (unsigned long long)sim.tick,
-                  (unsigned long long)sim.max_eof, (unsigned long long)sim.bound);
+    print_message("seed %llu: %llu steps, %llu ticks, max eof %llu, bound %llu\n", (unsigned long long)p->seed,
+                  (unsigned long long)sim.steps, (unsigned long long)sim.tick, (unsigned long long)sim.max_eof,
+                  (unsigned long long)sim.bound);
     max_eof = sim.max_eof;
     vfdswmr_space_destroy(sim.s);
     free(sim.map);
@@ -721,8 +758,7 @@ static void
 test_sim_long(void **state)
 {
     (void)state;
-    const struct sim_params p = {.seed = 1, .steps = 200000, .target = 200, .lag = 3, .reserved = 1,
-                                 .release = true};
+    const struct sim_params p = {.seed = 1, .steps = 200000, .target = 200, .lag = 3, .reserved = 1, .release = true};
 
     assert_true(simulate(&p) <= steady_state_bound(&p));
 }
@@ -747,8 +783,7 @@ static void
 test_sim_bound_needs_release(void **state)
 {
     (void)state;
-    const struct sim_params p = {.seed = 1, .steps = 200000, .target = 200, .lag = 3, .reserved = 1,
-                                 .release = false};
+    const struct sim_params p = {.seed = 1, .steps = 200000, .target = 200, .lag = 3, .reserved = 1, .release = false};
 
     assert_true(simulate(&p) > steady_state_bound(&p));
 }
@@ -775,6 +810,7 @@ main(void)
         cmocka_unit_test(test_invalid_ranges_ignored),
         cmocka_unit_test(test_alloc_rejects),
         cmocka_unit_test(test_top_of_address_space),
+        cmocka_unit_test(test_allocated),
         cmocka_unit_test(test_check_reports_overlap),
         cmocka_unit_test(test_sim_long),
         cmocka_unit_test(test_sim_seeds),

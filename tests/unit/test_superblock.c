@@ -17,6 +17,7 @@
 
 #include <hdf5.h>
 
+#include "le.h"
 #include "lookup3.h"
 #include "superblock.h"
 
@@ -55,15 +56,6 @@ static void
 path_of(char *out, size_t len, const char *name)
 {
     snprintf(out, len, "%s/%s", dir, name);
-}
-
-static uint64_t
-le(const uint8_t *p, unsigned n)
-{
-    uint64_t v = 0;
-    for (unsigned i = 0; i < n; i++)
-        v |= (uint64_t)p[i] << (8 * i);
-    return v;
 }
 
 /* A file with a v3 superblock (O-byte offsets), left open for writing so
@@ -143,8 +135,8 @@ check_real_superblock(unsigned o, const char *name)
     assert_int_equal(img[9], o);
     assert_int_not_equal(img[11], 0); /* open for writing: flags set */
     /* Our checksum of the unmodified bytes is HDF5's. */
-    assert_int_equal(vfdswmr_hashlittle(img, size - 4, 0), (uint32_t)le(img + size - 4, 4));
-    eof = le(img + 12 + 2 * o, o);
+    assert_int_equal(vfdswmr_hashlittle(img, size - 4, 0), (uint32_t)vfdswmr_le_decode(img + size - 4, 4));
+    eof = vfdswmr_le_decode(img + 12 + 2 * o, o);
     assert_int_equal(eof, len);
 
     /* As written, a reader refuses it (the flags say a writer has it open). */
@@ -157,10 +149,10 @@ check_real_superblock(unsigned o, const char *name)
     memcpy(sb, img, size);
     assert_int_equal(vfdswmr_sb_patch(sb, size, eoa), 1);
     assert_int_equal(sb[11], 0);
-    assert_int_equal(le(sb + 12 + 2 * o, o), eoa);
-    assert_int_equal(vfdswmr_hashlittle(sb, size - 4, 0), (uint32_t)le(sb + size - 4, 4));
-    assert_memory_equal(sb, img, 11); /* signature, version, sizes untouched */
-    assert_memory_equal(sb + 12, img + 12, 2 * o);           /* base, extension */
+    assert_int_equal(vfdswmr_le_decode(sb + 12 + 2 * o, o), eoa);
+    assert_int_equal(vfdswmr_hashlittle(sb, size - 4, 0), (uint32_t)vfdswmr_le_decode(sb + size - 4, 4));
+    assert_memory_equal(sb, img, 11);                          /* signature, version, sizes untouched */
+    assert_memory_equal(sb + 12, img + 12, 2 * o);             /* base, extension */
     assert_memory_equal(sb + 12 + 3 * o, img + 12 + 3 * o, o); /* root group */
     memcpy(img, sb, size);
     snprintf(copy, sizeof copy, "%s.patched", name);
@@ -168,7 +160,7 @@ check_real_superblock(unsigned o, const char *name)
 
     /* A smaller EOA never lowers the stored end of file. */
     assert_int_equal(vfdswmr_sb_patch(sb, size, 16), 1);
-    assert_int_equal(le(sb + 12 + 2 * o, o), eoa);
+    assert_int_equal(vfdswmr_le_decode(sb + 12 + 2 * o, o), eoa);
     free(sb);
     free(img);
     H5Fclose(file);
@@ -232,7 +224,7 @@ test_patch_refuses(void **state)
     /* 2-byte offsets: 24 bytes are enough. */
     sb[9] = 2;
     assert_int_equal(vfdswmr_sb_patch(sb, VFDSWMR_SB_V2_SIZE(2), 0x12345), 1);
-    assert_int_equal(le(sb + 12 + 4, 2), 0xffff); /* as far as 2 bytes hold */
+    assert_int_equal(vfdswmr_le_decode(sb + 12 + 4, 2), 0xffff); /* as far as 2 bytes hold */
 }
 
 /* A version 0 superblock (the default format) is not patched. */
@@ -258,17 +250,13 @@ test_patch_v0_untouched(void **state)
     assert_memory_equal(buf, before, sizeof buf);
 }
 
-
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_lookup3_known_answers),
-        cmocka_unit_test(test_lookup3_alignment),
-        cmocka_unit_test(test_patch_v3_offsets_8),
-        cmocka_unit_test(test_patch_v3_offsets_4),
-        cmocka_unit_test(test_patch_refuses),
-        cmocka_unit_test(test_patch_v0_untouched),
+        cmocka_unit_test(test_lookup3_known_answers), cmocka_unit_test(test_lookup3_alignment),
+        cmocka_unit_test(test_patch_v3_offsets_8),    cmocka_unit_test(test_patch_v3_offsets_4),
+        cmocka_unit_test(test_patch_refuses),         cmocka_unit_test(test_patch_v0_untouched),
     };
     return cmocka_run_group_tests(tests, testdir_setup, testdir_teardown);
 }

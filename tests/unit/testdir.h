@@ -2,7 +2,8 @@
  * A scratch directory for a cmocka test program: `dir` is created by
  * testdir_setup() and removed with everything in it by testdir_teardown(),
  * the group setup/teardown of cmocka_run_group_tests(); and whole-file
- * helpers for the files in it. Include after <cmocka.h>.
+ * helpers for the files in it (common/io.h: link common/libvfdswmr_base.la).
+ * Include after <cmocka.h>.
  */
 #ifndef VFDSWMR_TESTDIR_H
 #define VFDSWMR_TESTDIR_H
@@ -13,6 +14,8 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "io.h"
 
 static char dir[] = "/tmp/vfdswmr-test.XXXXXX";
 
@@ -40,17 +43,12 @@ slurp(const char *path, size_t *len)
     int fd = open(path, O_RDONLY);
     struct stat st;
     uint8_t *buf;
-    size_t got = 0;
 
     assert_true(fd >= 0);
     assert_int_equal(fstat(fd, &st), 0);
     *len = (size_t)st.st_size;
     assert_non_null(buf = malloc(*len + 1));
-    while (got < *len) {
-        ssize_t n = read(fd, buf + got, *len - got);
-        assert_true(n > 0);
-        got += (size_t)n;
-    }
+    assert_int_equal(vfdswmr_pread_all(fd, buf, *len, 0), 0);
     close(fd);
     return buf;
 }
@@ -60,14 +58,9 @@ static inline void
 spill(const char *path, const void *buf, size_t len)
 {
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    size_t done = 0;
 
     assert_true(fd >= 0);
-    while (done < len) {
-        ssize_t n = write(fd, (const uint8_t *)buf + done, len - done);
-        assert_true(n > 0);
-        done += (size_t)n;
-    }
+    assert_int_equal(vfdswmr_pwrite_all(fd, buf, len, 0), 0);
     assert_int_equal(close(fd), 0);
 }
 

@@ -51,7 +51,11 @@ main(int argc, char **argv)
         return 2;
     }
     while (file < 0) { /* the file becomes readable at the writer's first flush */
-        H5E_BEGIN_TRY { file = H5Fopen(argv[1], H5F_ACC_RDONLY, H5P_DEFAULT); } H5E_END_TRY
+        H5E_BEGIN_TRY
+        {
+            file = H5Fopen(argv[1], H5F_ACC_RDONLY, H5P_DEFAULT);
+        }
+        H5E_END_TRY
         if (file < 0) {
             if (now() - start > 30) {
                 fprintf(stderr, "%s: cannot open %s\n", me, argv[1]);
@@ -86,7 +90,8 @@ main(int argc, char **argv)
             H5Sclose(space);
             if (sn < n) /* both grow in the same consistency point: never */
                 return fprintf(stderr, "%s: %llu values but %llu stamps\n", me, (unsigned long long)n,
-                               (unsigned long long)sn), 1;
+                               (unsigned long long)sn),
+                       1;
             if (H5Dread(value, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) < 0)
                 return 1;
             hid_t ms = H5Screate_simple(1, &n, NULL), fs = H5Dget_space(stamp);
@@ -104,8 +109,8 @@ main(int argc, char **argv)
                 printf("%s: found %llu samples already written\n", me, (unsigned long long)n);
             first = 0;
             if (t - last_print >= 1.0) {
-                printf("%s: %4llu samples, newest %+.3f, seen %.3f s after it was written\n", me,
-                       (unsigned long long)n, v[n - 1], t - s[n - 1]);
+                printf("%s: %4llu samples, newest %+.3f, seen %.3f s after it was written\n", me, (unsigned long long)n,
+                       v[n - 1], t - s[n - 1]);
                 last_print = t;
             }
             seen = n;
@@ -129,8 +134,8 @@ main(int argc, char **argv)
     }
     if (ndelays) {
         qsort(delays, ndelays, sizeof *delays, cmp);
-        printf("%s: writer finished; %zu samples, delay median %.3f s, max %.3f s\n", me, ndelays,
-               delays[ndelays / 2], delays[ndelays - 1]);
+        printf("%s: writer finished; %zu samples, delay median %.3f s, max %.3f s\n", me, ndelays, delays[ndelays / 2],
+               delays[ndelays - 1]);
     }
     free(delays);
     return H5Fclose(file) < 0;

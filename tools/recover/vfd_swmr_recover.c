@@ -18,15 +18,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "config.h"
+#include "drvconfig.h"
 #include "h5err.h"
+#include "io.h"
 #include "marks.h"
 #include "mdlock.h"
 #include "paths.h"
 #include "recover.h"
 #include "safefile.h"
 #include "stack.h"
-#include "updater.h"
 
 #define PROG "vfd_swmr_recover"
 
@@ -42,8 +42,7 @@ static const char usage[] =
     "  -h, --help           this text\n"
     "Exit status: 0 recovered or nothing to recover, 1 failure, 2 usage, 3 a writer is running.\n";
 
-static int
-die(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int die(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int
 die(int status, const char *fmt, ...)
 {
@@ -83,7 +82,7 @@ lock_md(const char *md_path, const char *file, int *fd, bool quiet)
         if (*fd < 0 && errno == ENOENT) {
             if (!quiet)
                 printf(PROG ": %s: nothing to recover: there is no metadata file %s (if its writer kept the "
-                       "metadata file elsewhere, give the writer's md_file_path/md_file_name with --config)\n",
+                            "metadata file elsewhere, give the writer's md_file_path/md_file_name with --config)\n",
                        file, md_path);
             return 0;
         }
@@ -92,8 +91,10 @@ lock_md(const char *md_path, const char *file, int *fd, bool quiet)
         if ((lk = vfdswmr_mdlock_take(*fd)) != 0) {
             int e = errno;
             close(*fd);
-            return lk > 0 ? die(3, "%s: a writer is running, or another recovery (it holds metadata file %s); "
-                                   "nothing done", file, md_path)
+            return lk > 0 ? die(3,
+                                "%s: a writer is running, or another recovery (it holds metadata file %s); "
+                                "nothing done",
+                                file, md_path)
                           : die(1, "cannot lock metadata file %s: %s", md_path, strerror(e));
         }
         if (stat(md_path, &now) == 0 && now.st_dev == st.st_dev && now.st_ino == st.st_ino)
@@ -107,10 +108,10 @@ int
 main(int argc, char **argv)
 {
     static const struct option opts[] = {{"config", required_argument, NULL, 'c'},
-                                          {"force", no_argument, NULL, 'f'},
-                                          {"quiet", no_argument, NULL, 'q'},
-                                          {"help", no_argument, NULL, 'h'},
-                                          {NULL, 0, NULL, 0}};
+                                         {"force", no_argument, NULL, 'f'},
+                                         {"quiet", no_argument, NULL, 'q'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
     const char *config = default_config(), *file;
     bool force = false, quiet = false;
     vfdswmr_config_t cfg;
@@ -124,11 +125,21 @@ main(int argc, char **argv)
 
     while ((c = getopt_long(argc, argv, "c:fqh", opts, NULL)) != -1)
         switch (c) {
-        case 'c': config = optarg; break;
-        case 'f': force = true; break;
-        case 'q': quiet = true; break;
-        case 'h': fputs(usage, stdout); return 0;
-        default: fputs(usage, stderr); return 2;
+        case 'c':
+            config = optarg;
+            break;
+        case 'f':
+            force = true;
+            break;
+        case 'q':
+            quiet = true;
+            break;
+        case 'h':
+            fputs(usage, stdout);
+            return 0;
+        default:
+            fputs(usage, stderr);
+            return 2;
         }
     if (optind != argc - 1) {
         fputs(usage, stderr);
@@ -174,8 +185,8 @@ main(int argc, char **argv)
                    md_path, strerror(errno));
     close(md_fd);
     if (!quiet)
-        printf(PROG ": %s: recovered tick %" PRIu64 " of writer session %016" PRIx64 ": %" PRIu32
-               " pages (%" PRIu64 " bytes of metadata) written back, end of file %" PRIu64 "\n",
+        printf(PROG ": %s: recovered tick %" PRIu64 " of writer session %016" PRIx64 ": %" PRIu32 " pages (%" PRIu64
+                    " bytes of metadata) written back, end of file %" PRIu64 "\n",
                file, rep.tick, rep.session, rep.pages, rep.bytes, rep.eoa);
     return 0;
 }

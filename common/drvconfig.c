@@ -1,6 +1,6 @@
 /*
- * config.c - parser of the vfd-swmr configuration string (grammar in
- * config.h, keys in include/vfdswmr.h).
+ * drvconfig.c - parser of the vfd-swmr configuration string (grammar in
+ * drvconfig.h, keys in include/vfdswmr.h).
  *
  * Invariants:
  *  - The input is read only through slices (pointer, length) that lie inside
@@ -17,7 +17,7 @@
  *    vfdswmr_config_keys[] and the table that dispatches a key to its
  *    parser, so the two cannot diverge.
  *
- * Decisions the grammar in config.h leaves open:
+ * Decisions the grammar in drvconfig.h leaves open:
  *  - Empty segments (only blanks between two ';', a leading or trailing ';')
  *    are allowed and ignored: "a=1;;b=2" and "  ;  " are accepted.
  *  - The string is split on ';' only outside parentheses, for every key
@@ -30,7 +30,7 @@
  *  - A path must not contain a newline (it could not be logged or shown on
  *    one line); other characters are accepted.
  */
-#include "config.h"
+#include "drvconfig.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -38,7 +38,7 @@
 #include <string.h>
 
 /* Longest raw value echoed in a message, in bytes, before "..." is added. */
-#define ECHO_MAX 64
+#define ECHO_MAX  64
 #define ECHO_SIZE (ECHO_MAX + sizeof "...")
 
 /* A piece of the configuration string; off is the offset of p[0] in it. */
@@ -56,8 +56,7 @@ struct parse_ctx {
 };
 
 struct key_spec;
-typedef int (*value_parser)(struct parse_ctx *ctx, const struct key_spec *spec,
-                            const struct slice *value);
+typedef int (*value_parser)(struct parse_ctx *ctx, const struct key_spec *spec, const struct slice *value);
 
 struct key_spec {
     const char *name;
@@ -77,32 +76,30 @@ static int parse_under(struct parse_ctx *, const struct key_spec *, const struct
 static int parse_size(struct parse_ctx *, const struct key_spec *, const struct slice *);
 
 /* X(key, parser, field, min, max, unit), in the order of vfdswmr.h. */
-#define CONFIG_KEYS(X)                                                                          \
-    X(tick_len, parse_uint, tick_len, 0, VFDSWMR_MAX_TICK_LEN, "tenths of a second")            \
-    X(max_lag, parse_uint, max_lag, VFDSWMR_MIN_MAX_LAG, VFDSWMR_MAX_MAX_LAG, "ticks")          \
-    X(md_pages_reserved, parse_uint, md_pages_reserved, 1, VFDSWMR_MAX_MD_PAGES_RESERVED,       \
-      "pages")                                                                                  \
-    X(presume_posix_semantics, parse_bool, presume_posix_semantics, 0, 1, NULL)                 \
-    X(maintain_metadata_file, parse_bool, maintain_metadata_file, 0, 1, NULL)                   \
-    X(generate_updater_files, parse_bool, generate_updater_files, 0, 1, NULL)                   \
-    X(flush_raw_data, parse_bool, flush_raw_data, 0, 1, NULL)                                   \
-    X(md_file_path, parse_path, md_file_path, 0, 0, NULL)                                       \
-    X(md_file_name, parse_file_name, md_file_name, 0, 0, NULL)                                  \
-    X(updater_file_path, parse_path, updater_file_path, 0, 0, NULL)                             \
-    X(log_file_path, parse_path, log_file_path, 0, 0, NULL)                                     \
-    X(pb_expansion_threshold, parse_uint, pb_expansion_threshold, 0, 100,                       \
-      "times the page buffer size")                                                             \
-    X(open_timeout, parse_uint, open_timeout, 0, VFDSWMR_MAX_TICK_LEN, "tenths of a second")    \
-    X(keep_metadata_file, parse_bool, keep_metadata_file, 0, 1, NULL)                           \
-    X(updater_keep_ticks, parse_uint, updater_keep_ticks, 0, VFDSWMR_MAX_MAX_LAG, "ticks")       \
-    X(chunk_cache_size, parse_size, chunk_cache_size, 0, 0, NULL)                               \
-    X(chunk_cache_max_entry, parse_size, chunk_cache_max_entry, 0, 0, NULL)                     \
-    X(chunk_cache_dset_min, parse_size, chunk_cache_dset_min, 0, 0, NULL)                       \
-    X(chunk_cache_tag, parse_bool, chunk_cache_tag, 0, 1, NULL)                                 \
+#define CONFIG_KEYS(X)                                                                                  \
+    X(tick_len, parse_uint, tick_len, 0, VFDSWMR_MAX_TICK_LEN, "tenths of a second")                    \
+    X(max_lag, parse_uint, max_lag, VFDSWMR_MIN_MAX_LAG, VFDSWMR_MAX_MAX_LAG, "ticks")                  \
+    X(md_pages_reserved, parse_uint, md_pages_reserved, 1, VFDSWMR_MAX_MD_PAGES_RESERVED, "pages")      \
+    X(presume_posix_semantics, parse_bool, presume_posix_semantics, 0, 1, NULL)                         \
+    X(maintain_metadata_file, parse_bool, maintain_metadata_file, 0, 1, NULL)                           \
+    X(generate_updater_files, parse_bool, generate_updater_files, 0, 1, NULL)                           \
+    X(flush_raw_data, parse_bool, flush_raw_data, 0, 1, NULL)                                           \
+    X(md_file_path, parse_path, md_file_path, 0, 0, NULL)                                               \
+    X(md_file_name, parse_file_name, md_file_name, 0, 0, NULL)                                          \
+    X(updater_file_path, parse_path, updater_file_path, 0, 0, NULL)                                     \
+    X(log_file_path, parse_path, log_file_path, 0, 0, NULL)                                             \
+    X(pb_expansion_threshold, parse_uint, pb_expansion_threshold, 0, 100, "times the page buffer size") \
+    X(open_timeout, parse_uint, open_timeout, 0, VFDSWMR_MAX_TICK_LEN, "tenths of a second")            \
+    X(keep_metadata_file, parse_bool, keep_metadata_file, 0, 1, NULL)                                   \
+    X(updater_keep_ticks, parse_uint, updater_keep_ticks, 0, VFDSWMR_MAX_MAX_LAG, "ticks")              \
+    X(chunk_cache_size, parse_size, chunk_cache_size, 0, 0, NULL)                                       \
+    X(chunk_cache_max_entry, parse_size, chunk_cache_max_entry, 0, 0, NULL)                             \
+    X(chunk_cache_dset_min, parse_size, chunk_cache_dset_min, 0, 0, NULL)                               \
+    X(chunk_cache_tag, parse_bool, chunk_cache_tag, 0, 1, NULL)                                         \
     X(under, parse_under, under_name, 0, 0, NULL)
 
 #define KEY_NAME(key, parser, field, lo, hi, unit) #key,
-#define KEY_SPEC(key, parser, field, lo, hi, unit)                                              \
+#define KEY_SPEC(key, parser, field, lo, hi, unit) \
     {#key, sizeof #key - 1, parser, offsetof(vfdswmr_config_t, field), lo, hi, unit},
 
 const char *const vfdswmr_config_keys[] = {CONFIG_KEYS(KEY_NAME) NULL};
@@ -123,36 +120,49 @@ _Static_assert(sizeof(((vfdswmr_config_t *)0)->md_file_path) == VFDSWMR_MAX_PATH
 /* ---------------------------------------------------------------------- */
 /* Characters and slices                                                    */
 
-static bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+static bool
+is_blank(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
 
-static bool is_name_char(char c)
+static bool
+is_name_char(char c)
 {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
 }
 
-static char ascii_lower(char c) { return (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a') : c; }
+static char
+ascii_lower(char c)
+{
+    return (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a') : c;
+}
 
-static struct slice sub(const struct slice *v, size_t from, size_t to)
+static struct slice
+sub(const struct slice *v, size_t from, size_t to)
 {
     struct slice s = {v->p + from, to - from, v->off + from};
     return s;
 }
 
 /* The unescaped character at *i (< v->len); advances *i past it. */
-static char next_char(const struct slice *v, size_t *i)
+static char
+next_char(const struct slice *v, size_t *i)
 {
     char c = v->p[*i];
     if (c == '\\' && *i + 1 < v->len) {
         c = v->p[*i + 1];
         *i += 2;
-    } else {
+    }
+    else {
         *i += 1;
     }
     return c;
 }
 
 /* v without its leading and trailing unescaped blanks. */
-static struct slice trim(const struct slice *v)
+static struct slice
+trim(const struct slice *v)
 {
     size_t start = 0;
     while (start < v->len && is_blank(v->p[start]))
@@ -168,7 +178,8 @@ static struct slice trim(const struct slice *v)
 }
 
 /* Index of the first unescaped c outside parentheses, or v->len. */
-static size_t find_top_level(const struct slice *v, char c)
+static size_t
+find_top_level(const struct slice *v, char c)
 {
     size_t depth = 0;
     for (size_t i = 0; i < v->len; i++) {
@@ -186,7 +197,8 @@ static size_t find_top_level(const struct slice *v, char c)
 }
 
 /* Index of the ')' closing the '(' at v->p[open], or v->len if none. */
-static size_t matching_paren(const struct slice *v, size_t open)
+static size_t
+matching_paren(const struct slice *v, size_t open)
 {
     size_t depth = 0;
     for (size_t i = open; i < v->len; i++) {
@@ -201,7 +213,8 @@ static size_t matching_paren(const struct slice *v, size_t open)
     return v->len;
 }
 
-static bool parens_balance(const struct slice *v)
+static bool
+parens_balance(const struct slice *v)
 {
     size_t depth = 0;
     for (size_t i = 0; i < v->len; i++) {
@@ -225,7 +238,8 @@ static bool parens_balance(const struct slice *v)
 #if defined(__GNUC__)
 __attribute__((format(printf, 3, 4)))
 #endif
-static int fail(char *errbuf, size_t errlen, const char *fmt, ...)
+static int
+fail(char *errbuf, size_t errlen, const char *fmt, ...)
 {
     if (errbuf != NULL && errlen > 0) {
         va_list ap;
@@ -243,7 +257,8 @@ static int fail(char *errbuf, size_t errlen, const char *fmt, ...)
  * character boundary) followed by "..." when longer, control characters
  * replaced by '?'.
  */
-static void echo(const struct slice *v, char out[ECHO_SIZE])
+static void
+echo(const struct slice *v, char out[ECHO_SIZE])
 {
     size_t n = v->len;
     if (n > ECHO_MAX) {
@@ -257,13 +272,15 @@ static void echo(const struct slice *v, char out[ECHO_SIZE])
     }
     if (n < v->len) {
         memcpy(out + n, "...", sizeof "...");
-    } else {
+    }
+    else {
         out[n] = '\0';
     }
 }
 
 /* Appends src to dst (capacity cap, current length *len), truncating. */
-static void append(char *dst, size_t cap, size_t *len, const char *src)
+static void
+append(char *dst, size_t cap, size_t *len, const char *src)
 {
     size_t n = strlen(src);
     if (n > cap - 1 - *len)
@@ -273,7 +290,8 @@ static void append(char *dst, size_t cap, size_t *len, const char *src)
     dst[*len] = '\0';
 }
 
-static int fail_unknown_key(const struct parse_ctx *ctx, const struct slice *key)
+static int
+fail_unknown_key(const struct parse_ctx *ctx, const struct slice *key)
 {
     char list[N_KEYS * 32];
     size_t len = 0;
@@ -291,12 +309,14 @@ static int fail_unknown_key(const struct parse_ctx *ctx, const struct slice *key
 /* ---------------------------------------------------------------------- */
 /* Values                                                                   */
 
-static void *field(vfdswmr_config_t *cfg, const struct key_spec *spec)
+static void *
+field(vfdswmr_config_t *cfg, const struct key_spec *spec)
 {
     return (char *)cfg + spec->offset;
 }
 
-static int parse_uint(struct parse_ctx *ctx, const struct key_spec *spec, const struct slice *v)
+static int
+parse_uint(struct parse_ctx *ctx, const struct key_spec *spec, const struct slice *v)
 {
     uint64_t n = 0;
     bool digits = v->len > 0;
@@ -314,8 +334,7 @@ static int parse_uint(struct parse_ctx *ctx, const struct key_spec *spec, const 
     if (what != NULL) {
         char shown[ECHO_SIZE];
         echo(v, shown);
-        return fail(ctx->errbuf, ctx->errlen,
-                    "%s=%s: %s; expected an integer from %" PRIu32 " to %" PRIu32 " (%s)",
+        return fail(ctx->errbuf, ctx->errlen, "%s=%s: %s; expected an integer from %" PRIu32 " to %" PRIu32 " (%s)",
                     spec->name, shown, what, spec->min, spec->max, spec->unit);
     }
     *(uint32_t *)field(ctx->cfg, spec) = (uint32_t)n;
@@ -324,7 +343,8 @@ static int parse_uint(struct parse_ctx *ctx, const struct key_spec *spec, const 
 
 /* A byte count: digits, then optionally K, M, G or T (powers of 1024, either
  * case, an optional "iB" or "B" after), at most VFDSWMR_MAX_CACHE_SIZE. */
-static int parse_size(struct parse_ctx *ctx, const struct key_spec *spec, const struct slice *v)
+static int
+parse_size(struct parse_ctx *ctx, const struct key_spec *spec, const struct slice *v)
 {
     char text[32];
     size_t n = 0, i = 0;
@@ -362,7 +382,8 @@ static int parse_size(struct parse_ctx *ctx, const struct key_spec *spec, const 
     return 0;
 }
 
-static int parse_bool(struct parse_ctx *ctx, const struct key_spec *spec, const struct slice *v)
+static int
+parse_bool(struct parse_ctx *ctx, const struct key_spec *spec, const struct slice *v)
 {
     char word[sizeof "false" + 1]; /* one more than the longest word */
     size_t n = 0;
@@ -373,20 +394,21 @@ static int parse_bool(struct parse_ctx *ctx, const struct key_spec *spec, const 
     bool *dst = field(ctx->cfg, spec);
     if (strcmp(word, "0") == 0 || strcmp(word, "false") == 0) {
         *dst = false;
-    } else if (strcmp(word, "1") == 0 || strcmp(word, "true") == 0) {
+    }
+    else if (strcmp(word, "1") == 0 || strcmp(word, "true") == 0) {
         *dst = true;
-    } else {
+    }
+    else {
         char shown[ECHO_SIZE];
         echo(v, shown);
-        return fail(ctx->errbuf, ctx->errlen, "%s=%s: expected 0, 1, false or true", spec->name,
-                    shown);
+        return fail(ctx->errbuf, ctx->errlen, "%s=%s: expected 0, 1, false or true", spec->name, shown);
     }
     return 0;
 }
 
 /* Unescapes a path value into its field; *len receives its length. */
-static int store_path(struct parse_ctx *ctx, const struct key_spec *spec, const struct slice *v,
-                      size_t *len)
+static int
+store_path(struct parse_ctx *ctx, const struct key_spec *spec, const struct slice *v, size_t *len)
 {
     char *dst = field(ctx->cfg, spec);
     char shown[ECHO_SIZE];
@@ -394,20 +416,17 @@ static int store_path(struct parse_ctx *ctx, const struct key_spec *spec, const 
     dst[0] = '\0';
     if (!parens_balance(v)) {
         echo(v, shown);
-        return fail(ctx->errbuf, ctx->errlen,
-                    "%s=%s: unbalanced parentheses; write \\( and \\) for literal ones",
+        return fail(ctx->errbuf, ctx->errlen, "%s=%s: unbalanced parentheses; write \\( and \\) for literal ones",
                     spec->name, shown);
     }
     for (size_t i = 0; i < v->len;) {
         char c = next_char(v, &i);
         if (c == '\n') {
             echo(v, shown);
-            return fail(ctx->errbuf, ctx->errlen, "%s=%s: a path must not contain a newline",
-                        spec->name, shown);
+            return fail(ctx->errbuf, ctx->errlen, "%s=%s: a path must not contain a newline", spec->name, shown);
         }
         if (n == VFDSWMR_MAX_PATH)
-            return fail(ctx->errbuf, ctx->errlen, "%s: path longer than %d bytes", spec->name,
-                        VFDSWMR_MAX_PATH);
+            return fail(ctx->errbuf, ctx->errlen, "%s: path longer than %d bytes", spec->name, VFDSWMR_MAX_PATH);
         dst[n++] = c;
         dst[n] = '\0';
     }
@@ -415,14 +434,15 @@ static int store_path(struct parse_ctx *ctx, const struct key_spec *spec, const 
     return 0;
 }
 
-static int parse_path(struct parse_ctx *ctx, const struct key_spec *spec, const struct slice *v)
+static int
+parse_path(struct parse_ctx *ctx, const struct key_spec *spec, const struct slice *v)
 {
     size_t len;
     return store_path(ctx, spec, v, &len);
 }
 
-static int parse_file_name(struct parse_ctx *ctx, const struct key_spec *spec,
-                           const struct slice *v)
+static int
+parse_file_name(struct parse_ctx *ctx, const struct key_spec *spec, const struct slice *v)
 {
     size_t len;
     if (store_path(ctx, spec, v, &len) < 0)
@@ -430,14 +450,14 @@ static int parse_file_name(struct parse_ctx *ctx, const struct key_spec *spec,
     if (memchr(field(ctx->cfg, spec), '/', len) != NULL) {
         char shown[ECHO_SIZE];
         echo(v, shown);
-        return fail(ctx->errbuf, ctx->errlen,
-                    "%s=%s: must be a file name without a directory part", spec->name, shown);
+        return fail(ctx->errbuf, ctx->errlen, "%s=%s: must be a file name without a directory part", spec->name, shown);
     }
     return 0;
 }
 
 /* under := NAME [blanks] [ '(' nested ')' ], nested kept verbatim. */
-static int parse_under(struct parse_ctx *ctx, const struct key_spec *spec, const struct slice *v)
+static int
+parse_under(struct parse_ctx *ctx, const struct key_spec *spec, const struct slice *v)
 {
     char shown[ECHO_SIZE];
     size_t name_len = 0;
@@ -463,12 +483,11 @@ static int parse_under(struct parse_ctx *ctx, const struct key_spec *spec, const
                     "(its configuration)",
                     spec->name, shown);
     if (name_len > VFDSWMR_MAX_DRIVER_NAME)
-        return fail(ctx->errbuf, ctx->errlen, "%s=%s: driver name longer than %d characters",
-                    spec->name, shown, VFDSWMR_MAX_DRIVER_NAME);
+        return fail(ctx->errbuf, ctx->errlen, "%s=%s: driver name longer than %d characters", spec->name, shown,
+                    VFDSWMR_MAX_DRIVER_NAME);
     if (nested_len > VFDSWMR_MAX_NESTED_CONFIG)
-        return fail(ctx->errbuf, ctx->errlen,
-                    "%s=%s: configuration of the lower driver longer than %d bytes", spec->name,
-                    shown, VFDSWMR_MAX_NESTED_CONFIG);
+        return fail(ctx->errbuf, ctx->errlen, "%s=%s: configuration of the lower driver longer than %d bytes",
+                    spec->name, shown, VFDSWMR_MAX_NESTED_CONFIG);
 
     vfdswmr_config_t *cfg = ctx->cfg;
     memcpy(cfg->under_name, v->p, name_len);
@@ -483,7 +502,8 @@ static int parse_under(struct parse_ctx *ctx, const struct key_spec *spec, const
 /* ---------------------------------------------------------------------- */
 /* Segments                                                                 */
 
-static const struct key_spec *lookup(const struct slice *key, size_t *index)
+static const struct key_spec *
+lookup(const struct slice *key, size_t *index)
 {
     for (size_t i = 0; i < N_KEYS; i++) {
         if (key_specs[i].name_len == key->len && memcmp(key_specs[i].name, key->p, key->len) == 0) {
@@ -495,7 +515,8 @@ static const struct key_spec *lookup(const struct slice *key, size_t *index)
 }
 
 /* One `key=value` segment (without its ';'); blank segments are ignored. */
-static int parse_segment(struct parse_ctx *ctx, const struct slice *segment)
+static int
+parse_segment(struct parse_ctx *ctx, const struct slice *segment)
 {
     struct slice s = trim(segment);
     if (s.len == 0)
@@ -505,14 +526,12 @@ static int parse_segment(struct parse_ctx *ctx, const struct slice *segment)
     if (eq == s.len) {
         char shown[ECHO_SIZE];
         echo(&s, shown);
-        return fail(ctx->errbuf, ctx->errlen, "\"%s\" at offset %zu: expected key=value", shown,
-                    s.off);
+        return fail(ctx->errbuf, ctx->errlen, "\"%s\" at offset %zu: expected key=value", shown, s.off);
     }
     struct slice raw_key = sub(&s, 0, eq);
     struct slice key = trim(&raw_key);
     if (key.len == 0)
-        return fail(ctx->errbuf, ctx->errlen, "empty key at offset %zu: expected key=value",
-                    s.off);
+        return fail(ctx->errbuf, ctx->errlen, "empty key at offset %zu: expected key=value", s.off);
 
     size_t index = 0;
     const struct key_spec *spec = lookup(&key, &index);
@@ -532,7 +551,8 @@ static int parse_segment(struct parse_ctx *ctx, const struct slice *segment)
  * End of the segment that starts at text[pos]: the first ';' outside
  * escapes and parentheses, or the terminating NUL.
  */
-static int segment_end(const struct parse_ctx *ctx, const char *text, size_t pos, size_t *end)
+static int
+segment_end(const struct parse_ctx *ctx, const char *text, size_t pos, size_t *end)
 {
     size_t depth = 0;
     for (size_t i = pos;; i++) {
@@ -545,9 +565,11 @@ static int segment_end(const struct parse_ctx *ctx, const char *text, size_t pos
             if (text[i + 1] == '\0')
                 return fail(ctx->errbuf, ctx->errlen, "trailing backslash at offset %zu", i);
             i++;
-        } else if (c == '(') {
+        }
+        else if (c == '(') {
             depth++;
-        } else if (c == ')' && depth > 0) {
+        }
+        else if (c == ')' && depth > 0) {
             depth--;
         }
     }
@@ -556,7 +578,8 @@ static int segment_end(const struct parse_ctx *ctx, const char *text, size_t pos
 /* ---------------------------------------------------------------------- */
 /* Public functions                                                         */
 
-void vfdswmr_config_defaults(vfdswmr_config_t *cfg)
+void
+vfdswmr_config_defaults(vfdswmr_config_t *cfg)
 {
     if (cfg == NULL)
         return;
@@ -578,7 +601,8 @@ void vfdswmr_config_defaults(vfdswmr_config_t *cfg)
     cfg->under_has_config = false;
 }
 
-int vfdswmr_config_parse(const char *text, vfdswmr_config_t *cfg, char *errbuf, size_t errlen)
+int
+vfdswmr_config_parse(const char *text, vfdswmr_config_t *cfg, char *errbuf, size_t errlen)
 {
     struct parse_ctx ctx = {cfg, errbuf, errlen, 0};
     if (errbuf != NULL && errlen > 0)
@@ -603,7 +627,8 @@ int vfdswmr_config_parse(const char *text, vfdswmr_config_t *cfg, char *errbuf, 
     return 0;
 }
 
-bool vfdswmr_config_given(const vfdswmr_config_t *cfg, const char *key)
+bool
+vfdswmr_config_given(const vfdswmr_config_t *cfg, const char *key)
 {
     for (size_t i = 0; i < N_KEYS; i++)
         if (!strcmp(key_specs[i].name, key))
@@ -611,7 +636,8 @@ bool vfdswmr_config_given(const vfdswmr_config_t *cfg, const char *key)
     return false;
 }
 
-int vfdswmr_config_check_writer(const vfdswmr_config_t *cfg, char *errbuf, size_t errlen)
+int
+vfdswmr_config_check_writer(const vfdswmr_config_t *cfg, char *errbuf, size_t errlen)
 {
     if (errbuf != NULL && errlen > 0)
         errbuf[0] = '\0';

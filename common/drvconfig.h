@@ -1,5 +1,6 @@
 /*
- * Parser for the configuration string of every vfd-swmr driver and tool.
+ * Parser for the configuration string of every vfd-swmr driver and tool
+ * ("drvconfig": the drivers' configuration, not autoconf's config.h).
  *
  * Grammar (the public header include/vfdswmr.h documents every key):
  *
@@ -22,8 +23,8 @@
  * Error contract: functions return 0, or -1 with one line in the caller's
  * errbuf; nothing is printed or kept.
  */
-#ifndef VFDSWMR_COMMON_CONFIG_H
-#define VFDSWMR_COMMON_CONFIG_H
+#ifndef VFDSWMR_COMMON_DRVCONFIG_H
+#define VFDSWMR_COMMON_DRVCONFIG_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -39,29 +40,29 @@
 #define VFDSWMR_CONFIG_ERRLEN 512
 
 typedef struct vfdswmr_config_t {
-    uint32_t tick_len;               /* tenths of a second; 0: manual ticks only */
-    uint32_t max_lag;                /* ticks, >= 3 */
-    uint32_t md_pages_reserved;      /* pages, >= 1 */
+    uint32_t tick_len;          /* tenths of a second; 0: manual ticks only */
+    uint32_t max_lag;           /* ticks, >= 3 */
+    uint32_t md_pages_reserved; /* pages, >= 1 */
     bool presume_posix_semantics;
     bool maintain_metadata_file;
     bool generate_updater_files;
     bool flush_raw_data;
-    uint32_t pb_expansion_threshold; /* 0..100, 0 disables */
-    uint32_t open_timeout;           /* tenths of a second a reader waits for the metadata file */
-    bool keep_metadata_file;         /* writer: leave the metadata file at close */
-    uint32_t updater_keep_ticks;     /* writer: ticks updater files are kept; 0: max_lag + 1 */
-    uint64_t chunk_cache_size;       /* bytes of raw-data chunk images cached; 0: no cache */
-    uint64_t chunk_cache_max_entry;  /* UINT64_MAX (not given): chunk_cache_size / 4 */
-    uint64_t chunk_cache_dset_min;   /* UINT64_MAX (not given): min(10 MiB, chunk_cache_size / 16) */
-    bool chunk_cache_tag;            /* attribute reads to datasets through HDF5's API context */
-    char md_file_path[VFDSWMR_MAX_PATH + 1];      /* "" = directory of the HDF5 file */
-    char md_file_name[VFDSWMR_MAX_PATH + 1];      /* "" = <HDF5 file name>.md */
-    char updater_file_path[VFDSWMR_MAX_PATH + 1]; /* "" = <metadata file>.ud */
-    char log_file_path[VFDSWMR_MAX_PATH + 1];     /* "" = no log */
-    char under_name[VFDSWMR_MAX_DRIVER_NAME + 1]; /* lower driver, default "sec2" */
+    uint32_t pb_expansion_threshold;                  /* 0..100, 0 disables */
+    uint32_t open_timeout;                            /* tenths of a second a reader waits for the metadata file */
+    bool keep_metadata_file;                          /* writer: leave the metadata file at close */
+    uint32_t updater_keep_ticks;                      /* writer: ticks updater files are kept; 0: max_lag + 1 */
+    uint64_t chunk_cache_size;                        /* bytes of raw-data chunk images cached; 0: no cache */
+    uint64_t chunk_cache_max_entry;                   /* UINT64_MAX (not given): chunk_cache_size / 4 */
+    uint64_t chunk_cache_dset_min;                    /* UINT64_MAX (not given): min(10 MiB, chunk_cache_size / 16) */
+    bool chunk_cache_tag;                             /* attribute reads to datasets through HDF5's API context */
+    char md_file_path[VFDSWMR_MAX_PATH + 1];          /* "" = directory of the HDF5 file */
+    char md_file_name[VFDSWMR_MAX_PATH + 1];          /* "" = <HDF5 file name>.md */
+    char updater_file_path[VFDSWMR_MAX_PATH + 1];     /* "" = <metadata file>.ud */
+    char log_file_path[VFDSWMR_MAX_PATH + 1];         /* "" = no log */
+    char under_name[VFDSWMR_MAX_DRIVER_NAME + 1];     /* lower driver, default "sec2" */
     char under_config[VFDSWMR_MAX_NESTED_CONFIG + 1]; /* "" = none */
-    bool under_has_config;           /* true when written as NAME(...) */
-    uint32_t given;                  /* bit i set: vfdswmr_config_keys[i] appeared in the string */
+    bool under_has_config;                            /* true when written as NAME(...) */
+    uint32_t given;                                   /* bit i set: vfdswmr_config_keys[i] appeared in the string */
 } vfdswmr_config_t;
 
 /* Fill *cfg with the documented defaults. */

@@ -1,0 +1,194 @@
+/*
+ * Publishing a tick: the latest consistency point becomes the metadata
+ * file's next snapshot (mdfile/mdwriter.c): the pages of consistency points
+ * since the previous publish, and the removals the page buffer decides
+ * (pagebuf.h). The ticker (ticker.c) decides when; explicit ends of tick,
+ * early ends (pb_expansion_threshold) and close call it directly.
+ *
+ * A publish has three steps, so that the disk I/O does not hold the lock
+ * every HDF5 callback of the application takes:
+ *   begin   (lock held)   decide what is kept for readers (read marks), hand
+ *                         the page buffer's waiting images to the publish,
+ *                         encode the raw-data write log;
+ *   write   (lock held or not) raw-data log, page images, index, header --
+ *                         everything that waits for the disk, fdatasync
+ *                         included with flush_raw_data;
+ *   finish  (lock held)   page states, the published tick, counters, log;
+ *                         a failure is recorded in w->error.
+ * Between begin and finish the callbacks go on as if the publish had not
+ * begun (pagebuf.h says what the page buffer allows meanwhile); `publishing`
+ * tells them that writes now belong to the tick after the one being written.
+ * Only the thread publishing touches w->mdw until finish; a second publish
+ * waits for the first (`published`). So the order readers depend on is kept:
+ * raw-data log, then images and index, then header -- and a consistency
+ * point is published whole or not at all.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "clock.h"
+#include "writer.h"
+
+typedef struct publish_t {
+    uint64_t tick;
+    bool final;
+    bool early; /* ended early (pb_expansion_threshold): for the log */
+    const vfdswmr_mdchange_t *changes;
+    const uint64_t *removals;
+    size_t nc, nr;
+    uint64_t eoa;
+    double t0, seconds;
+    int rawlog_errno; /* the raw-data log could not be written */
+    bool failed;      /* the publish itself failed: why, and marked_failed */
+    bool mark_failed_ok;
+    char why[384]; /* fits w->error with the prefix */
+    char mark_why[VFDSWMR_MDW_ERRLEN];
+} publish_t;
+
+/* The tick raw writes made now are published with: tick + 2 while tick + 1
+ * is being written -- and for good once publishing failed (the error is
+ * never cleared and nothing is published again), since writes made while
+ * the failed publish was being written got tick + 2 already: the raw-data
+ * log's ticks never go down (rawlog.h). */
+uint64_t
+vfdswmr_writer_write_tick(const vfdswmr_writer_t *w)
+{
+    return w->tick + 1 + (w->publishing || w->error[0] ? 1 : 0);
+}
+
+/* Wait, under the lock, until no publish is being written. */
+static void
+wait_idle(vfdswmr_writer_t *w)
+{
+    while (w->publishing)
+        pthread_cond_wait(&w->published, &w->lock);
+}
+
+/* Publishing stops for good: keep the first reason, and tell readers, as a
+ * failed publish does, by marking the metadata file failed (they get an
+ * error instead of a view that silently stops). Close then writes every
+ * page's current bytes to the HDF5 file. Lock held (or at close). */
+void
+vfdswmr_writer_stop_publishing(vfdswmr_writer_t *w, const char *why)
+{
+    char err[VFDSWMR_MDW_ERRLEN];
+
+    wait_idle(w); /* the metadata file writer is the publishing thread's until then */
+    if (w->error[0])
+        return;
+    snprintf(w->error, sizeof w->error, "%s", why);
+    VFDSWMR_LOG(&w->log, "error", "%s", w->error);
+    if (vfdswmr_mdw_mark_failed(w->mdw, err, sizeof err) < 0)
+        VFDSWMR_LOG(&w->log, "error", "cannot mark the metadata file failed: %s", err);
+}
+
+static int
+begin(vfdswmr_writer_t *w, bool final, publish_t *p)
+{
+    *p = (publish_t){.tick = w->tick + 1, .final = final, .eoa = w->cp_eoa, .t0 = vfdswmr_now()};
+    p->early = w->early_tick; /* this publish's, not one a publish under way finishes first */
+    w->early_tick = false;
+    /* What local readers hold (read marks) decides what must be kept. */
+    /* Closing, a stalled reader must not hold the close for long: marks
+     * older than max_lag are released then. */
+    w->lag = vfdswmr_marks_lag(w->marks, p->tick, w->base.cfg.max_lag,
+                               w->closing ? w->base.cfg.max_lag : VFDSWMR_MARK_RELEASE_FACTOR * w->base.cfg.max_lag,
+                               &w->marked_readers);
+    vfdswmr_mdw_set_keep_lag(w->mdw, w->lag);
+    if (vfdswmr_pb_prepare(w->pb, p->tick, w->lag, final, &p->changes, &p->nc, &p->removals, &p->nr) < 0) {
+        vfdswmr_writer_stop_publishing(w, "out of memory preparing a tick");
+        return -1;
+    }
+    if (w->rawlog)
+        vfdswmr_rawlog_prepare(w->rawlog, p->tick, w->lag);
+    return 0;
+}
+
+/* The disk I/O; touches only what begin handed over, w->rawlog's prepared
+ * buffer and w->mdw. */
+static void
+write_out(vfdswmr_writer_t *w, publish_t *p)
+{
+    /* Before the header: a reader that sees tick T finds T's writes listed. */
+    if (w->rawlog && vfdswmr_rawlog_write(w->rawlog) < 0)
+        p->rawlog_errno = errno ? errno : EIO;
+    if (vfdswmr_mdw_publish(w->mdw, p->eoa, p->changes, p->nc, p->removals, p->nr, p->final ? VFDSWMR_MDW_FINAL : 0,
+                            p->why, sizeof p->why) < 0) {
+        p->failed = true;
+        /* Tell the readers (the header is rewritten in place, which needs no
+         * new space): they get an error instead of a silently frozen view. */
+        p->mark_failed_ok = vfdswmr_mdw_mark_failed(w->mdw, p->mark_why, sizeof p->mark_why) == 0;
+    }
+    p->seconds = vfdswmr_now() - p->t0;
+}
+
+static int
+finish(vfdswmr_writer_t *w, const publish_t *p)
+{
+    uint32_t n;
+
+    if (p->rawlog_errno) {
+        VFDSWMR_LOG(&w->log, "warning", "cannot write the raw-data write log: %s", strerror(p->rawlog_errno));
+        vfdswmr_rawlog_close(w->rawlog); /* readers then drop their caches at every snapshot */
+        w->rawlog = NULL;
+    }
+    if (p->failed) {
+        snprintf(w->error, sizeof w->error, "cannot publish tick %llu: %s", (unsigned long long)p->tick, p->why);
+        VFDSWMR_LOG(&w->log, "error", "%s", w->error);
+        if (!p->mark_failed_ok)
+            VFDSWMR_LOG(&w->log, "error", "cannot mark the metadata file failed: %s", p->mark_why);
+        return -1;
+    }
+    vfdswmr_pb_published(w->pb, p->tick);
+    w->tick = p->tick;
+    vfdswmr_mdw_index(w->mdw, &n);
+    w->index_entries = n;
+    w->publishes++;
+    w->pages_published += p->nc;
+    vfdswmr_pb_stats_t st;
+    vfdswmr_pb_stats(w->pb, &st);
+    w->tick_start_images = st.images;
+    VFDSWMR_LOG(&w->log, "end_of_tick",
+                "tick=%llu pages=%zu removed=%zu index=%u relocated=%d md_pages=%llu eoa=%llu lag=%u "
+                "marked_readers=%u early=%d time_us=%.0f",
+                (unsigned long long)p->tick, p->nc, p->nr, n, vfdswmr_mdw_index_relocated(w->mdw),
+                (unsigned long long)vfdswmr_mdw_file_pages(w->mdw), (unsigned long long)p->eoa, w->lag,
+                w->marked_readers, p->early, p->seconds * 1e6);
+    return 0;
+}
+
+static int
+end_tick(vfdswmr_writer_t *w, bool final, bool unlock_io)
+{
+    publish_t p;
+    int rc;
+
+    wait_idle(w);
+    if (w->error[0] || begin(w, final, &p) < 0)
+        return -1;
+    if (unlock_io) {
+        w->publishing = true;
+        pthread_mutex_unlock(&w->lock);
+    }
+    write_out(w, &p);
+    if (unlock_io) {
+        pthread_mutex_lock(&w->lock);
+        w->publishing = false;
+        pthread_cond_broadcast(&w->published);
+    }
+    rc = finish(w, &p);
+    return rc;
+}
+
+int
+vfdswmr_writer_end_tick(vfdswmr_writer_t *w, bool final)
+{
+    return end_tick(w, final, false);
+}
+
+int
+vfdswmr_writer_end_tick_unlocked_io(vfdswmr_writer_t *w)
+{
+    return end_tick(w, false, true);
+}
