@@ -176,3 +176,27 @@ cl_num(const char *prog, const char *what, const char *s, long lo, long hi)
     }
     return v;
 }
+
+bool
+cl_run_opt(const char *prog, int c, const char *arg, cl_run_t *r)
+{
+    switch (c) {
+    case 'f':
+        r->file = arg;
+        return true;
+    case 'p':
+        r->progress = arg;
+        return true;
+    case 's':
+        r->seed = (uint64_t)cl_num(prog, "seed", arg, 0, 4000000000L);
+        return true;
+    case 'm':
+        if (!(r->mix = cm_mix_find(arg))) {
+            fprintf(stderr, "%s: --mix %s: unknown mix\n", prog, arg);
+            exit(2);
+        }
+        return true;
+    default:
+        return false;
+    }
+}

@@ -64,4 +64,16 @@ void cl_line(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3))
  * naming prog and the option, and exit status 2. */
 long cl_num(const char *prog, const char *what, const char *s, long lo, long hi);
 
+/* The options the writer, the readers and the verifier share:
+ * --file F --progress P --seed S --mix M (getopt_long values 'f', 'p', 's', 'm'). */
+typedef struct {
+    const char *file, *progress;
+    uint64_t seed;
+    const cm_mix_t *mix;
+} cl_run_t;
+
+/* One getopt_long answer c (argument arg): true when it is a shared option, now
+ * stored in r; false for any other option. Exits with status 2 on a bad value. */
+bool cl_run_opt(const char *prog, int c, const char *arg, cl_run_t *r);
+
 #endif

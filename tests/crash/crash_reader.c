@@ -35,9 +35,8 @@
 #include <string.h>
 
 static struct {
-    const char *file, *progress, *seen, *name;
-    uint64_t seed;
-    const cm_mix_t *mix;
+    cl_run_t run;
+    const char *seen, *name;
     bool swmr;
     long pause_us, timeout_s;
 } opt = {.name = "reader", .pause_us = 2000, .timeout_s = 300};
@@ -69,22 +68,11 @@ parse(int argc, char **argv)
     int c;
 
     while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+        if (cl_run_opt("crash_reader", c, optarg, &opt.run))
+            continue;
         switch (c) {
-        case 'f':
-            opt.file = optarg;
-            break;
-        case 'p':
-            opt.progress = optarg;
-            break;
         case 'l':
             opt.seen = optarg;
-            break;
-        case 's':
-            opt.seed = (uint64_t)cl_num("crash_reader", "seed", optarg, 0, 4000000000L);
-            break;
-        case 'm':
-            if (!(opt.mix = cm_mix_find(optarg)))
-                usage();
             break;
         case 'n':
             opt.name = optarg;
@@ -102,7 +90,7 @@ parse(int argc, char **argv)
             usage();
         }
     }
-    if (optind != argc || !opt.file || !opt.progress || !opt.seen || !opt.mix)
+    if (optind != argc || !opt.run.file || !opt.run.progress || !opt.seen || !opt.run.mix)
         usage();
 }
 
@@ -154,7 +142,7 @@ open_retry(unsigned flags, hid_t fapl, int64_t deadline)
     for (;;) {
         H5E_BEGIN_TRY
         {
-            fid = H5Fopen(opt.file, flags, fapl);
+            fid = H5Fopen(opt.run.file, flags, fapl);
         }
         H5E_END_TRY
         if (fid >= 0)
@@ -162,8 +150,8 @@ open_retry(unsigned flags, hid_t fapl, int64_t deadline)
         if (stop)
             return -1;
         if (now_ns() > deadline) {
-            if ((fid = H5Fopen(opt.file, flags, fapl)) < 0)
-                swmr_h5fail("cannot open %s within %ld s", opt.file, opt.timeout_s);
+            if ((fid = H5Fopen(opt.run.file, flags, fapl)) < 0)
+                swmr_h5fail("cannot open %s within %ld s", opt.run.file, opt.timeout_s);
             return fid;
         }
         vfdswmr_sleep(0.005);
@@ -198,7 +186,7 @@ main(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
     seen = cl_open_append(opt.seen);
-    cl_line(seen, "crash-seen seed=%" PRIu64 " mix=%s reader=%s", opt.seed, opt.mix->name, opt.name);
+    cl_line(seen, "crash-seen seed=%" PRIu64 " mix=%s reader=%s", opt.run.seed, opt.run.mix->name, opt.name);
 
     if ((fapl = H5Pcreate(H5P_FILE_ACCESS)) < 0 || H5Pset_evict_on_close(fapl, true) < 0)
         swmr_h5fail("cannot set up the file access property list");
@@ -208,11 +196,11 @@ main(int argc, char **argv)
         return 0;
     }
     /* the writer wrote the progress file's header before creating the file */
-    cl_progress_read(opt.progress, &p);
-    if (p.seed != opt.seed || strcmp(p.mix, opt.mix->name))
-        swmr_fail("%s is of seed %" PRIu64 " mix %s, not seed %" PRIu64 " mix %s", opt.progress, p.seed, p.mix,
-                  opt.seed, opt.mix->name);
-    cm_init(m, opt.seed, opt.mix, p.swmr);
+    cl_progress_read(opt.run.progress, &p);
+    if (p.seed != opt.run.seed || strcmp(p.mix, opt.run.mix->name))
+        swmr_fail("%s is of seed %" PRIu64 " mix %s, not seed %" PRIu64 " mix %s", opt.run.progress, p.seed, p.mix,
+                  opt.run.seed, opt.run.mix->name);
+    cm_init(m, opt.run.seed, opt.run.mix, p.swmr);
     while (!stop) {
         hid_t root;
         cw_result_t rc;
@@ -223,7 +211,7 @@ main(int argc, char **argv)
             swmr_h5fail("cannot open the root group");
         if (H5Grefresh(root) < 0)
             swmr_h5fail("H5Grefresh of the root group failed");
-        rc = cw_walk(root, opt.seed, &obs, err, sizeof err);
+        rc = cw_walk(root, opt.run.seed, &obs, err, sizeof err);
         if (H5Gclose(root) < 0)
             swmr_h5fail("cannot close the root group");
         if (rc == CW_VALUE)
@@ -238,7 +226,7 @@ main(int argc, char **argv)
         }
         lag_streak = 0;
         walks++;
-        cl_progress_read(opt.progress, &p);
+        cl_progress_read(opt.run.progress, &p);
         if (!match(m, scratch, &obs, p.last_begin, lines, msg, sizeof msg))
             swmr_fail("walk %ld shows no state of the workload from %d (the previous walk's) to %d (the newest "
                       "the writer began to publish); %s",
@@ -261,7 +249,7 @@ main(int argc, char **argv)
     printf("reader %s: %ld walks, %ld states logged (%d to %d), %ld walks fell behind, %.2f s\n", opt.name, walks,
            logged, first_state, last_logged, lagged, (double)(now_ns() - t0) / 1e9);
     if (H5Fclose(fid) < 0)
-        swmr_h5fail("cannot close %s", opt.file);
+        swmr_h5fail("cannot close %s", opt.run.file);
     H5Pclose(fapl);
     cw_free(&obs);
     fclose(seen);

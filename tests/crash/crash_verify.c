@@ -39,10 +39,9 @@
 #define MAX_SEEN 16
 
 static struct {
-    const char *file, *progress, *label, *seen[MAX_SEEN];
+    cl_run_t run;
+    const char *label, *seen[MAX_SEEN];
     int nseen;
-    uint64_t seed;
-    const cm_mix_t *mix;
     long exact;
     bool print;
 } opt = {.exact = -1};
@@ -64,20 +63,9 @@ parse(int argc, char **argv)
     int c;
 
     while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+        if (cl_run_opt("crash_verify", c, optarg, &opt.run))
+            continue;
         switch (c) {
-        case 'f':
-            opt.file = optarg;
-            break;
-        case 'p':
-            opt.progress = optarg;
-            break;
-        case 's':
-            opt.seed = (uint64_t)cl_num("crash_verify", "seed", optarg, 0, 4000000000L);
-            break;
-        case 'm':
-            if (!(opt.mix = cm_mix_find(optarg)))
-                usage();
-            break;
         case 'l':
             if (opt.nseen == MAX_SEEN)
                 usage();
@@ -96,7 +84,7 @@ parse(int argc, char **argv)
             usage();
         }
     }
-    if (optind != argc || !opt.file || !opt.progress || !opt.mix)
+    if (optind != argc || !opt.run.file || !opt.run.progress || !opt.run.mix)
         usage();
 }
 
@@ -153,18 +141,18 @@ main(int argc, char **argv)
     swmr_opts = &msg_opts;
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     parse(argc, argv);
-    msg_opts.name = opt.label ? opt.label : opt.file;
+    msg_opts.name = opt.label ? opt.label : opt.run.file;
 
     /* what the writer did and what the readers saw */
-    cl_progress_read(opt.progress, &p);
-    if (p.seed != opt.seed || strcmp(p.mix, opt.mix->name))
-        swmr_fail("%s is of seed %" PRIu64 " mix %s, not seed %" PRIu64 " mix %s", opt.progress, p.seed, p.mix,
-                  opt.seed, opt.mix->name);
+    cl_progress_read(opt.run.progress, &p);
+    if (p.seed != opt.run.seed || strcmp(p.mix, opt.run.mix->name))
+        swmr_fail("%s is of seed %" PRIu64 " mix %s, not seed %" PRIu64 " mix %s", opt.run.progress, p.seed, p.mix,
+                  opt.run.seed, opt.run.mix->name);
     if ((hi = p.last_begin) < 0)
-        swmr_fail("%s: the writer never began to publish anything", opt.progress);
+        swmr_fail("%s: the writer never began to publish anything", opt.run.progress);
     for (int i = 0; i < opt.nseen; i++)
         cl_seen_read(opt.seen[i], &seen);
-    if (seen.nwalks && (seen.seed != opt.seed || strcmp(seen.mix, opt.mix->name)))
+    if (seen.nwalks && (seen.seed != opt.run.seed || strcmp(seen.mix, opt.run.mix->name)))
         swmr_fail("the seen logs are of seed %" PRIu64 " mix %s", seen.seed, seen.mix);
     if (seen.nwalks) /* qsort(NULL, 0, ...) is undefined */
         qsort(seen.walks, seen.nwalks, sizeof seen.walks[0], cmp_walk_state);
@@ -177,7 +165,7 @@ main(int argc, char **argv)
         swmr_fail("reader %s saw state %d, but the writer began to publish only up to state %d", lo_who, lo, hi);
 
     /* 1. each walk is exactly its state */
-    cm_init(m, opt.seed, opt.mix, p.swmr);
+    cm_init(m, opt.run.seed, opt.run.mix, p.swmr);
     for (size_t w = 0; w < seen.nwalks; w++) {
         cl_walk_t *wk = &seen.walks[w];
         size_t nl;
@@ -192,22 +180,22 @@ main(int argc, char **argv)
     /* 2. the file, read whole */
     if ((fapl = H5Pcreate(H5P_FILE_ACCESS)) < 0)
         swmr_h5fail("cannot create a file access property list");
-    if ((fid = H5Fopen(opt.file, H5F_ACC_RDONLY, fapl)) < 0) {
+    if ((fid = H5Fopen(opt.run.file, H5F_ACC_RDONLY, fapl)) < 0) {
         h5_error_string(err, sizeof err);
-        swmr_fail("cannot open %s (HDF5_DRIVER %s): %s", opt.file,
+        swmr_fail("cannot open %s (HDF5_DRIVER %s): %s", opt.run.file,
                   getenv("HDF5_DRIVER") ? getenv("HDF5_DRIVER") : "unset", err);
     }
     if ((root = H5Gopen2(fid, "/", H5P_DEFAULT)) < 0) {
         h5_error_string(err, sizeof err);
-        swmr_fail("cannot open the root group of %s: %s", opt.file, err);
+        swmr_fail("cannot open the root group of %s: %s", opt.run.file, err);
     }
-    switch (cw_walk(root, opt.seed, &obs, err, sizeof err)) {
+    switch (cw_walk(root, opt.run.seed, &obs, err, sizeof err)) {
     case CW_OK:
         break;
     case CW_HDF5:
-        swmr_fail("%s cannot be read whole: %s", opt.file, err);
+        swmr_fail("%s cannot be read whole: %s", opt.run.file, err);
     case CW_VALUE:
-        swmr_fail("%s holds a wrong value: %s", opt.file, err);
+        swmr_fail("%s holds a wrong value: %s", opt.run.file, err);
     }
     if (opt.print)
         for (size_t i = 0; i < obs.nlines; i++)
@@ -215,7 +203,7 @@ main(int argc, char **argv)
 
     /* 3. exactly one state of the workload, within [lo, hi] */
     want = cm_desc_hash(obs.lines, obs.nlines);
-    cm_init(m, opt.seed, opt.mix, p.swmr);
+    cm_init(m, opt.run.seed, opt.run.mix, p.swmr);
     for (;;) {
         size_t nl = cm_describe(m, lines), nd;
 
@@ -233,24 +221,24 @@ main(int argc, char **argv)
     if (found < 0 || found < lo) {
         int target = found < 0 ? best_state : lo;
 
-        cm_init(m, opt.seed, opt.mix, p.swmr);
+        cm_init(m, opt.run.seed, opt.run.mix, p.swmr);
         while (m->state < target)
             cm_advance(m);
         cw_diff(obs.lines, obs.nlines, lines, cm_describe(m, lines), diff, sizeof diff, 16);
         if (found < 0)
             swmr_fail("%s is no state of the workload from %d (the newest a reader saw) to %d (the newest the "
                       "writer began to publish): it mixes states or lost data; closest is state %d:%s",
-                      opt.file, lo, hi, best_state, diff);
-        swmr_fail("%s is state %d, older than state %d that reader %s saw; compared with that state:%s", opt.file,
+                      opt.run.file, lo, hi, best_state, diff);
+        swmr_fail("%s is state %d, older than state %d that reader %s saw; compared with that state:%s", opt.run.file,
                   found, lo, lo_who, diff);
     }
     if (opt.exact >= 0 && found != opt.exact) {
-        cm_init(m, opt.seed, opt.mix, p.swmr);
+        cm_init(m, opt.run.seed, opt.run.mix, p.swmr);
         while (m->state < opt.exact && m->state < hi)
             cm_advance(m);
         cw_diff(obs.lines, obs.nlines, lines, cm_describe(m, lines), diff, sizeof diff, 16);
-        swmr_fail("%s is state %d, not state %ld (the last published snapshot); compared with that state:%s", opt.file,
-                  found, opt.exact, diff);
+        swmr_fail("%s is state %d, not state %ld (the last published snapshot); compared with that state:%s",
+                  opt.run.file, found, opt.exact, diff);
     }
 
     /* 4. everything every walk showed is there, or was deleted or rewritten by a later operation */
@@ -313,7 +301,7 @@ main(int argc, char **argv)
     printf("verified state=%d objects=%ld elements=%ld walks=%zu seen_objects=%ld seen_elements=%ld\n", found,
            obs.objects, obs.elements, seen.nwalks, seen_objects, seen_elements);
     if (H5Gclose(root) < 0 || H5Fclose(fid) < 0)
-        swmr_h5fail("cannot close %s", opt.file);
+        swmr_h5fail("cannot close %s", opt.run.file);
     H5Pclose(fapl);
     cw_free(&obs);
     cl_seen_free(&seen);

@@ -44,9 +44,8 @@
 #include <unistd.h>
 
 static struct {
-    const char *file, *progress, *gate, *kill_kind, *kill_phase;
-    uint64_t seed;
-    const cm_mix_t *mix;
+    cl_run_t run;
+    const char *gate, *kill_kind, *kill_phase;
     bool swmr;
     long pace_us, close_after, max_ops, kill_nth;
 } opt = {.pace_us = 2000, .close_after = -1, .max_ops = 100000};
@@ -84,20 +83,9 @@ parse(int argc, char **argv)
     char *a, *b;
 
     while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+        if (cl_run_opt("crash_writer", c, optarg, &opt.run))
+            continue;
         switch (c) {
-        case 'f':
-            opt.file = optarg;
-            break;
-        case 'p':
-            opt.progress = optarg;
-            break;
-        case 's':
-            opt.seed = (uint64_t)cl_num("crash_writer", "seed", optarg, 0, 4000000000L);
-            break;
-        case 'm':
-            if (!(opt.mix = cm_mix_find(optarg)))
-                usage();
-            break;
         case 'w':
             opt.swmr = true;
             break;
@@ -129,7 +117,7 @@ parse(int argc, char **argv)
             usage();
         }
     }
-    if (optind != argc || !opt.file || !opt.progress || !opt.mix)
+    if (optind != argc || !opt.run.file || !opt.run.progress || !opt.run.mix)
         usage();
 }
 
@@ -185,7 +173,7 @@ write_rows(hid_t did, const cm_dkind_t *k, int id, hsize_t r0, hsize_t r1, const
 
     for (hsize_t r = r0; r < r1; r++)
         for (hsize_t c = 0; c < k->cols; c++)
-            buf[i++] = cm_dvalue(opt.seed, id, r, c);
+            buf[i++] = cm_dvalue(opt.run.seed, id, r, c);
     if ((mspace = H5Screate_simple(k->rank, count, NULL)) < 0 || (fspace = H5Dget_space(did)) < 0 ||
         H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, NULL, count, NULL) < 0 ||
         H5Dwrite(did, H5T_NATIVE_INT64, mspace, fspace, H5P_DEFAULT, buf) < 0)
@@ -230,7 +218,7 @@ write_attr(hid_t aid, const cm_op_t *op, int id, int len)
     int64_t v[16];
 
     for (int k = 0; k < len; k++)
-        v[k] = cm_avalue(opt.seed, id, k, op->n);
+        v[k] = cm_avalue(opt.run.seed, id, k, op->n);
     if (H5Awrite(aid, H5T_NATIVE_INT64, v) < 0)
         swmr_h5fail("cannot write attribute %s of %s", op->name, op->path);
 }
@@ -331,16 +319,16 @@ main(int argc, char **argv)
     swmr_opts = &msg_opts;
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* failures print the stack through swmr_h5fail */
     parse(argc, argv);
-    cm_init(s, opt.seed, opt.mix, opt.swmr);
-    progress = cl_open_append(opt.progress);
-    cl_line(progress, "crash-progress seed=%" PRIu64 " mix=%s swmr=%d", opt.seed, opt.mix->name, opt.swmr);
+    cm_init(s, opt.run.seed, opt.run.mix, opt.swmr);
+    progress = cl_open_append(opt.run.progress);
+    cl_line(progress, "crash-progress seed=%" PRIu64 " mix=%s swmr=%d", opt.run.seed, opt.run.mix->name, opt.swmr);
     if ((fapl = H5Pcreate(H5P_FILE_ACCESS)) < 0 ||
         H5Pset_libver_bounds(fapl, H5F_LIBVER_LATEST, H5F_LIBVER_LATEST) < 0 ||
         (fcpl = H5Pcreate(H5P_FILE_CREATE)) < 0 || H5Pset_file_space_strategy(fcpl, H5F_FSPACE_STRATEGY_NONE, 0, 1) < 0)
         swmr_h5fail("cannot set up the property lists");
     flags = H5F_ACC_TRUNC | (opt.swmr ? H5F_ACC_SWMR_WRITE : 0);
-    if ((fid = H5Fcreate(opt.file, flags, fcpl, fapl)) < 0)
-        swmr_h5fail("cannot create %s (flags 0x%x)", opt.file, flags);
+    if ((fid = H5Fcreate(opt.run.file, flags, fcpl, fapl)) < 0)
+        swmr_h5fail("cannot create %s (flags 0x%x)", opt.run.file, flags);
     H5Pclose(fcpl);
     H5Pclose(fapl);
     fflush_file(fid, 0);
@@ -380,8 +368,8 @@ main(int argc, char **argv)
     if (H5Fclose(fid) < 0)
         swmr_h5fail("H5Fclose failed (state %d)", s->state);
     cl_line(progress, "closed %d", s->state);
-    printf("writer: %d operations (%s mix, seed %" PRIu64 ", %s), closed after %.2f s\n", s->state, opt.mix->name,
-           opt.seed, opt.swmr ? "H5F_ACC_SWMR_WRITE" : "no SWMR-write flag", (double)(now_ns() - t0) / 1e9);
+    printf("writer: %d operations (%s mix, seed %" PRIu64 ", %s), closed after %.2f s\n", s->state, opt.run.mix->name,
+           opt.run.seed, opt.swmr ? "H5F_ACC_SWMR_WRITE" : "no SWMR-write flag", (double)(now_ns() - t0) / 1e9);
     free(s);
     fclose(progress);
     return 0;

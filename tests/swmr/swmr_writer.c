@@ -172,6 +172,22 @@ xdelete(hid_t loc, const char *name)
         swmr_h5fail("zoo: cannot delete link %s", name);
 }
 
+/* Groups PREFIX00 .. PREFIX(n-1) in g (whose path is path). */
+static void
+zoo_children(hid_t g, const char *path, const char *prefix, int n)
+{
+    char name[32];
+
+    for (int i = 0; i < n; i++) {
+        hid_t c;
+
+        snprintf(name, sizeof name, "%s%02d", prefix, i);
+        if ((c = H5Gcreate2(g, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)) < 0)
+            swmr_h5fail("zoo: cannot create %s/%s", path, name);
+        H5Gclose(c);
+    }
+}
+
 static void
 zoo_step(wfile_t *w, int k)
 {
@@ -193,14 +209,7 @@ zoo_step(wfile_t *w, int k)
         break;
     case 2:
         g = xopen_group(fid, "g1");
-        for (i = 0; i < ZOO_NCHILD; i++) {
-            hid_t c;
-
-            snprintf(name, sizeof name, "c%02d", i);
-            if ((c = H5Gcreate2(g, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)) < 0)
-                swmr_h5fail("zoo: cannot create /g1/%s", name);
-            H5Gclose(c);
-        }
+        zoo_children(g, "/g1", "c", ZOO_NCHILD);
         H5Gclose(g);
         break;
     case 3: {
@@ -340,14 +349,7 @@ zoo_step(wfile_t *w, int k)
 
         if ((g = H5Gcreate2(fid, "g2", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)) < 0)
             swmr_h5fail("zoo: cannot create /g2");
-        for (i = 0; i < ZOO_NG2; i++) {
-            hid_t c;
-
-            snprintf(name, sizeof name, "e%02d", i);
-            if ((c = H5Gcreate2(g, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)) < 0)
-                swmr_h5fail("zoo: cannot create /g2/%s", name);
-            H5Gclose(c);
-        }
+        zoo_children(g, "/g2", "e", ZOO_NG2);
         for (i = 0; i < ZOO_G2D_N; i++) {
             hsize_t idx[3] = {(hsize_t)i, 0, 0};
 
