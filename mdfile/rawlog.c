@@ -167,13 +167,6 @@ vfdswmr_rawlog_write(vfdswmr_rawlog_t *l)
     return 0;
 }
 
-int
-vfdswmr_rawlog_publish(vfdswmr_rawlog_t *l, uint64_t tick, uint64_t window)
-{
-    vfdswmr_rawlog_prepare(l, tick, window);
-    return vfdswmr_rawlog_write(l);
-}
-
 void
 vfdswmr_rawlog_close(vfdswmr_rawlog_t *l)
 {

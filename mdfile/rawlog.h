@@ -44,10 +44,9 @@ void vfdswmr_rawlog_add(vfdswmr_rawlog_t *l, uint64_t tick, uint64_t addr, uint6
  * (encode the log for `tick` into a buffer of l's) then write (that buffer to
  * the file). Adds may come between the two, even from another thread while
  * write runs (it reads only the buffer), but prepare and add must not run
- * at the same time. publish is prepare + write. */
+ * at the same time. */
 void vfdswmr_rawlog_prepare(vfdswmr_rawlog_t *l, uint64_t tick, uint64_t window);
 int vfdswmr_rawlog_write(vfdswmr_rawlog_t *l);
-int vfdswmr_rawlog_publish(vfdswmr_rawlog_t *l, uint64_t tick, uint64_t window);
 /* Remove the file (if its name is still ours) and free l. */
 void vfdswmr_rawlog_close(vfdswmr_rawlog_t *l);
 

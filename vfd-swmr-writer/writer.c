@@ -21,7 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <sys/stat.h>
@@ -512,7 +511,6 @@ writer_close(H5FD_t *file)
         int registered = -1;
         /* Ticks as usual; readers are looked at ten times a tick. */
         double slice = vfdswmr_tick_seconds(w) / 10, next = vfdswmr_now() + vfdswmr_tick_seconds(w);
-        struct timespec ts = vfdswmr_timespec(slice);
         while (!w->error[0] && stored == 0) {
             if (readers_current(w, t0, &registered)) {
                 due = UINT64_MAX / 2;
@@ -520,7 +518,7 @@ writer_close(H5FD_t *file)
             }
             if (w->tick >= vfdswmr_pb_last_due_tick(w->pb, w->lag))
                 break;
-            nanosleep(&ts, NULL);
+            vfdswmr_sleep(slice);
             if (vfdswmr_now() >= next) {
                 stored = close_tick(w);
                 next += vfdswmr_tick_seconds(w);

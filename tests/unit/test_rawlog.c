@@ -24,6 +24,14 @@
 
 static char md[256];
 
+/* What the writer does at a publish: prepare, then write. */
+static int
+publish(vfdswmr_rawlog_t *l, uint64_t tick, uint64_t window)
+{
+    vfdswmr_rawlog_prepare(l, tick, window);
+    return vfdswmr_rawlog_write(l);
+}
+
 struct got {
     uint64_t addr[16], len[16];
     unsigned n;
@@ -102,20 +110,20 @@ test_window(void **state)
     vfdswmr_rawlog_add(l, 1, 1000, 10);
     vfdswmr_rawlog_add(l, 1, 1010, 10); /* an append: one range */
     vfdswmr_rawlog_add(l, 2, 5000, 1);  /* tick 2 is not published yet */
-    assert_int_equal(vfdswmr_rawlog_publish(l, 1, 10), 0);
+    assert_int_equal(publish(l, 1, 10), 0);
     assert_int_equal(ask(9, 0, 1, &g), 1);
     assert_int_equal(g.n, 1);
     assert_true(g.addr[0] == 1000 && g.len[0] == 20);
     assert_int_equal(ask(9, 0, 2, &g), 0); /* not published that far */
     assert_int_equal(ask(8, 0, 1, &g), 0); /* another session */
-    assert_int_equal(vfdswmr_rawlog_publish(l, 2, 10), 0);
+    assert_int_equal(publish(l, 2, 10), 0);
     assert_int_equal(ask(9, 1, 2, &g), 1);
     assert_true(g.n == 1 && g.addr[0] == 5000);
     assert_int_equal(ask(9, 0, 2, &g), 1);
     assert_int_equal(g.n, 2);
     /* a window of 2 ticks at tick 4: ticks 3 and 4 only */
     vfdswmr_rawlog_add(l, 3, 7000, 5);
-    assert_int_equal(vfdswmr_rawlog_publish(l, 4, 2), 0);
+    assert_int_equal(publish(l, 4, 2), 0);
     assert_int_equal(ask(9, 2, 4, &g), 1);
     assert_true(g.n == 1 && g.addr[0] == 7000);
     assert_int_equal(ask(9, 1, 4, &g), 0); /* tick 2's writes are gone: cannot tell */
@@ -142,13 +150,13 @@ test_cap(void **state)
     for (uint64_t i = 0; i < VFDSWMR_RAWLOG_CAP; i++)
         vfdswmr_rawlog_add(l, 1, i * 100, 10); /* not adjacent: one range each */
     vfdswmr_rawlog_add(l, 2, 10, 1);           /* full: tick 1 goes */
-    assert_int_equal(vfdswmr_rawlog_publish(l, 2, 100), 0);
+    assert_int_equal(publish(l, 2, 100), 0);
     assert_int_equal(ask(3, 0, 2, &g), 0); /* tick 1 no longer listed */
     assert_int_equal(ask(3, 1, 2, &g), 1);
     assert_true(g.n == 1 && g.addr[0] == 10);
     for (uint64_t i = 0; i < VFDSWMR_RAWLOG_CAP + 5; i++)
         vfdswmr_rawlog_add(l, 3, 1000000 + i * 100, 10); /* one tick over the cap: collapsed */
-    assert_int_equal(vfdswmr_rawlog_publish(l, 3, 100), 0);
+    assert_int_equal(publish(l, 3, 100), 0);
     assert_int_equal(ask(3, 2, 3, &g), 1);
     /* whatever the shape, the ranges cover every write of tick 3 */
     uint64_t lo = UINT64_MAX, hi = 0;
