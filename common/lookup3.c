@@ -13,47 +13,31 @@
 
 #define ROT(x, k) (((x) << (k)) | ((x) >> (32 - (k))))
 
-/* Reversibly mix three 32-bit words. */
-#define MIX(a, b, c)     \
-    do {                 \
-        a -= c;          \
-        a ^= ROT(c, 4);  \
-        c += b;          \
-        b -= a;          \
-        b ^= ROT(a, 6);  \
-        a += c;          \
-        c -= b;          \
-        c ^= ROT(b, 8);  \
-        b += a;          \
-        a -= c;          \
-        a ^= ROT(c, 16); \
-        c += b;          \
-        b -= a;          \
-        b ^= ROT(a, 19); \
-        a += c;          \
-        c -= b;          \
-        c ^= ROT(b, 4);  \
-        b += a;          \
+/* Reversibly mix three 32-bit words; one row per step of the published
+ * algorithm (kept as rows: clang-format would put each statement on a line). */
+/* clang-format off */
+#define MIX(a, b, c)                         \
+    do {                                     \
+        a -= c; a ^= ROT(c, 4);  c += b;     \
+        b -= a; b ^= ROT(a, 6);  a += c;     \
+        c -= b; c ^= ROT(b, 8);  b += a;     \
+        a -= c; a ^= ROT(c, 16); c += b;     \
+        b -= a; b ^= ROT(a, 19); a += c;     \
+        c -= b; c ^= ROT(b, 4);  b += a;     \
     } while (0)
 
 /* Final mixing of three words into c. */
-#define FINAL(a, b, c)   \
-    do {                 \
-        c ^= b;          \
-        c -= ROT(b, 14); \
-        a ^= c;          \
-        a -= ROT(c, 11); \
-        b ^= a;          \
-        b -= ROT(a, 25); \
-        c ^= b;          \
-        c -= ROT(b, 16); \
-        a ^= c;          \
-        a -= ROT(c, 4);  \
-        b ^= a;          \
-        b -= ROT(a, 14); \
-        c ^= b;          \
-        c -= ROT(b, 24); \
+#define FINAL(a, b, c)                       \
+    do {                                     \
+        c ^= b; c -= ROT(b, 14);             \
+        a ^= c; a -= ROT(c, 11);             \
+        b ^= a; b -= ROT(a, 25);             \
+        c ^= b; c -= ROT(b, 16);             \
+        a ^= c; a -= ROT(c, 4);              \
+        b ^= a; b -= ROT(a, 14);             \
+        c ^= b; c -= ROT(b, 24);             \
     } while (0)
+/* clang-format on */
 
 uint32_t
 vfdswmr_hashlittle(const void *key, size_t len, uint32_t initval)

@@ -176,13 +176,13 @@ herr_t vfdswmr_refresh(hid_t file_id);
 #define VFDSWMR_WRITER_NONE    0 /* no metadata file: no writer since the reader opened the file */
 #define VFDSWMR_WRITER_RUNNING 1 /* a live writer holds the metadata file */
 #define VFDSWMR_WRITER_CLOSED  2 /* the writer closed the file cleanly: the HDF5 file is complete */
-#define VFDSWMR_WRITER_DIED \
-    3 /* the writer is gone without closing: the reader keeps serving its last
-                                    snapshot, which stays valid; the next writer, or vfd_swmr_recover,
-                                    turns the HDF5 file into that snapshot */
-#define VFDSWMR_WRITER_FAILED \
-    4                            /* the writer runs but could not publish (e.g. disk full): the snapshot will
-                                    not advance; the writer completes the HDF5 file at close */
+/* the writer is gone without closing: the reader keeps serving its last
+ * snapshot, which stays valid; the next writer, or vfd_swmr_recover, turns
+ * the HDF5 file into that snapshot */
+#define VFDSWMR_WRITER_DIED 3
+/* the writer runs but could not publish (e.g. disk full): the snapshot will
+ * not advance; the writer completes the HDF5 file at close */
+#define VFDSWMR_WRITER_FAILED  4
 #define VFDSWMR_WRITER_UNKNOWN 5 /* readers through updater files (NFS): running or died cannot be told */
 
 typedef struct vfdswmr_status_t {
@@ -195,9 +195,10 @@ typedef struct vfdswmr_status_t {
     int writer_state;                 /* VFDSWMR_WRITER_* above (the writer itself: RUNNING or FAILED) */
     unsigned tick_len;                /* the writer's tick_len and max_lag (reader: as recorded in the */
     unsigned max_lag;                 /* metadata file; 0 before a writer was seen) */
-    unsigned long long writer_tick;   /* the newest tick the writer has published, read from the metadata
-                                         file when asked (writer: tick). A reader's lag in ticks is
-                                         writer_tick - tick while session is the writer's; 0: no writer seen */
+    /* the newest tick the writer has published, read from the metadata file
+     * when asked (writer: tick). A reader's lag in ticks is writer_tick - tick
+     * while session is the writer's; 0: no writer seen */
+    unsigned long long writer_tick;
 } vfdswmr_status_t;
 herr_t vfdswmr_get_status(hid_t file_id, vfdswmr_status_t *status);
 

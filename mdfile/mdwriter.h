@@ -40,14 +40,16 @@ typedef struct vfdswmr_mdw_opts_t {
     uint32_t max_lag;        /* >= 3 */
     const char *md_path;     /* the metadata file; NULL: do not maintain one */
     const char *ud_base;     /* updater files <ud_base>.<n>; NULL: none */
-    uint32_t ud_keep_ticks;  /* delete an updater file once the current tick is this many
-                                 past the tick it carries; 0: keep them all */
-    bool defer_link;         /* leave the metadata file nameless until vfdswmr_mdw_link(), and hold
-                                 the first updater files back until vfdswmr_mdw_go_live() */
-    bool durable;            /* fsync so a crash never leaves a header naming unwritten data */
-    uint64_t session;        /* 0: draw a random session identifier */
-    uint32_t tick_len;       /* the writer's tick length in tenths of a second, recorded in every header */
-    uint64_t hdf5_id;        /* st_ino of the HDF5 file (0: unknown), recorded in every header */
+    /* delete an updater file once the current tick is this many past the
+     * tick it carries; 0: keep them all */
+    uint32_t ud_keep_ticks;
+    /* leave the metadata file nameless until vfdswmr_mdw_link(), and hold the
+     * first updater files back until vfdswmr_mdw_go_live() */
+    bool defer_link;
+    bool durable;      /* fsync so a crash never leaves a header naming unwritten data */
+    uint64_t session;  /* 0: draw a random session identifier */
+    uint32_t tick_len; /* the writer's tick length in tenths of a second, recorded in every header */
+    uint64_t hdf5_id;  /* st_ino of the HDF5 file (0: unknown), recorded in every header */
 } vfdswmr_mdw_opts_t;
 
 /* A page or multi-page entry that changed in this tick. */
@@ -55,9 +57,10 @@ typedef struct vfdswmr_mdchange_t {
     uint64_t hdf5_page;
     uint32_t length; /* bytes, >= 1 */
     const void *image;
-    const vfdswmr_mdrange_t *ranges; /* metadata bytes of the image: sorted, disjoint, each of length >= 1
-                                        and inside the image; copied, so valid only during the call */
-    uint32_t nranges;                /* 0: no byte of the image is known to be metadata (ranges may be NULL) */
+    /* metadata bytes of the image: sorted, disjoint, each of length >= 1 and
+     * inside the image; copied, so valid only during the call */
+    const vfdswmr_mdrange_t *ranges;
+    uint32_t nranges; /* 0: no byte of the image is known to be metadata (ranges may be NULL) */
 } vfdswmr_mdchange_t;
 
 typedef struct vfdswmr_mdw vfdswmr_mdw_t;
@@ -97,9 +100,9 @@ int vfdswmr_mdw_go_live(vfdswmr_mdw_t *w, char *err, size_t errlen);
 void vfdswmr_mdw_set_hdf5_id(vfdswmr_mdw_t *w, uint64_t hdf5_id);
 
 /* Flags of vfdswmr_mdw_publish(). */
-#define VFDSWMR_MDW_FINAL \
-    0x1u /* the last publish: its header carries VFDSWMR_MDHDR_FINAL and its
-                                  updater VFDSWMR_UD_FINAL; the caller makes its index empty */
+/* The last publish: its header carries VFDSWMR_MDHDR_FINAL and its updater
+ * VFDSWMR_UD_FINAL; the caller makes its index empty. */
+#define VFDSWMR_MDW_FINAL 0x1u
 
 /*
  * Publish tick (current + 1): `changes` (sorted by hdf5_page, not

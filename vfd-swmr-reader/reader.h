@@ -63,17 +63,20 @@ typedef struct rdr_md_t {
     int fd;    /* -1: no metadata file (no writer) */
     dev_t dev; /* identity of the file fd refers to */
     ino_t ino;
-    vfdswmr_mdsnap_t snap;       /* the adopted snapshot; all zero without a writer */
-    uint32_t max_lag;            /* the writer's (from the adopted header), else the configuration's */
-    uint32_t reserved_pages;     /* md_pages_reserved */
-    uint64_t h5_ino;             /* the HDF5 file's inode (0 unknown), to refuse another file's metadata */
-    vfdswmr_mark_t mark;         /* our read mark in the writer's table (mark.fd < 0: none) */
-    vfdswmr_reg_t reg;           /* our registration on the HDF5 file: on the mark's slot byte while
-                                the mark holds our snapshot's tick, else a byte of our own */
-    uint64_t marked_tick;        /* the adopted snapshot's tick when the writer is sure to honour our
-                                mark for it (then the lag check asks for a release, not max_lag); 0 */
-    vfdswmr_mark_t succ_mark;    /* holding the file as it was (no writer, or one that closed): our
-                                 tick-0 mark in the table of a writer that started since */
+    vfdswmr_mdsnap_t snap;   /* the adopted snapshot; all zero without a writer */
+    uint32_t max_lag;        /* the writer's (from the adopted header), else the configuration's */
+    uint32_t reserved_pages; /* md_pages_reserved */
+    uint64_t h5_ino;         /* the HDF5 file's inode (0 unknown), to refuse another file's metadata */
+    vfdswmr_mark_t mark;     /* our read mark in the writer's table (mark.fd < 0: none) */
+    /* our registration on the HDF5 file: on the mark's slot byte while the
+     * mark holds our snapshot's tick, else a byte of our own */
+    vfdswmr_reg_t reg;
+    /* the adopted snapshot's tick when the writer is sure to honour our mark
+     * for it (then the lag check asks for a release, not max_lag); 0 */
+    uint64_t marked_tick;
+    /* holding the file as it was (no writer, or one that closed): our tick-0
+     * mark in the table of a writer that started since */
+    vfdswmr_mark_t succ_mark;
     uint64_t succ_session;       /* that writer's session once the mark is in time, else 0 */
     const vfdswmr_config_t *cfg; /* the reader's configuration (explicit tick_len/max_lag) */
 } rdr_md_t;

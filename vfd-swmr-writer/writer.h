@@ -47,9 +47,9 @@ typedef struct vfdswmr_writer_t {
     char md_path[VFDSWMR_MAX_PATH + 64];
     uint64_t hdf5_id; /* st_ino of the HDF5 file, 0 unknown */
     vfdswmr_log_t log;
-    vfdswmr_ccfile_t cc; /* the shared raw-data chunk cache: the HDF5 file's bytes, page
-                                     buffer not included (reads add it on top); own mutex, taken
-                                     inside `lock` */
+    /* the shared raw-data chunk cache: the HDF5 file's bytes, page buffer
+     * not included (reads add it on top); own mutex, taken inside `lock` */
+    vfdswmr_ccfile_t cc;
 
     pthread_mutex_t lock;
     pthread_cond_t wake;
