@@ -121,7 +121,7 @@ republish(int md_fd, const char *md_name, const vfdswmr_mdsnap_t *s, char *err, 
  * overlay, write back (at most up to the snapshot's EOA). */
 static int
 restore_entry(const vfdswmr_recover_io_t *io, const vfdswmr_mdsnap_t *s, const vfdswmr_mdentry_t *e,
-              const uint8_t *image, uint8_t *buf, uint64_t *bytes)
+              const uint8_t *image, uint64_t sb_addr, uint8_t *buf, uint64_t *bytes)
 {
     uint64_t addr = e->hdf5_page * s->hdr.page_size;
     size_t len = e->length;
@@ -140,30 +140,96 @@ restore_entry(const vfdswmr_recover_io_t *io, const vfdswmr_mdsnap_t *s, const v
         memcpy(buf + r->offset, image + r->offset, n);
         *bytes += n;
     }
+    /* the superblock stays sealed until recovery's last write */
+    if (sb_addr != UINT64_MAX && sb_addr >= addr && sb_addr - addr < len)
+        vfdswmr_sb_set_seal(buf + (sb_addr - addr), len - (size_t)(sb_addr - addr), true);
     if (io->write(io->ctx, addr, buf, len) < 0)
         return -1;
     vfdswmr_test_kill_point("recover");
     return 0;
 }
 
-/* The superblock, wherever it is (after a user block, at 512, 1024, ...
- * bytes, as HDF5 looks for it): no longer "open for writing", its end of
- * file at least the EOA. After the pages were written back. */
-static int
-patch_superblock(const vfdswmr_recover_io_t *io, uint64_t eoa)
+int
+vfdswmr_recover_find_sb(int (*read)(void *ctx, uint64_t addr, void *buf, size_t len), void *ctx, uint64_t end,
+                        uint64_t *addr)
 {
-    uint8_t sb[VFDSWMR_SB_V2_SIZE(8)];
+    uint8_t sig[8];
 
-    for (uint64_t addr = 0; addr < eoa; addr = addr ? 2 * addr : 512) {
-        if (io->read(io->ctx, addr, sb, sizeof sb) < 0)
+    for (uint64_t a = 0; a < end; a = vfdswmr_sb_next_candidate(a)) {
+        if (read(ctx, a, sig, sizeof sig) < 0)
             return -1;
-        if (memcmp(sb, "\211HDF\r\n\032\n", 8) != 0)
-            continue;
-        if (vfdswmr_sb_patch(sb, sizeof sb, eoa) && io->write(io->ctx, addr, sb, sizeof sb) < 0)
-            return -1;
-        return 0;
+        if (vfdswmr_sb_signature(sig, sizeof sig)) {
+            *addr = a;
+            return 1;
+        }
     }
     return 0;
+}
+
+/* The bytes of the superblock at addr that hold its flags and checksum, as
+ * far as the file goes (never written back past its end): *len of them. */
+static int
+read_sb(const vfdswmr_recover_io_t *io, uint64_t addr, uint8_t sb[VFDSWMR_SB_SEAL_SPAN], size_t *len)
+{
+    uint64_t size;
+
+    if (io->size(io->ctx, &size) < 0 || io->read(io->ctx, addr, sb, VFDSWMR_SB_SEAL_SPAN) < 0)
+        return -1;
+    *len = size <= addr ? 0 : size - addr < VFDSWMR_SB_SEAL_SPAN ? (size_t)(size - addr) : VFDSWMR_SB_SEAL_SPAN;
+    return 0;
+}
+
+int
+vfdswmr_recover_sealed(const vfdswmr_recover_io_t *io, uint64_t addr)
+{
+    uint8_t sb[VFDSWMR_SB_SEAL_SPAN];
+    size_t len;
+    int m;
+
+    if (read_sb(io, addr, sb, &len) < 0)
+        return -1;
+    return (m = vfdswmr_sb_sealed(sb, len)) < 0 ? -2 : m;
+}
+
+int
+vfdswmr_recover_set_seal(const vfdswmr_recover_io_t *io, uint64_t addr, bool on)
+{
+    uint8_t sb[VFDSWMR_SB_SEAL_SPAN];
+    size_t len;
+    int m;
+
+    if (read_sb(io, addr, sb, &len) < 0)
+        return -1;
+    if ((m = vfdswmr_sb_sealed(sb, len)) < 0)
+        return 0;
+    if ((m == 1) != on && (vfdswmr_sb_set_seal(sb, len, on), io->write(io->ctx, addr, sb, len) < 0))
+        return -1;
+    return 1;
+}
+
+/* The bytes of the HDF5 file as snapshot s has them, for finding the
+ * superblock: the image where the index names the page, else the file. */
+typedef struct {
+    const vfdswmr_recover_io_t *io;
+    const vfdswmr_mdsnap_t *s;
+    uint8_t *const *images;
+} snap_view_t;
+
+static int
+snap_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+    const snap_view_t *v = ctx;
+    uint64_t ps = v->s->hdr.page_size;
+
+    for (uint32_t i = 0; i < v->s->idx.nentries; i++) {
+        const vfdswmr_mdentry_t *e = &v->s->idx.entries[i];
+        uint64_t start = e->hdf5_page * ps;
+        if (addr >= start && addr + len <= start + e->length) {
+            memcpy(buf, v->images[i] + (addr - start), len);
+            return 0;
+        }
+    }
+    return v->io->read(v->io->ctx, addr, buf, len);
 }
 
 int
@@ -173,10 +239,11 @@ vfdswmr_recover_run(int md_fd, const char *md_name, const vfdswmr_recover_io_t *
     vfdswmr_mdr_io_t mio = vfdswmr_mdr_fd_io(&md_fd);
     vfdswmr_mdr_opts_t o;
     vfdswmr_mdsnap_t s;
-    uint8_t **images = NULL, *buf = NULL;
+    uint8_t **images = NULL, *buf = NULL, sb[VFDSWMR_SB_SEAL_SPAN];
+    size_t sb_len;
     char why[256];
-    int rc = -1;
-    uint64_t size;
+    int rc = -1, found;
+    uint64_t size, sb_addr = UINT64_MAX;
 
     memset(rep, 0, sizeof *rep);
     vfdswmr_mdr_opts_default(&o);
@@ -220,6 +287,11 @@ vfdswmr_recover_run(int md_fd, const char *md_name, const vfdswmr_recover_io_t *
     }
     if (io->extend(io->ctx, s.hdr.eoa) < 0)
         goto io_failed;
+    snap_view_t view = {.io = io, .s = &s, .images = images};
+    if ((found = vfdswmr_recover_find_sb(snap_read, &view, s.hdr.eoa, &sb_addr)) < 0)
+        goto io_failed;
+    if (found == 0)
+        sb_addr = UINT64_MAX;
     for (uint32_t i = 0; i < s.idx.nentries; i++) {
         const vfdswmr_mdentry_t *e = &s.idx.entries[i];
         if (e->length > s.hdr.page_size) {
@@ -230,12 +302,23 @@ vfdswmr_recover_run(int md_fd, const char *md_name, const vfdswmr_recover_io_t *
             }
             buf = b;
         }
-        if (restore_entry(io, &s, e, images[i], buf, &rep->bytes) < 0)
+        if (restore_entry(io, &s, e, images[i], sb_addr, buf, &rep->bytes) < 0)
             goto io_failed;
         rep->pages += e->nranges > 0;
     }
-    if (patch_superblock(io, s.hdr.eoa) < 0 || io->sync(io->ctx) < 0)
+    /* Everything restored and durable; only then the superblock: HDF5's
+     * "open for writing" flags and the seal cleared, its end of file at
+     * least the EOA -- the last write, so an interrupted recovery leaves a
+     * file plain HDF5 refuses. */
+    if (io->sync(io->ctx) < 0)
         goto io_failed;
+    if (sb_addr != UINT64_MAX) {
+        if (read_sb(io, sb_addr, sb, &sb_len) < 0)
+            goto io_failed;
+        if ((vfdswmr_sb_set_seal(sb, sb_len, false) | vfdswmr_sb_patch(sb, sb_len, s.hdr.eoa)) &&
+            (io->write(io->ctx, sb_addr, sb, sb_len) < 0 || io->sync(io->ctx) < 0))
+            goto io_failed;
+    }
     rc = 0;
     goto done;
 io_failed:

@@ -16,6 +16,11 @@
  * least the snapshot's EOA long. It is idempotent: a recovery that is
  * killed is simply run again.
  *
+ * The writer's seal (common/superblock.h) stays on the superblock in the
+ * HDF5 file until everything else is restored and synced: clearing it is
+ * recovery's last write, so plain HDF5 refuses the file until recovery has
+ * finished (an interrupted recovery leaves it refused).
+ *
  * Error contract: functions return 0 or -1; on -1 the reason is written
  * into the caller's buffer `err` (errlen bytes), never kept in an object.
  */
@@ -59,6 +64,21 @@ typedef struct vfdswmr_recover_report_t {
  */
 int vfdswmr_recover_run(int md_fd, const char *md_name, const vfdswmr_recover_io_t *io, const char *h5_name,
                         uint64_t hdf5_id, bool force, vfdswmr_recover_report_t *rep, char *err, size_t errlen);
+
+/* Where HDF5 finds the superblock in the bytes `read` gives (address 0, then
+ * 512, 1024, ... below `end`): 1 with *addr, 0 when there is none, -1 when a
+ * read failed (errno). */
+int vfdswmr_recover_find_sb(int (*read)(void *ctx, uint64_t addr, void *buf, size_t len), void *ctx, uint64_t end,
+                            uint64_t *addr);
+
+/* Is the superblock at addr in the HDF5 file sealed (common/superblock.h)?
+ * 1 sealed, 0 not, -2 no superblock of a known version there, -1 with errno. */
+int vfdswmr_recover_sealed(const vfdswmr_recover_io_t *io, uint64_t addr);
+
+/* Set (on) or clear the writer's seal on the superblock at addr in the HDF5
+ * file; written only when that changes it. 1 done, 0 no superblock of a
+ * known version there (nothing written), -1 with errno. */
+int vfdswmr_recover_set_seal(const vfdswmr_recover_io_t *io, uint64_t addr, bool on);
 
 /* An io that reaches the HDF5 file through a lower driver's open file. */
 void vfdswmr_recover_io_lower(H5FD_t *lower, vfdswmr_recover_io_t *io);

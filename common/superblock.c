@@ -1,14 +1,17 @@
 /*
- * Patching a version 2/3 superblock for a reader (superblock.h).
+ * Patching a version 2/3 superblock for a reader, and the writer's seal on
+ * any version (superblock.h).
  *
- * Invariant: a patched superblock differs from the original only in the
+ * Invariants: a patched superblock differs from the original only in the
  * flags byte, the end-of-file field and the checksum, and its checksum is
- * the one HDF5 computes, so the library accepts it.
+ * the one HDF5 computes, so the library accepts it; setting and then
+ * clearing the seal gives back the original bytes (asserted below).
  */
 #include "superblock.h"
 
 #include <string.h>
 
+#include "check.h"
 #include "le.h"
 #include "lookup3.h"
 
@@ -19,6 +22,7 @@
 #define OFF_FLAGS          11
 #define OFF_ADDRS          12 /* base, extension, end of file, root group: O bytes each */
 #define EOF_FIELD          2  /* index of the end-of-file address among them */
+#define OFF_FLAGS_V0       20 /* versions 0 and 1: 4-byte flags, no checksum */
 
 /* The size of a whole v2/v3 superblock at the start of buf, or 0. */
 static size_t
@@ -26,7 +30,7 @@ sb_size(const uint8_t *buf, size_t len)
 {
     unsigned o;
 
-    if (len <= OFF_SIZEOF_OFFSETS || memcmp(buf, SIG, SIG_LEN) != 0)
+    if (len <= OFF_SIZEOF_OFFSETS || !vfdswmr_sb_signature(buf, len))
         return 0;
     if (buf[OFF_VERSION] != 2 && buf[OFF_VERSION] != 3)
         return 0;
@@ -34,6 +38,54 @@ sb_size(const uint8_t *buf, size_t len)
     if (o != 2 && o != 4 && o != 8)
         return 0;
     return len >= VFDSWMR_SB_V2_SIZE(o) ? VFDSWMR_SB_V2_SIZE(o) : 0;
+}
+
+bool
+vfdswmr_sb_signature(const uint8_t *buf, size_t len)
+{
+    return len >= SIG_LEN && memcmp(buf, SIG, SIG_LEN) == 0;
+}
+
+/* The offset of the flags byte of the superblock at buf, and the bytes its
+ * checksum covers (0: none); -1 when buf does not hold them. */
+static long
+flags_offset(const uint8_t *buf, size_t len, size_t *sum_len)
+{
+    size_t size;
+
+    *sum_len = 0;
+    if (len <= OFF_VERSION || !vfdswmr_sb_signature(buf, len))
+        return -1;
+    if (buf[OFF_VERSION] <= 1)
+        return len > OFF_FLAGS_V0 + 3 ? OFF_FLAGS_V0 : -1;
+    if ((size = sb_size(buf, len)) == 0)
+        return -1;
+    *sum_len = size - 4;
+    return OFF_FLAGS;
+}
+
+int
+vfdswmr_sb_sealed(const uint8_t *buf, size_t len)
+{
+    size_t sum_len;
+    long off = flags_offset(buf, len, &sum_len);
+
+    return off < 0 ? -1 : (buf[off] & VFDSWMR_SB_SEAL) != 0;
+}
+
+int
+vfdswmr_sb_set_seal(uint8_t *buf, size_t len, bool on)
+{
+    size_t sum_len;
+    long off = flags_offset(buf, len, &sum_len);
+
+    if (off < 0)
+        return 0;
+    buf[off] = (uint8_t)(on ? buf[off] | VFDSWMR_SB_SEAL : buf[off] & ~VFDSWMR_SB_SEAL);
+    if (sum_len)
+        vfdswmr_le32_encode(buf + sum_len, vfdswmr_hashlittle(buf, sum_len, 0));
+    VFDSWMR_ASSERT(vfdswmr_sb_sealed(buf, len) == (int)on);
+    return 1;
 }
 
 int

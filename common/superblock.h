@@ -16,6 +16,7 @@
 #ifndef VFDSWMR_COMMON_SUPERBLOCK_H
 #define VFDSWMR_COMMON_SUPERBLOCK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -42,5 +43,48 @@ int vfdswmr_sb_patch(uint8_t *buf, size_t len, uint64_t eoa);
  * version 3 superblock: 1 if its flags say a SWMR writer has the file, else
  * 0. Anything else (other versions, too short, not a superblock): -1. */
 int vfdswmr_sb_swmr_write(const uint8_t *buf, size_t len);
+
+/*
+ * The writer's seal (docs/DESIGN.md, "The seal"): bit 0x80 of the superblock's consistency flags, which no HDF5
+ * version defines. HDF5 refuses to decode a superblock with it ("bad flag
+ * value for superblock", 1.14 and 2.x, every superblock version, every
+ * open mode, h5clear included), so plain HDF5 cannot open a file on whose
+ * disk bytes it is set. The writer keeps it on the superblock in the HDF5
+ * file from its open until the file is closed or recovered; everything the
+ * drivers hand to HDF5 has it cleared.
+ *
+ * Where the flags are: version 0 and 1: the low byte of a 4-byte field at
+ * offset 20, no checksum; version 2 and 3: the byte at offset 11, covered by
+ * the checksum at the end of the superblock.
+ */
+#define VFDSWMR_SB_SEAL 0x80u
+/* Bytes from the superblock's address that hold its flags and (for
+ * versions 2 and 3) checksum, whatever the version and sizes. */
+#define VFDSWMR_SB_SEAL_SPAN VFDSWMR_SB_V2_SIZE(8)
+
+/*
+ * `buf` holds len bytes of the file from a superblock's address. When they
+ * start with a superblock of version 0 to 3 whose flags (and, for 2 and 3,
+ * checksum) lie within len: set (on) or clear the seal, recompute the
+ * checksum, return 1. Otherwise change nothing and return 0. Clearing
+ * restores exactly the bytes HDF5 wrote before the seal was set.
+ */
+int vfdswmr_sb_set_seal(uint8_t *buf, size_t len, bool on);
+
+/* 1: buf (as above) starts with a sealed superblock; 0: an unsealed one; -1:
+ * not a superblock this knows, or too short. */
+int vfdswmr_sb_sealed(const uint8_t *buf, size_t len);
+
+/* Where HDF5 looks for the superblock (H5FD_locate_signature): address 0,
+ * then 512, 1024, 2048, ... below `end`. The address after `addr` in that
+ * order. */
+static inline uint64_t
+vfdswmr_sb_next_candidate(uint64_t addr)
+{
+    return addr ? 2 * addr : 512;
+}
+
+/* Does buf (len bytes) start with HDF5's signature? */
+bool vfdswmr_sb_signature(const uint8_t *buf, size_t len);
 
 #endif

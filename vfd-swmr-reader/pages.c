@@ -183,8 +183,20 @@ vfdswmr_rdr_read_meta(rdr_t *r, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_
     if (rc < 0)
         return -1;
     /* Only while a writer's metadata file is in use: without one the
-     * superblock's flags keep guarding against writers that are not ours. */
-    if (type == H5FD_MEM_SUPER && r->md.fd >= 0) /* at 0, or after a user block */
+     * superblock's flags keep guarding against writers that are not ours,
+     * and the writer's seal (superblock.h) against a file its writer left
+     * mixed, with no metadata file to read it right. */
+    if (type == H5FD_MEM_SUPER && r->md.fd >= 0) { /* at 0, or after a user block */
+        vfdswmr_sb_set_seal(buf, size, false);
         vfdswmr_sb_patch(buf, size, vfdswmr_rdr_snap_eoa(r));
+    }
+    else if (type == H5FD_MEM_SUPER && vfdswmr_sb_sealed(buf, size) == 1) {
+        VFDSWMR_ERR(H5E_CANTOPENFILE,
+                    "%s: the superblock says a vfd_swmr_writer has this file, or had it and died, but there was no "
+                    "metadata file %s when it was opened: if a writer was just starting, open again; if it died, "
+                    "run vfd_swmr_recover (with the writer's configuration)",
+                    RDR_NAME, r->md.path);
+        return -1;
+    }
     return vfdswmr_rdr_lag_check(r) < 0 ? -1 : 0;
 }

@@ -55,17 +55,20 @@ fill_page(void *ctx, uint64_t page, uint8_t *image)
     if (start >= eoa)
         return 0;
     size_t len = eoa - start < VFDSWMR_WRITER_PAGE_SIZE ? (size_t)(eoa - start) : VFDSWMR_WRITER_PAGE_SIZE;
-    return VFDSWMR_GUARDED(herr_t, H5FDread(LOWER(w), H5FD_MEM_DEFAULT, H5P_DEFAULT, start, len, image), _r < 0);
+    if (VFDSWMR_GUARDED(herr_t, H5FDread(LOWER(w), H5FD_MEM_DEFAULT, H5P_DEFAULT, start, len, image), _r < 0) < 0)
+        return -1;
+    return vfdswmr_seal_incoming(w, start, len, image);
 }
 
 static int
 store_page(void *ctx, uint64_t page, const uint8_t *image, size_t len)
 {
     vfdswmr_writer_t *w = ctx;
+    uint8_t copy[VFDSWMR_WRITER_PAGE_SIZE];
+    const uint8_t *out = vfdswmr_seal_outgoing(w, page * VFDSWMR_WRITER_PAGE_SIZE, image, len, copy);
 
     herr_t rc = VFDSWMR_GUARDED(
-        herr_t, H5FDwrite(LOWER(w), H5FD_MEM_DEFAULT, H5P_DEFAULT, page * VFDSWMR_WRITER_PAGE_SIZE, len, image),
-        _r < 0);
+        herr_t, H5FDwrite(LOWER(w), H5FD_MEM_DEFAULT, H5P_DEFAULT, page * VFDSWMR_WRITER_PAGE_SIZE, len, out), _r < 0);
 
     vfdswmr_ccf_written(&w->cc, page * VFDSWMR_WRITER_PAGE_SIZE, len, image, rc >= 0);
     vfdswmr_rawlog_add(w->rawlog, vfdswmr_writer_write_tick(w), page * VFDSWMR_WRITER_PAGE_SIZE, len);
@@ -174,9 +177,9 @@ take_hdf5_lock(vfdswmr_writer_t *w, const char *name)
 }
 
 /* Bring the HDF5 file back to the crashed writer's last snapshot (old_fd:
- * its metadata file, locked by us). */
+ * its metadata file, locked by us); *needed: there was something to recover. */
 static int
-recover_crashed(vfdswmr_writer_t *w, int old_fd, const char *name)
+recover_crashed(vfdswmr_writer_t *w, int old_fd, const char *name, bool *needed)
 {
     vfdswmr_recover_io_t io;
     vfdswmr_recover_report_t rep;
@@ -188,6 +191,7 @@ recover_crashed(vfdswmr_writer_t *w, int old_fd, const char *name)
                     VFDSWMR_WRITER_NAME, name, err);
         return -1;
     }
+    *needed = rep.needed;
     if (rep.needed)
         VFDSWMR_LOG(&w->log, "recovered", "file=%s session=%llx tick=%llu pages=%u bytes=%llu eoa=%llu", name,
                     (unsigned long long)rep.session, (unsigned long long)rep.tick, rep.pages,
@@ -205,7 +209,9 @@ recover_crashed(vfdswmr_writer_t *w, int old_fd, const char *name)
  *     starting at the same moment is refused before it opens the HDF5 file;
  *  4. the HDF5 file, through the lower driver, with the caller's flags;
  *  5. recovery from the crashed writer's metadata file (not when truncating);
- *  6. our metadata file replaces the crashed writer's.
+ *  6. the seal on the superblock in the HDF5 file (seal.c): plain HDF5
+ *     refuses the file from now until close or recovery;
+ *  7. our metadata file replaces the crashed writer's.
  */
 static int
 start_swmr(vfdswmr_writer_t *w, const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr)
@@ -219,7 +225,7 @@ start_swmr(vfdswmr_writer_t *w, const char *name, unsigned flags, hid_t fapl, ha
                             .durable = cfg->flush_raw_data,
                             .defer_link = true};
     int old_fd = -1;
-    bool replace = false, again = false;
+    bool replace = false, again = false, recovered = false;
     struct stat st;
 
     if (prepare_swmr(w, name, fapl, ud_base, sizeof ud_base) < 0)
@@ -273,7 +279,9 @@ start_swmr(vfdswmr_writer_t *w, const char *name, unsigned flags, hid_t fapl, ha
                     VFDSWMR_WRITER_NAME, cfg->under_name);
         goto fail;
     }
-    if (old_fd >= 0 && !(flags & H5F_ACC_TRUNC) && recover_crashed(w, old_fd, name) < 0)
+    if (old_fd >= 0 && !(flags & H5F_ACC_TRUNC) && recover_crashed(w, old_fd, name, &recovered) < 0)
+        goto fail;
+    if (!(flags & H5F_ACC_TRUNC) && vfdswmr_seal_at_open(w, name, recovered) < 0)
         goto fail;
     if (replace && vfdswmr_mdw_link(w->mdw, true, err, sizeof err) < 0) {
         VFDSWMR_ERR(H5E_CANTCREATE, "%s: %s", VFDSWMR_WRITER_NAME, err);
@@ -386,6 +394,7 @@ writer_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr)
         free(w);
         return NULL;
     }
+    w->sb_addr = UINT64_MAX;
     /* A read-only open through the writer driver (h5dump, probes): pass through. */
     w->active = (flags & H5F_ACC_RDWR) != 0;
     w->read_only = !w->active;
@@ -535,7 +544,11 @@ writer_close(H5FD_t *file)
         complete = true; /* publishing failed, but the HDF5 file got every page */
     else if (w->error[0])
         report_incomplete(w, "publishing failed and the HDF5 file cannot take the metadata either");
-    if (complete && (VFDSWMR_GUARDED(herr_t, H5FDflush(LOWER(w), H5P_DEFAULT, true), _r < 0) < 0 ||
+    /* Every page is in the HDF5 file (durable first with flush_raw_data):
+     * only now may the seal go -- the last write, so a writer that dies
+     * before leaves a file plain HDF5 refuses. */
+    if (complete && ((w->base.cfg.flush_raw_data && sync_hdf5_file(w) < 0) || vfdswmr_seal_clear(w) < 0 ||
+                     VFDSWMR_GUARDED(herr_t, H5FDflush(LOWER(w), H5P_DEFAULT, true), _r < 0) < 0 ||
                      (w->base.cfg.flush_raw_data && sync_hdf5_file(w) < 0))) {
         report_incomplete(w, "cannot flush the HDF5 file at close");
         complete = false;
@@ -570,6 +583,8 @@ writer_read(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size
         return vfdswmr_ccf_read(&w->cc, LOWER(w), type, dxpl, addr, size, buf);
     pthread_mutex_lock(&w->lock);
     rc = vfdswmr_ccf_read(&w->cc, LOWER(w), type, dxpl, addr, size, buf);
+    if (rc >= 0)
+        rc = vfdswmr_seal_incoming(w, addr, size, buf);
     if (rc >= 0)
         vfdswmr_pb_read(w->pb, addr, size, buf);
     pthread_mutex_unlock(&w->lock);
@@ -624,8 +639,11 @@ writer_write(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t siz
                     VFDSWMR_WRITER_NAME, (unsigned long long)addr, size);
         rc = -1;
     }
-    else if (type == H5FD_MEM_SUPER)
-        note_swmr_write(w, buf, size);
+    else {
+        vfdswmr_seal_learn(w, addr, buf, size);
+        if (type == H5FD_MEM_SUPER)
+            note_swmr_write(w, buf, size);
+    }
     pthread_mutex_unlock(&w->lock);
     return rc;
 }

@@ -1,7 +1,8 @@
 /*
  * Internal state of the vfd_swmr_writer driver (writer.c: the callbacks,
  * publish.c: publishing a tick, ticker.c: when ticks end, claim.c: the
- * metadata file before the HDF5 file is opened).
+ * metadata file before the HDF5 file is opened, seal.c: the seal on the
+ * HDF5 file's superblock).
  *
  * Locking: `lock` guards everything below it. The main thread (HDF5's
  * callbacks) holds it for each callback; the ticker thread holds it except
@@ -70,6 +71,8 @@ typedef struct vfdswmr_writer_t {
     bool publishing;            /* tick + 1 is being written without the lock (publish.c) */
     bool early_tick;            /* the tick being ended ends early (pb_expansion_threshold) */
     uint64_t tick_start_images; /* page images held when the last publish completed */
+    uint64_t sb_addr;           /* the superblock's address in the HDF5 file; UINT64_MAX: none yet */
+    bool sb_sealed;             /* the HDF5 file's superblock may carry the writer's seal (seal.c) */
     bool truncated;             /* truncate seen since the last flush: H5Fflush or close under way */
     bool closing;               /* in writer_close */
     bool eot_disabled, tick_missed;
@@ -88,6 +91,25 @@ void vfdswmr_registry_add(const vfdswmr_writer_t *w, const char *h5_name);
 void vfdswmr_registry_remove(const vfdswmr_writer_t *w);
 /* Does a writer of this process have the HDF5 file at h5_name open? */
 bool vfdswmr_registry_writes(const char *h5_name);
+
+/* seal.c: the writer's seal on the superblock in the HDF5 file
+ * (common/superblock.h). Main thread only, with `lock` held or at open and
+ * close; errors pushed on HDF5's stack. */
+/* At open of an existing file, after recovery: find the superblock and seal
+ * it. A sealed superblock that no recovery of this open explains (recovered
+ * false) is refused: -1. */
+int vfdswmr_seal_at_open(vfdswmr_writer_t *w, const char *name, bool recovered);
+/* A metadata write of HDF5's: a new file's superblock tells where it is. */
+void vfdswmr_seal_learn(vfdswmr_writer_t *w, haddr_t addr, const void *buf, size_t size);
+/* Bytes [addr, addr + size) just read from the HDF5 file: clear the seal as
+ * HDF5 must see them. 0, or -1. */
+int vfdswmr_seal_incoming(vfdswmr_writer_t *w, haddr_t addr, size_t size, void *buf);
+/* What to write to the HDF5 file for `len` bytes of `image` at addr: the
+ * image, or `copy` holding it with the superblock sealed. */
+const uint8_t *vfdswmr_seal_outgoing(vfdswmr_writer_t *w, uint64_t addr, const uint8_t *image, size_t len,
+                                     uint8_t copy[VFDSWMR_WRITER_PAGE_SIZE]);
+/* At close, every page written: clear the seal (the file is whole). 0, or -1. */
+int vfdswmr_seal_clear(vfdswmr_writer_t *w);
 
 /* ticker.c; tick_seconds is called with `lock` held. */
 int vfdswmr_ticker_start(vfdswmr_writer_t *w);

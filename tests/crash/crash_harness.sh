@@ -20,11 +20,26 @@
 # In some trials the first recovery is killed (VFDSWMR_TEST_KILL_AT=recover:K) and run again.
 # After each recovery a second run of the command must find nothing to do and change nothing.
 #
+# Before recovery, and after a killed recovery, plain HDF5 (tryopen: read-only, read-write,
+# SWMR-read) must refuse the crashed file and change no byte of it (the writer's seal,
+# docs/DESIGN.md): only a writer killed inside H5Fclose after every page reached the file may
+# leave one plain HDF5 opens.
+#
+# Existing files (two trials in five): the file is first written and closed by plain HDF5 (no
+# driver) for 20 to 219 operations, then reopened through vfd_swmr_writer (crash_writer
+# --resume, with or without H5F_ACC_SWMR_WRITE) and killed: in half of them within the first
+# ticks (the writer holds before its first operation until the readers have read the file,
+# then dies after 1 to 40 progress lines), in the others as in the other trials. Without
+# H5F_ACC_SWMR_WRITE, half the trials (new or existing files) use HDF5's default bounds
+# (crash_writer --earliest: a version 2 superblock, whose flags HDF5 does not check; version 0
+# superblocks are tested in tests/integration/sealed.sh, since H5F_FSPACE_STRATEGY_NONE needs 2).
+#
 # --baseline: no recovery (for a build without it): each crashed file is checked with plain
 # HDF5 after "h5clear -s" on a copy, and the next writer's open is tried; the harness reports
 # how many trials lose data or are unreadable and exits 0.
 #
-# Environment: CRASH_PROGS (crash_writer, crash_reader, crash_verify, crash_reopen), H5DUMP,
+# Environment: CRASH_PROGS (crash_writer, crash_reader, crash_verify, crash_reopen), VFDSWMR_PROGS
+# (tryopen), H5DUMP,
 # HDF5_PLUGIN_PATH (the plugins), VFDSWMR_RECOVER (vfd_swmr_recover), CRASH_CONFIG (driver
 # configuration, default 'tick_len=1;max_lag=5'), CRASH_KEEP=1 (keep every trial's files),
 # CRASH_HANG (seconds after which a trial that makes no progress counts as hung, default 120),
@@ -52,6 +67,8 @@ H5CLEAR=$(dirname "$H5DUMP")/h5clear
 for p in crash_writer crash_reader crash_verify crash_reopen; do
     [ -x "$CRASH_PROGS/$p" ] || { echo "crash harness: no $p in $CRASH_PROGS" >&2; exit 1; }
 done
+TRYOPEN=${VFDSWMR_PROGS:-$CRASH_PROGS/../progs}/tryopen
+[ -x "$TRYOPEN" ] || { echo "crash harness: no tryopen at $TRYOPEN (set VFDSWMR_PROGS)" >&2; exit 1; }
 if [ "$BASELINE" = 0 ] && [ ! -x "$RECOVER" ]; then
     echo "crash harness: no recovery command (VFDSWMR_RECOVER='$RECOVER'); --baseline measures a build without it" >&2
     exit 1
@@ -147,7 +164,7 @@ readers_logged() { # readers_logged N: every reader logged at least N walks
 writer_gone_or_far() { ! alive "$WPID" || progress_at_least "$FAR"; }
 progress_at_least() { [ "$(wc -l <"$D/progress" 2>/dev/null || echo 0)" -ge "$1" ]; }
 close_begun() { grep -qs '^begin [0-9]* close' "$D/progress"; }
-writer_flushed_once() { grep -qs '^flushed 0' "$D/progress"; }
+writer_flushed_once() { grep -qs '^flushed ' "$D/progress"; }
 
 # h5dump is not built with the sanitizers: to load the plugins of an
 # AddressSanitizer build (scripts/build --sanitize) it needs their runtime
@@ -213,7 +230,8 @@ run_recovery() {
         env -u VFDSWMR_TEST_KILL_AT "${envs[@]}" VFDSWMR_TEST_KILL_AT="recover:$k" "${cmd[@]}" >"$D/$label-killed.log" 2>&1
         rc=$?
         case $rc in
-        137) NOTE="$NOTE, $label: recovery killed at page write $k" ;;
+        137) NOTE="$NOTE, $label: recovery killed at page write $k"
+            plain_refused "$dir/f.h5" "$label (recovery killed)" || return 1 ;;
         0) NOTE="$NOTE, $label: recovery finished before page write $k" ;;
         *) tfail "$label: recovery with VFDSWMR_TEST_KILL_AT=recover:$k exited $rc: $(tail -c 600 "$D/$label-killed.log")"; return 1 ;;
         esac
@@ -254,6 +272,32 @@ refuse_copy() {
     NOTE="$NOTE, copy refused without --force"
 }
 
+# plain_refused FILE LABEL: plain HDF5 refuses FILE read-only, read-write and SWMR-read, and no
+# attempt changes a byte. A writer killed inside H5Fclose may have written every page (and
+# cleared its seal) already: then plain HDF5 reads it, and only that is allowed.
+plain_refused() {
+    local f=$1 label=$2 m out
+    cp "$f" "$D/pre-plain.h5"
+    for m in rdonly rdonly_swmr rdwr; do
+        out=$(plain "$TRYOPEN" "$f" $m 2>"$D/plain-$m.err")
+        case $out in
+        refused) ;;
+        opened)
+            if [ "${MODE#close}" != "$MODE" ] && [ "$label" = crashed ]; then
+                NOTE="$NOTE, closed far enough that plain HDF5 opens it"
+                rm -f "$D/pre-plain.h5"
+                return 0
+            fi
+            tfail "$label: plain HDF5 opened the file before it was recovered ($m)"
+            return 1 ;;
+        *) tfail "$label: tryopen $m: $out $(head -c 300 "$D/plain-$m.err")"; return 1 ;;
+        esac
+        cmp -s "$f" "$D/pre-plain.h5" || { tfail "$label: a refused plain open ($m) changed the file"; return 1; }
+    done
+    rm -f "$D/pre-plain.h5"
+    T_REFUSED=$((T_REFUSED + 1))
+}
+
 # --- one trial ---------------------------------------------------------------------------
 
 # (7 entries: prime to the cycles of the mix, the SWMR-write flag and the recovery plan)
@@ -281,7 +325,7 @@ other_kinds() {
 pick() { local -n _v=$1; shift; local a=("$@"); _v=${a[$((RANDOM % ${#a[@]}))]}; }
 
 trial() {
-    local t=$1 c=$(($1 + $2)) t0=$SECONDS wargs=() wenv=() i kind nth phase rkill="" rtarget plan
+    local t=$1 c=$(($1 + $2)) t0=$SECONDS wargs=() wenv=() i kind nth phase rkill="" rtarget plan fmt=() n0
     TSEED=$(($2 * 1000 + $1))
     RANDOM=$TSEED
     D=$WORK/trial-$t
@@ -294,8 +338,19 @@ trial() {
     plan=$([ $(((c / 3) % 2)) = 0 ] && echo reopen || echo command)
     [ $((c % 3)) = 1 ] && rkill=$((1 + RANDOM % 24))
     pick rtarget original copy
-    wargs=(--file "$D/f.h5" --progress "$D/progress" --seed "$TSEED" --mix "$MIX" --gate "$D/gate")
+    EXISTING=""; [ $((c % 5)) -lt 2 ] && EXISTING=1
+    [ -z "$WSWMR" ] && [ $((RANDOM % 2)) = 1 ] && fmt=(--earliest)
+    wargs=(--file "$D/f.h5" --progress "$D/progress" --seed "$TSEED" --mix "$MIX" --gate "$D/gate" "${fmt[@]}")
     [ -n "$WSWMR" ] && wargs+=(--swmr)
+    if [ -n "$EXISTING" ]; then
+        # written and closed by plain HDF5 first
+        n0=$((20 + RANDOM % 200))
+        plain "$CRASH_PROGS/crash_writer" --file "$D/f.h5" --progress "$D/progress0" --seed "$TSEED" --mix "$MIX" \
+            "${fmt[@]}" ${WSWMR:+--swmr} --close-after "$n0" --pace-us 0 \
+            >"$D/writer0.log" 2>&1 || { tfail "the plain writer of the existing file failed: $(tail -c 800 "$D/writer0.log")"; return 1; }
+        wargs+=(--resume "$n0")
+        [ $((RANDOM % 2)) = 1 ] && MODE=early && wargs+=(--hold "$D/gate")
+    fi
     case $MODE in
     op-*)
         # groups and datasets created or deleted in 60 % of these trials
@@ -310,16 +365,19 @@ trial() {
         WHAT="to be killed in $kind #$nth after the gate ($phase)" ;;
     external) WHAT="killed from outside" ;;
     close-hook)
-        wargs+=(--close-after $((60 + RANDOM % 900)))
+        wargs+=(--close-after $((${n0:-0} + 60 + RANDOM % 900)))
         # the number of page writes inside H5Fclose grows with the file: often a few
         wenv=(VFDSWMR_TEST_KILL_AT="close:$((1 + (RANDOM % 2 ? RANDOM % 4 : RANDOM % 16)))")
         WHAT="killed inside H5Fclose (${wenv[0]#VFDSWMR_TEST_KILL_AT=})" ;;
     close-external)
-        wargs+=(--close-after $((60 + RANDOM % 900)))
+        wargs+=(--close-after $((${n0:-0} + 60 + RANDOM % 900)))
         WHAT="killed inside H5Fclose (from outside)" ;;
+    early) WHAT="killed within its first ticks" ;;
     esac
-    printf 'trial %d seed %d: %s mix, %s, %d reader(s), %s' "$t" "$TSEED" "$MIX" \
-        "$([ -n "$WSWMR" ] && echo "H5F_ACC_SWMR_WRITE" || echo "no SWMR-write flag")" "$NREADERS" "$MODE" >"$D/plan"
+    printf 'trial %d seed %d: %s mix, %s, %s, %s, %d reader(s), %s' "$t" "$TSEED" "$MIX" \
+        "$([ -n "$EXISTING" ] && echo "existing file (state $n0) reopened" || echo "new file")" \
+        "$([ -n "$WSWMR" ] && echo "H5F_ACC_SWMR_WRITE" || echo "no SWMR-write flag")" \
+        "$([ ${#fmt[@]} -gt 0 ] && echo "superblock v2" || echo "superblock v3")" "$NREADERS" "$MODE" >"$D/plan"
 
     # the writer, then the readers once it has flushed
     (exec env "${wenv[@]}" HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$CONFIG" \
@@ -343,11 +401,13 @@ trial() {
     # (a closing writer waits at the gate with all its operations done, so its readers may see
     # just one state; a writer to be killed creating the few objects that a workload without
     # deletions creates must be killed early: SHORT_WARMUP)
-    wait_for "walks logged by every reader" readers_logged "$([ "${MODE#close}" = "$MODE" ] && [ -z "$SHORT_WARMUP" ] &&
-        echo 2 || echo 1)" || return 1
+    # (early: the writer holds before its first operation, so its readers see one state)
+    local few=2
+    { [ "${MODE#close}" != "$MODE" ] || [ -n "$SHORT_WARMUP" ] || [ "$MODE" = early ]; } && few=1
+    wait_for "walks logged by every reader" readers_logged "$few" || return 1
     # and the writer has run for a while (so that some pages are due for the HDF5 file: it
     # mixes ticks then), for 0 to 1500 progress lines (about 0 to 750 operations)
-    if [ "${MODE#close}" = "$MODE" ] && [ -z "$SHORT_WARMUP" ]; then
+    if [ "$few" = 2 ]; then
         wait_for "writer progress" progress_at_least "$(($(wc -l <"$D/progress") + RANDOM % 1500))" || return 1
     fi
     : >"$D/gate"
@@ -359,7 +419,7 @@ trial() {
             kill -KILL "$WPID"
             WHAT="$WHAT: not reached within 6000 progress lines, killed from outside"
         fi ;;
-    external)
+    external | early)
         local lines
         lines=$(wc -l <"$D/progress")
         wait_for "writer progress" progress_at_least $((lines + 1 + RANDOM % 40)) || return 1
@@ -405,6 +465,9 @@ trial() {
     SNAPLINE=$(grep -o 'state [0-9]* (readers saw up to [0-9]*, the writer began to publish up to [0-9]*)' <<<"$out")
     dump_snapshot "$D/f.h5" >"$D/dump-snapshot" 2>"$D/dump-snapshot.err" ||
         { tfail "h5dump through vfd_swmr_reader of the crashed file failed: $(head -c 500 "$D/dump-snapshot.err")"; return 1; }
+    if [ "$wrc" = 137 ] && [ "$BASELINE" = 0 ]; then
+        plain_refused "$D/f.h5" crashed || return 1
+    fi
     cp "$D/f.h5" "$D/copy/f.h5"
     [ -e "$D/f.h5.md" ] && cp "$D/f.h5.md" "$D/copy/f.h5.md"
 
@@ -462,7 +525,7 @@ baseline() {
 
 # --- the trials --------------------------------------------------------------------------
 
-FAILED=0 T_FILES=0 T_OBJ=0 T_ELEM=0 B_FAIL=0 B_UNREADABLE=0 B_MIXED=0 B_OLD=0 B_WRONG=0 B_REOPEN=0
+FAILED=0 T_FILES=0 T_OBJ=0 T_ELEM=0 T_REFUSED=0 B_FAIL=0 B_UNREADABLE=0 B_MIXED=0 B_OLD=0 B_WRONG=0 B_REOPEN=0
 echo "crash harness: $TRIALS trials from seed $SEED, HDF5_DRIVER_CONFIG='$CONFIG'$([ "$BASELINE" = 1 ] && echo ", baseline (no recovery)"), work directory $WORK"
 for t in $(seq 0 $((TRIALS - 1))); do
     start=$SECONDS
@@ -484,7 +547,7 @@ if [ "$BASELINE" = 1 ]; then
     [ "$FAILED" = 0 ]
     exit
 fi
-echo "crash harness: $TRIALS trials, $T_FILES files recovered, $T_OBJ objects and $T_ELEM elements verified"
+echo "crash harness: $TRIALS trials, $T_FILES files recovered, $T_OBJ objects and $T_ELEM elements verified, $T_REFUSED crashed or half-recovered files refused by plain HDF5 unchanged"
 if [ "$FAILED" -gt 0 ]; then
     echo "crash harness: FAIL: $FAILED of $TRIALS trials failed (files kept in $WORK)" >&2
     exit 1

@@ -141,6 +141,21 @@ walk_attrs(ctx_t *c, hid_t obj, const char *path)
 
 /* --- datasets --------------------------------------------------------------------------- */
 
+/* Was the file of `obj` written with HDF5's default bounds (crash_writer --earliest: a
+ * version 2 superblock, as the file space strategy needs one; the latest bounds give
+ * version 3)? Its chunked datasets then have version 1 B-tree indexes, whatever their kind. */
+static bool
+default_format(hid_t obj)
+{
+    hid_t fid = H5Iget_file_id(obj);
+    H5F_info2_t info;
+    bool dflt = fid >= 0 && H5Fget_info2(fid, &info) >= 0 && info.super.version < 3;
+
+    if (fid >= 0)
+        H5Fclose(fid);
+    return dflt;
+}
+
 /* Which of the workload's dataset kinds this is, or -1 (message in why). */
 static int
 dataset_kind(hid_t did, hsize_t dims[2], char *why, size_t n)
@@ -166,11 +181,13 @@ dataset_kind(hid_t did, hsize_t dims[2], char *why, size_t n)
     }
     if (rank == 1)
         dims[1] = maxdims[1] = chunk[1] = 1;
+    if (idx == H5D_CHUNK_IDX_BTREE && default_format(did))
+        idx = H5D_CHUNK_IDX_NTYPES; /* any kind's index */
     for (int k = 0; k < CM_NDKINDS; k++) {
         const cm_dkind_t *d = &cm_dkinds[k];
 
         if (d->rank == rank && d->cols == dims[1] && d->chunk[0] == chunk[0] && d->chunk[1] == chunk[1] &&
-            (nfilters == 1) == d->deflate && nfilters <= 1 && d->idx == idx &&
+            (nfilters == 1) == d->deflate && nfilters <= 1 && (d->idx == idx || idx == H5D_CHUNK_IDX_NTYPES) &&
             maxdims[0] == (d->fixed ? CM_FIXED_ROWS : H5S_UNLIMITED) &&
             (rank == 1 || maxdims[1] == (d->unlim2 ? H5S_UNLIMITED : d->cols))) {
             kind = k;

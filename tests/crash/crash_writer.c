@@ -7,10 +7,20 @@
  *   crash_writer --file F --progress P --seed S --mix append|objects|mixed [--swmr]
  *                [--pace-us US] [--close-after N] [--max-ops N]
  *                [--kill-op KIND:NTH:PHASE [--gate G]]
+ *                [--earliest] [--resume N [--hold H]]
  *
  * The file is created with H5F_FSPACE_STRATEGY_NONE (README, "Rewriting chunks": chunks of
  * deflated datasets move as they grow, and datasets are deleted, while readers with older
- * snapshots still read them) and libver bounds (latest, latest).
+ * snapshots still read them) and libver bounds (latest, latest): a version 3 superblock;
+ * --earliest (not with --swmr) leaves HDF5's default bounds: a version 2 superblock (the
+ * lowest that holds a file space strategy), whose flags HDF5 does not check, and version 1
+ * B-trees for the chunk indexes.
+ *
+ * --resume N: the file exists, written by a run with the same seed, mix and --swmr that
+ * closed after N operations (--close-after N, any driver): open it (H5Fopen, H5F_ACC_RDWR,
+ * plus H5F_ACC_SWMR_WRITE with --swmr) and go on with operation N + 1. The progress file
+ * starts with "begin N reopen" and, once H5Fopen returned, "flushed N". --hold H: then wait
+ * until the file H exists before the first operation.
  *
  * Publishing: without --swmr, H5Fflush after the operations the model marks (batches);
  * with --swmr (H5F_ACC_SWMR_WRITE), H5Dflush after every append and H5Fflush after every
@@ -45,10 +55,10 @@
 
 static struct {
     cl_run_t run;
-    const char *gate, *kill_kind, *kill_phase;
-    bool swmr;
-    long pace_us, close_after, max_ops, kill_nth;
-} opt = {.pace_us = 2000, .close_after = -1, .max_ops = 100000};
+    const char *gate, *hold, *kill_kind, *kill_phase;
+    bool swmr, earliest;
+    long pace_us, close_after, max_ops, kill_nth, resume;
+} opt = {.pace_us = 2000, .close_after = -1, .max_ops = 100000, .resume = -1};
 
 static FILE *progress;
 static long kill_count;            /* matching operations since the gate opened */
@@ -60,24 +70,21 @@ static void
 usage(void)
 {
     fprintf(stderr, "usage: crash_writer --file F --progress P --seed S --mix append|objects|mixed [--swmr]\n"
-                    "  [--pace-us US] [--close-after N] [--max-ops N] [--kill-op KIND:NTH:mid|preflush [--gate G]]\n");
+                    "  [--pace-us US] [--close-after N] [--max-ops N] [--kill-op KIND:NTH:mid|preflush [--gate G]]\n"
+                    "  [--earliest] [--resume N [--hold H]]\n");
     exit(2);
 }
 
 static void
 parse(int argc, char **argv)
 {
-    static const struct option lo[] = {{"file", 1, 0, 'f'},
-                                       {"progress", 1, 0, 'p'},
-                                       {"seed", 1, 0, 's'},
-                                       {"mix", 1, 0, 'm'},
-                                       {"swmr", 0, 0, 'w'},
-                                       {"pace-us", 1, 0, 'u'},
-                                       {"close-after", 1, 0, 'c'},
-                                       {"max-ops", 1, 0, 'x'},
-                                       {"kill-op", 1, 0, 'k'},
-                                       {"gate", 1, 0, 'g'},
-                                       {0, 0, 0, 0}};
+    static const struct option lo[] = {{"file", 1, 0, 'f'},        {"progress", 1, 0, 'p'},
+                                       {"seed", 1, 0, 's'},        {"mix", 1, 0, 'm'},
+                                       {"swmr", 0, 0, 'w'},        {"pace-us", 1, 0, 'u'},
+                                       {"close-after", 1, 0, 'c'}, {"max-ops", 1, 0, 'x'},
+                                       {"kill-op", 1, 0, 'k'},     {"gate", 1, 0, 'g'},
+                                       {"earliest", 0, 0, 'e'},    {"resume", 1, 0, 'r'},
+                                       {"hold", 1, 0, 'H'},        {0, 0, 0, 0}};
     static char kill_buf[64];
     int c;
     char *a, *b;
@@ -101,6 +108,15 @@ parse(int argc, char **argv)
         case 'g':
             opt.gate = optarg;
             break;
+        case 'e':
+            opt.earliest = true;
+            break;
+        case 'r':
+            opt.resume = cl_num("crash_writer", "resume", optarg, 0, 1000000);
+            break;
+        case 'H':
+            opt.hold = optarg;
+            break;
         case 'k':
             snprintf(kill_buf, sizeof kill_buf, "%s", optarg);
             if (!(a = strchr(kill_buf, ':')) || !(b = strchr(a + 1, ':')))
@@ -117,18 +133,38 @@ parse(int argc, char **argv)
             usage();
         }
     }
-    if (optind != argc || !opt.run.file || !opt.run.progress || !opt.run.mix)
+    if (optind != argc || !opt.run.file || !opt.run.progress || !opt.run.mix || (opt.earliest && opt.swmr) ||
+        (opt.hold && opt.resume < 0))
         usage();
 }
 
 /* --- dying on purpose ------------------------------------------------------------------ */
 
 static bool
-gate_open(void)
+exists(const char *path)
 {
     struct stat st;
 
-    return !opt.gate || stat(opt.gate, &st) == 0;
+    return stat(path, &st) == 0;
+}
+
+static bool
+gate_open(void)
+{
+    return !opt.gate || exists(opt.gate);
+}
+
+/* Wait (at most 600 s) until the file at path exists. */
+static void
+wait_for_file(const char *path)
+{
+    int64_t deadline = now_ns() + (int64_t)600 * 1000000000;
+
+    while (!exists(path)) {
+        if (now_ns() > deadline)
+            swmr_fail("%s never appeared", path);
+        vfdswmr_sleep(0.002);
+    }
 }
 
 /* Called before each operation (planned from state s): is this the one to die in? When the
@@ -323,17 +359,30 @@ main(int argc, char **argv)
     progress = cl_open_append(opt.run.progress);
     cl_line(progress, "crash-progress seed=%" PRIu64 " mix=%s swmr=%d", opt.run.seed, opt.run.mix->name, opt.swmr);
     if ((fapl = H5Pcreate(H5P_FILE_ACCESS)) < 0 ||
-        H5Pset_libver_bounds(fapl, H5F_LIBVER_LATEST, H5F_LIBVER_LATEST) < 0 ||
+        (!opt.earliest && H5Pset_libver_bounds(fapl, H5F_LIBVER_LATEST, H5F_LIBVER_LATEST) < 0) ||
         (fcpl = H5Pcreate(H5P_FILE_CREATE)) < 0 || H5Pset_file_space_strategy(fcpl, H5F_FSPACE_STRATEGY_NONE, 0, 1) < 0)
         swmr_h5fail("cannot set up the property lists");
-    flags = H5F_ACC_TRUNC | (opt.swmr ? H5F_ACC_SWMR_WRITE : 0);
-    if ((fid = H5Fcreate(opt.run.file, flags, fcpl, fapl)) < 0)
-        swmr_h5fail("cannot create %s (flags 0x%x)", opt.run.file, flags);
+    if (opt.resume >= 0) {
+        flags = H5F_ACC_RDWR | (opt.swmr ? H5F_ACC_SWMR_WRITE : 0);
+        for (n = 0; n < opt.resume; n++)
+            cm_advance(s);
+        cl_line(progress, "begin %d reopen", s->state);
+        if ((fid = H5Fopen(opt.run.file, flags, fapl)) < 0)
+            swmr_h5fail("cannot open %s (flags 0x%x)", opt.run.file, flags);
+        cl_line(progress, "flushed %d", s->state);
+        if (opt.hold)
+            wait_for_file(opt.hold);
+    }
+    else {
+        flags = H5F_ACC_TRUNC | (opt.swmr ? H5F_ACC_SWMR_WRITE : 0);
+        if ((fid = H5Fcreate(opt.run.file, flags, fcpl, fapl)) < 0)
+            swmr_h5fail("cannot create %s (flags 0x%x)", opt.run.file, flags);
+        fflush_file(fid, 0);
+    }
     H5Pclose(fcpl);
     H5Pclose(fapl);
-    fflush_file(fid, 0);
 
-    for (n = 1; n <= opt.max_ops && (opt.close_after < 0 || n <= opt.close_after); n++) {
+    for (n = s->state + 1; n <= opt.max_ops && (opt.close_after < 0 || n <= opt.close_after); n++) {
         cm_op_t op;
         hid_t did;
 
@@ -355,15 +404,8 @@ main(int argc, char **argv)
         if (opt.pace_us)
             vfdswmr_sleep(opt.pace_us * 1e-6);
     }
-    if (opt.gate && opt.close_after >= 0) { /* the harness opens the gate when readers have seen enough */
-        int64_t deadline = now_ns() + (int64_t)600 * 1000000000;
-
-        while (!gate_open()) {
-            if (now_ns() > deadline)
-                swmr_fail("the gate %s never opened", opt.gate);
-            vfdswmr_sleep(0.002);
-        }
-    }
+    if (opt.gate && opt.close_after >= 0) /* the harness opens the gate when readers have seen enough */
+        wait_for_file(opt.gate);
     cl_line(progress, "begin %d close", s->state);
     if (H5Fclose(fid) < 0)
         swmr_h5fail("H5Fclose failed (state %d)", s->state);

@@ -1,6 +1,6 @@
 /*
- * tryopen: one attempt to open a file for writing, the way an HDF5 program
- * may, for tests of a writer that must be refused.
+ * tryopen: one attempt to open a file, the way an HDF5 program may, for
+ * tests of an open that must be refused.
  *
  *   tryopen FILE MODE [--config STRING]
  *
@@ -9,6 +9,8 @@
  *       trunc_swmr  H5Fcreate(H5F_ACC_TRUNC | H5F_ACC_SWMR_WRITE)
  *       rdwr        H5Fopen(H5F_ACC_RDWR)
  *       rdwr_swmr   H5Fopen(H5F_ACC_RDWR | H5F_ACC_SWMR_WRITE)
+ *       rdonly      H5Fopen(H5F_ACC_RDONLY)
+ *       rdonly_swmr H5Fopen(H5F_ACC_RDONLY | H5F_ACC_SWMR_READ)
  * (the SWMR modes with the latest file format, as HDF5 requires).
  * --config selects vfd_swmr_writer with that configuration through
  * vfdswmr_set_fapl_writer; otherwise the environment selects the driver.
@@ -27,9 +29,11 @@ main(int argc, char **argv)
     const char *mode = argc >= 3 ? argv[2] : "";
     int swmr = strstr(mode, "_swmr") != NULL;
 
-    if ((argc != 3 && config == NULL) || (strcmp(mode, "trunc") && strcmp(mode, "excl") && strcmp(mode, "trunc_swmr") &&
-                                          strcmp(mode, "rdwr") && strcmp(mode, "rdwr_swmr"))) {
-        fprintf(stderr, "usage: tryopen FILE trunc|excl|trunc_swmr|rdwr|rdwr_swmr [--config STRING]\n");
+    if ((argc != 3 && config == NULL) ||
+        (strcmp(mode, "trunc") && strcmp(mode, "excl") && strcmp(mode, "trunc_swmr") && strcmp(mode, "rdwr") &&
+         strcmp(mode, "rdwr_swmr") && strcmp(mode, "rdonly") && strcmp(mode, "rdonly_swmr"))) {
+        fprintf(stderr,
+                "usage: tryopen FILE trunc|excl|trunc_swmr|rdwr|rdwr_swmr|rdonly|rdonly_swmr [--config STRING]\n");
         return 2;
     }
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
@@ -41,6 +45,8 @@ main(int argc, char **argv)
     }
     if (!strncmp(mode, "rdwr", 4))
         file = H5Fopen(argv[1], H5F_ACC_RDWR | (swmr ? H5F_ACC_SWMR_WRITE : 0), fapl);
+    else if (!strncmp(mode, "rdonly", 6))
+        file = H5Fopen(argv[1], H5F_ACC_RDONLY | (swmr ? H5F_ACC_SWMR_READ : 0), fapl);
     else
         file = H5Fcreate(argv[1], (mode[0] == 'e' ? H5F_ACC_EXCL : H5F_ACC_TRUNC) | (swmr ? H5F_ACC_SWMR_WRITE : 0),
                          H5P_DEFAULT, fapl);

@@ -4,6 +4,7 @@
  * HDF5 itself must accept what the patch produces.
  */
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
@@ -250,13 +251,195 @@ test_patch_v0_untouched(void **state)
     assert_memory_equal(buf, before, sizeof buf);
 }
 
+/* A closed file of superblock version `v` (0 to 3) with a group "g"; its
+ * whole content. */
+static uint8_t *
+closed_file_image(const char *name, unsigned v, size_t *len)
+{
+    char path[256];
+    hid_t fcpl = H5Pcreate(H5P_FILE_CREATE), fapl = H5Pcreate(H5P_FILE_ACCESS), file, g;
+    uint8_t *img;
+    FILE *fp;
+    long n;
+
+    path_of(path, sizeof path, name);
+    if (v == 1)
+        assert_true(H5Pset_istore_k(fcpl, 64) >= 0); /* a non-default K needs version 1 */
+    if (v == 2)
+        assert_true(H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_V18) >= 0);
+    if (v == 3)
+        assert_true(H5Pset_libver_bounds(fapl, H5F_LIBVER_LATEST, H5F_LIBVER_LATEST) >= 0);
+    if (v < 2)
+        assert_true(H5Pset_libver_bounds(fapl, H5F_LIBVER_EARLIEST, H5F_LIBVER_V18) >= 0);
+    file = H5Fcreate(path, H5F_ACC_TRUNC, fcpl, fapl);
+    assert_true(file >= 0);
+    g = H5Gcreate2(file, "g", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    assert_true(g >= 0);
+    H5Gclose(g);
+    H5Fclose(file);
+    H5Pclose(fcpl);
+    H5Pclose(fapl);
+    fp = fopen(path, "rb");
+    assert_non_null(fp);
+    fseek(fp, 0, SEEK_END);
+    n = ftell(fp);
+    rewind(fp);
+    img = malloc((size_t)n);
+    assert_non_null(img);
+    assert_int_equal(fread(img, 1, (size_t)n, fp), (size_t)n);
+    fclose(fp);
+    assert_int_equal(img[8], v);
+    *len = (size_t)n;
+    return img;
+}
+
+/* Whether plain HDF5 opens the file at path with `flags` (H5Fopen). */
+static bool
+opens_with(const char *path, unsigned flags)
+{
+    hid_t file;
+
+    H5E_BEGIN_TRY
+    {
+        file = H5Fopen(path, flags, H5P_DEFAULT);
+    }
+    H5E_END_TRY
+    if (file < 0)
+        return false;
+    H5Fclose(file);
+    return true;
+}
+
+/* The seal on every superblock version: plain HDF5 refuses the sealed file
+ * in every open mode without changing a byte of it; unsealed, the bytes are
+ * HDF5's again and it opens. */
+static void
+check_seal(unsigned v)
+{
+    const unsigned modes[] = {H5F_ACC_RDONLY, H5F_ACC_RDWR, H5F_ACC_RDONLY | H5F_ACC_SWMR_READ,
+                              H5F_ACC_RDWR | H5F_ACC_SWMR_WRITE};
+    char name[32], path[256];
+    size_t len;
+    uint8_t *img, *sealed, *back;
+    int fd;
+
+    snprintf(name, sizeof name, "seal-v%u.h5", v);
+    img = closed_file_image(name, v, &len);
+    sealed = malloc(len);
+    memcpy(sealed, img, len);
+    assert_int_equal(vfdswmr_sb_sealed(sealed, len), 0);
+    assert_int_equal(vfdswmr_sb_set_seal(sealed, len, true), 1);
+    assert_int_equal(vfdswmr_sb_sealed(sealed, len), 1);
+    assert_memory_not_equal(sealed, img, len);
+    assert_int_equal(sealed[v < 2 ? 20 : 11] & VFDSWMR_SB_SEAL, VFDSWMR_SB_SEAL);
+    /* sealing again changes nothing */
+    back = malloc(len);
+    memcpy(back, sealed, len);
+    assert_int_equal(vfdswmr_sb_set_seal(back, len, true), 1);
+    assert_memory_equal(back, sealed, len);
+
+    path_of(path, sizeof path, name);
+    fd = open(path, O_WRONLY | O_TRUNC);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, sealed, len), (ssize_t)len);
+    close(fd);
+    for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
+        FILE *fp;
+        assert_false(opens_with(path, modes[m]));
+        fp = fopen(path, "rb");
+        assert_int_equal(fread(back, 1, len, fp), len);
+        fclose(fp);
+        assert_memory_equal(back, sealed, len); /* refused without a byte changed */
+    }
+
+    assert_int_equal(vfdswmr_sb_set_seal(sealed, len, false), 1);
+    assert_int_equal(vfdswmr_sb_sealed(sealed, len), 0);
+    assert_memory_equal(sealed, img, len);
+    fd = open(path, O_WRONLY | O_TRUNC);
+    assert_int_equal(write(fd, sealed, len), (ssize_t)len);
+    close(fd);
+    assert_true(opens_with(path, H5F_ACC_RDONLY));
+    free(back);
+    free(sealed);
+    free(img);
+}
+
+static void
+test_seal_v0(void **state)
+{
+    (void)state;
+    check_seal(0);
+}
+
+static void
+test_seal_v1(void **state)
+{
+    (void)state;
+    check_seal(1);
+}
+
+static void
+test_seal_v2(void **state)
+{
+    (void)state;
+    check_seal(2);
+}
+
+static void
+test_seal_v3(void **state)
+{
+    (void)state;
+    check_seal(3);
+}
+
+/* Too short for the flags (and checksum), or not a superblock: nothing
+ * changed, and no answer. */
+static void
+test_seal_refuses(void **state)
+{
+    size_t len;
+    uint8_t *img = closed_file_image("seal-short.h5", 3, &len), *exact;
+    size_t need = VFDSWMR_SB_V2_SIZE(8);
+
+    (void)state;
+    for (size_t n = 0; n < need; n++) {
+        exact = malloc(n ? n : 1);
+        memcpy(exact, img, n);
+        assert_int_equal(vfdswmr_sb_set_seal(exact, n, true), 0);
+        assert_int_equal(vfdswmr_sb_sealed(exact, n), -1);
+        assert_memory_equal(exact, img, n);
+        free(exact);
+    }
+    free(img);
+    img = closed_file_image("seal-short0.h5", 0, &len);
+    for (size_t n = 0; n <= 20 + 3; n++) {
+        exact = malloc(n ? n : 1);
+        memcpy(exact, img, n);
+        assert_int_equal(vfdswmr_sb_set_seal(exact, n, true), 0);
+        assert_memory_equal(exact, img, n);
+        free(exact);
+    }
+    img[1] = 'h';
+    assert_int_equal(vfdswmr_sb_set_seal(img, len, true), 0);
+    assert_int_equal(vfdswmr_sb_sealed(img, len), -1);
+    free(img);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_lookup3_known_answers), cmocka_unit_test(test_lookup3_alignment),
-        cmocka_unit_test(test_patch_v3_offsets_8),    cmocka_unit_test(test_patch_v3_offsets_4),
-        cmocka_unit_test(test_patch_refuses),         cmocka_unit_test(test_patch_v0_untouched),
+        cmocka_unit_test(test_lookup3_known_answers),
+        cmocka_unit_test(test_lookup3_alignment),
+        cmocka_unit_test(test_patch_v3_offsets_8),
+        cmocka_unit_test(test_patch_v3_offsets_4),
+        cmocka_unit_test(test_patch_refuses),
+        cmocka_unit_test(test_patch_v0_untouched),
+        cmocka_unit_test(test_seal_v0),
+        cmocka_unit_test(test_seal_v1),
+        cmocka_unit_test(test_seal_v2),
+        cmocka_unit_test(test_seal_v3),
+        cmocka_unit_test(test_seal_refuses),
     };
     return cmocka_run_group_tests(tests, testdir_setup, testdir_teardown);
 }

@@ -37,7 +37,8 @@ static const char usage[] =
     "  -c, --config STRING  the writer's driver configuration (where the metadata file is: md_file_path,\n"
     "                       md_file_name; the lower driver: under=); default $HDF5_DRIVER_CONFIG when\n"
     "                       HDF5_DRIVER names a vfd-swmr driver, else the defaults\n"
-    "  -f, --force          accept a metadata file recorded for another inode (both files copied)\n"
+    "  -f, --force          accept a metadata file recorded for another inode (both files copied); with no\n"
+    "                       metadata file, clear a dead writer's seal and take FILE as it is on disk\n"
     "  -q, --quiet          print nothing on success\n"
     "  -h, --help           this text\n"
     "Exit status: 0 recovered or nothing to recover, 1 failure, 2 usage, 3 a writer is running.\n";
@@ -70,7 +71,7 @@ default_config(void)
 
 /* Open and lock the metadata file: 0 (fd set), or an exit status. */
 static int
-lock_md(const char *md_path, const char *file, int *fd, bool quiet)
+lock_md(const char *md_path, const char *file, int *fd)
 {
     for (int attempt = 0; attempt < 8; attempt++) {
         struct stat st, now;
@@ -79,13 +80,8 @@ lock_md(const char *md_path, const char *file, int *fd, bool quiet)
         *fd = vfdswmr_open_regular(md_path, O_RDWR);
         if (*fd == -2)
             return die(1, "metadata file %s is not a regular file", md_path);
-        if (*fd < 0 && errno == ENOENT) {
-            if (!quiet)
-                printf(PROG ": %s: nothing to recover: there is no metadata file %s (if its writer kept the "
-                            "metadata file elsewhere, give the writer's md_file_path/md_file_name with --config)\n",
-                       file, md_path);
-            return 0;
-        }
+        if (*fd < 0 && errno == ENOENT)
+            return 0; /* no metadata file: see no_metadata_file */
         if (*fd < 0 || fstat(*fd, &st) < 0)
             return die(1, "cannot open metadata file %s: %s", md_path, strerror(errno));
         if ((lk = vfdswmr_mdlock_take(*fd)) != 0) {
@@ -104,6 +100,83 @@ lock_md(const char *md_path, const char *file, int *fd, bool quiet)
     return die(1, "metadata file %s keeps being replaced", md_path);
 }
 
+/* The HDF5 file through the configuration's lower driver, or NULL (the
+ * reason printed). */
+static H5FD_t *
+open_hdf5(const vfdswmr_config_t *cfg, const char *file, const char *md_path, unsigned flags)
+{
+    hid_t fapl;
+    H5FD_t *lower;
+    struct stat st;
+
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    if ((fapl = vfdswmr_lower_fapl(cfg, PROG)) < 0) {
+        die(1, "cannot select the lower driver \"%s\"", cfg->under_name);
+        return NULL;
+    }
+    lower = H5FDopen(file, flags, fapl, VFDSWMR_MAXADDR);
+    H5Pclose(fapl);
+    if (lower == NULL && flags == H5F_ACC_RDWR)
+        die(1, "cannot open %s for writing%s%s; nothing done (the metadata file %s stays)", file,
+            stat(file, &st) < 0 ? ": " : "", stat(file, &st) < 0 ? strerror(errno) : "", md_path);
+    return lower;
+}
+
+/*
+ * No metadata file. Nothing to recover -- unless the HDF5 file carries a
+ * writer's seal (common/superblock.h): then its writer died and its
+ * metadata file is elsewhere (another configuration) or lost, and plain
+ * HDF5 refuses the file. Say so; with --force clear the seal, taking the
+ * file as its writer left it on disk.
+ */
+static int
+no_metadata_file(const vfdswmr_config_t *cfg, const char *file, const char *md_path, bool force, bool quiet)
+{
+    H5FD_t *lower = open_hdf5(cfg, file, md_path, H5F_ACC_RDONLY);
+    vfdswmr_recover_io_t io;
+    uint64_t size, addr;
+    int found = 0, sealed = 0, rc = 0;
+
+    if (lower == NULL) /* cannot be read: nothing this command can do either */
+        goto nothing;
+    vfdswmr_recover_io_lower(lower, &io);
+    if (io.size(io.ctx, &size) < 0 || (found = vfdswmr_recover_find_sb(io.read, io.ctx, size, &addr)) < 0 ||
+        (found && (sealed = vfdswmr_recover_sealed(&io, addr)) == -1)) {
+        H5FDclose(lower);
+        return die(1, "cannot read %s: %s", file, strerror(errno));
+    }
+    if (sealed == 1 && !force)
+        rc = die(1,
+                 "%s was left by a vfd_swmr_writer that died (its superblock is sealed: plain HDF5 refuses it), but "
+                 "there is no metadata file %s to recover it from: give the writer's md_file_path/md_file_name "
+                 "with --config; if its metadata file is lost, --force clears the seal and leaves the file as its "
+                 "writer left it on disk (it may mix the writer's last ticks); nothing done",
+                 file, md_path);
+    H5FDclose(lower);
+    if (sealed != 1)
+        goto nothing;
+    if (rc != 0)
+        return rc;
+    if ((lower = open_hdf5(cfg, file, md_path, H5F_ACC_RDWR)) == NULL)
+        return 1;
+    vfdswmr_recover_io_lower(lower, &io);
+    if (vfdswmr_recover_set_seal(&io, addr, false) < 0 || io.sync(io.ctx) < 0)
+        rc = die(1, "cannot clear the seal of %s: %s", file, strerror(errno));
+    if (H5FDclose(lower) < 0 && rc == 0)
+        rc = die(1, "cannot close %s", file);
+    if (rc == 0 && !quiet)
+        printf(PROG ": %s: no metadata file %s: the seal of its dead writer cleared (--force); the file is as its "
+                    "writer left it on disk and may mix its last ticks: check it\n",
+               file, md_path);
+    return rc;
+nothing:
+    if (!quiet)
+        printf(PROG ": %s: nothing to recover: there is no metadata file %s (if its writer kept the metadata file "
+                    "elsewhere, give the writer's md_file_path/md_file_name with --config)\n",
+               file, md_path);
+    return rc;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -117,7 +190,6 @@ main(int argc, char **argv)
     vfdswmr_config_t cfg;
     char md_path[VFDSWMR_MAX_PATH + 64], marks[VFDSWMR_MAX_PATH + 128], err[1024];
     int c, md_fd = -1, rc;
-    hid_t fapl;
     H5FD_t *lower;
     struct stat st;
     vfdswmr_recover_io_t io;
@@ -150,16 +222,12 @@ main(int argc, char **argv)
         return die(2, "bad configuration: %s", err);
     if (vfdswmr_md_path(&cfg, file, md_path, sizeof md_path) < 0)
         return die(2, "metadata file path too long for %s", file);
-    if ((rc = lock_md(md_path, file, &md_fd, quiet)) != 0 || md_fd < 0)
+    if ((rc = lock_md(md_path, file, &md_fd)) != 0)
         return rc;
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-    if ((fapl = vfdswmr_lower_fapl(&cfg, PROG)) < 0)
-        return die(1, "cannot select the lower driver \"%s\"", cfg.under_name);
-    lower = H5FDopen(file, H5F_ACC_RDWR, fapl, VFDSWMR_MAXADDR);
-    H5Pclose(fapl);
-    if (lower == NULL)
-        return die(1, "cannot open %s for writing%s%s; nothing done (the metadata file %s stays)", file,
-                   stat(file, &st) < 0 ? ": " : "", stat(file, &st) < 0 ? strerror(errno) : "", md_path);
+    if (md_fd < 0)
+        return no_metadata_file(&cfg, file, md_path, force, quiet);
+    if ((lower = open_hdf5(&cfg, file, md_path, H5F_ACC_RDWR)) == NULL)
+        return 1;
     vfdswmr_recover_io_lower(lower, &io);
     rc = vfdswmr_recover_run(md_fd, md_path, &io, file, stat(file, &st) == 0 ? (uint64_t)st.st_ino : 0, force, &rep,
                              err, sizeof err);

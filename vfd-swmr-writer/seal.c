@@ -1,0 +1,153 @@
+/*
+ * The writer's seal on the HDF5 file's superblock (common/superblock.h,
+ * docs/DESIGN.md "The seal"): while a writer has the file, and after it
+ * died until recovery finished, the superblock *on disk* carries a flag bit
+ * HDF5 refuses to decode, so plain HDF5 -- which would read a file that
+ * mixes the writer's last ticks, and whose read-write close would truncate
+ * it below what recovery needs -- cannot open it at all.
+ *
+ * Invariants (asserted where they are kept):
+ *  - HDF5 never sees the seal: every byte the writer reads from the HDF5
+ *    file (reads, page images made from the file) has it cleared, and page
+ *    images hold the superblock as HDF5 wrote it;
+ *  - every write of the superblock to the HDF5 file during the session
+ *    carries it (store_page writes a sealed copy of the page);
+ *  - it leaves the file only at close, after every page was written
+ *    (vfdswmr_seal_clear), so a writer that dies at any moment leaves it set.
+ * All functions run in the main thread with `lock` held, or at open/close.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "check.h"
+#include "h5err.h"
+#include "recover.h"
+#include "superblock.h"
+#include "writer.h"
+
+#define LOWER(w) ((w)->base.lower)
+
+/* The superblock's bytes as HDF5 sees them: read whole from the file, seal
+ * cleared. 0, or -1 (errno). */
+static int
+unsealed_sb(vfdswmr_writer_t *w, uint8_t sb[VFDSWMR_SB_SEAL_SPAN])
+{
+    vfdswmr_recover_io_t io;
+
+    vfdswmr_recover_io_lower(LOWER(w), &io);
+    if (io.read(io.ctx, w->sb_addr, sb, VFDSWMR_SB_SEAL_SPAN) < 0)
+        return -1;
+    vfdswmr_sb_set_seal(sb, VFDSWMR_SB_SEAL_SPAN, false);
+    return 0;
+}
+
+int
+vfdswmr_seal_at_open(vfdswmr_writer_t *w, const char *name, bool recovered)
+{
+    vfdswmr_recover_io_t io;
+    haddr_t eoa = VFDSWMR_GUARDED(haddr_t, H5FDget_eoa(LOWER(w), H5FD_MEM_DEFAULT), _r == HADDR_UNDEF);
+    uint64_t size, addr;
+    int rc, was = 0;
+
+    vfdswmr_recover_io_lower(LOWER(w), &io);
+    if (eoa == HADDR_UNDEF || io.size(io.ctx, &size) < 0)
+        goto failed;
+    if ((rc = vfdswmr_recover_find_sb(io.read, io.ctx, size, &addr)) < 0)
+        goto failed;
+    if (rc > 0 &&
+        ((was = vfdswmr_recover_sealed(&io, addr)) == -1 || (rc = vfdswmr_recover_set_seal(&io, addr, true)) < 0))
+        goto failed;
+    /* the reads above raised the lower EOA to what they read: put it back,
+     * HDF5 sets it once it has read the superblock */
+    if (VFDSWMR_GUARDED(herr_t, H5FDset_eoa(LOWER(w), H5FD_MEM_DEFAULT, eoa), _r < 0) < 0)
+        goto failed;
+    if (rc == 0)
+        return 0; /* no superblock (yet): HDF5 decides */
+    w->sb_addr = addr;
+    w->sb_sealed = true;
+    if (was == 1 && !recovered) {
+        /* Sealed, but no metadata file to recover it from: a writer with
+         * another md_file_path, or one whose metadata file was removed. The
+         * file mixes that writer's last ticks; reading it as it is would
+         * hide the damage. */
+        VFDSWMR_ERR(H5E_CANTOPENFILE,
+                    "%s: \"%s\" was left by a vfd_swmr_writer that died, and its metadata file is not at %s: open "
+                    "it with that writer's configuration (md_file_path, md_file_name) or run vfd_swmr_recover "
+                    "--config with it; if the metadata file is lost, vfd_swmr_recover --force takes the file as "
+                    "it is on disk (it may mix the writer's last ticks)",
+                    VFDSWMR_WRITER_NAME, name, w->md_path);
+        return -1;
+    }
+    if (w->base.cfg.flush_raw_data && io.sync(io.ctx) < 0)
+        goto failed;
+    return 0;
+failed:
+    VFDSWMR_ERR(H5E_WRITEERROR, "%s: cannot seal the superblock of \"%s\" as being written: %s", VFDSWMR_WRITER_NAME,
+                name, strerror(errno ? errno : EIO));
+    return -1;
+}
+
+void
+vfdswmr_seal_learn(vfdswmr_writer_t *w, haddr_t addr, const void *buf, size_t size)
+{
+    /* Any metadata type: the accumulator hands the superblock over with
+     * what follows it, typed H5FD_MEM_DEFAULT. The superblock is HDF5's
+     * first metadata write to a new file, so no earlier write can hold the
+     * signature at a place HDF5 would look. */
+    for (uint64_t c = 0; w->sb_addr == UINT64_MAX && c < addr + size; c = vfdswmr_sb_next_candidate(c))
+        if (c >= addr && vfdswmr_sb_signature((const uint8_t *)buf + (c - addr), size - (size_t)(c - addr)))
+            w->sb_addr = c;
+}
+
+int
+vfdswmr_seal_incoming(vfdswmr_writer_t *w, haddr_t addr, size_t size, void *buf)
+{
+    uint8_t sb[VFDSWMR_SB_SEAL_SPAN];
+    uint64_t lo, hi;
+
+    if (!w->sb_sealed || addr >= w->sb_addr + VFDSWMR_SB_SEAL_SPAN || addr + size <= w->sb_addr)
+        return 0;
+    if (unsealed_sb(w, sb) < 0) {
+        VFDSWMR_ERR(H5E_READERROR, "%s: cannot read the superblock: %s", VFDSWMR_WRITER_NAME, strerror(errno));
+        return -1;
+    }
+    lo = addr > w->sb_addr ? addr : w->sb_addr;
+    hi = addr + size < w->sb_addr + VFDSWMR_SB_SEAL_SPAN ? addr + size : w->sb_addr + VFDSWMR_SB_SEAL_SPAN;
+    memcpy((uint8_t *)buf + (lo - addr), sb + (lo - w->sb_addr), hi - lo);
+    return 0;
+}
+
+const uint8_t *
+vfdswmr_seal_outgoing(vfdswmr_writer_t *w, uint64_t addr, const uint8_t *image, size_t len,
+                      uint8_t copy[VFDSWMR_WRITER_PAGE_SIZE])
+{
+    size_t off;
+
+    if (w->sb_addr == UINT64_MAX || w->sb_addr < addr || w->sb_addr - addr >= len)
+        return image;
+    VFDSWMR_ASSERT(len <= VFDSWMR_WRITER_PAGE_SIZE);
+    off = (size_t)(w->sb_addr - addr);
+    /* page images hold the superblock as HDF5 wrote it */
+    VFDSWMR_ASSERT(vfdswmr_sb_sealed(image + off, len - off) != 1);
+    memcpy(copy, image, len);
+    if (!vfdswmr_sb_set_seal(copy + off, len - off, true))
+        return image; /* not (yet) a superblock there */
+    w->sb_sealed = true;
+    return copy;
+}
+
+int
+vfdswmr_seal_clear(vfdswmr_writer_t *w)
+{
+    vfdswmr_recover_io_t io;
+
+    if (!w->sb_sealed)
+        return 0;
+    vfdswmr_recover_io_lower(LOWER(w), &io);
+    if (vfdswmr_recover_set_seal(&io, w->sb_addr, false) < 0) {
+        VFDSWMR_ERR(H5E_WRITEERROR, "%s: cannot clear the superblock's seal: %s", VFDSWMR_WRITER_NAME, strerror(errno));
+        return -1;
+    }
+    w->sb_sealed = false;
+    return 0;
+}
