@@ -83,7 +83,8 @@ static int parse_size(struct parse_ctx *, const struct key_spec *, const struct 
     X(presume_posix_semantics, parse_bool, presume_posix_semantics, 0, 1, NULL)                         \
     X(maintain_metadata_file, parse_bool, maintain_metadata_file, 0, 1, NULL)                           \
     X(generate_updater_files, parse_bool, generate_updater_files, 0, 1, NULL)                           \
-    X(flush_raw_data, parse_bool, flush_raw_data, 0, 1, NULL)                                           \
+    X(durable, parse_bool, durable, 0, 1, NULL)                                                         \
+    X(flush_raw_data, parse_bool, durable, 0, 1, NULL) /* durable's former name */                      \
     X(md_file_path, parse_path, md_file_path, 0, 0, NULL)                                               \
     X(md_file_name, parse_file_name, md_file_name, 0, 0, NULL)                                          \
     X(updater_file_path, parse_path, updater_file_path, 0, 0, NULL)                                     \
@@ -540,6 +541,10 @@ parse_segment(struct parse_ctx *ctx, const struct slice *segment)
     uint32_t bit = UINT32_C(1) << index;
     if (ctx->seen & bit)
         return fail(ctx->errbuf, ctx->errlen, "duplicate key \"%s\"", spec->name);
+    for (size_t i = 0; i < N_KEYS; i++) /* two names of one setting */
+        if (((ctx->seen >> i) & 1u) && key_specs[i].offset == spec->offset)
+            return fail(ctx->errbuf, ctx->errlen, "\"%s\" and \"%s\" name one setting: give one of them",
+                        key_specs[i].name, spec->name);
     ctx->seen |= bit;
 
     struct slice raw_value = sub(&s, eq + 1, s.len);
@@ -590,7 +595,7 @@ vfdswmr_config_defaults(vfdswmr_config_t *cfg)
     cfg->presume_posix_semantics = true;
     cfg->maintain_metadata_file = true;
     cfg->generate_updater_files = false;
-    cfg->flush_raw_data = false;
+    cfg->durable = false;
     cfg->pb_expansion_threshold = 0;
     cfg->open_timeout = VFDSWMR_DEFAULT_OPEN_TIMEOUT;
     cfg->keep_metadata_file = false;

@@ -46,7 +46,7 @@ typedef struct vfdswmr_config_t {
     bool presume_posix_semantics;
     bool maintain_metadata_file;
     bool generate_updater_files;
-    bool flush_raw_data;
+    bool durable;                                     /* keys durable and flush_raw_data (its former name) */
     uint32_t pb_expansion_threshold;                  /* 0..100, 0 disables */
     uint32_t open_timeout;                            /* tenths of a second a reader waits for the metadata file */
     bool keep_metadata_file;                          /* writer: leave the metadata file at close */

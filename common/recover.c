@@ -17,6 +17,7 @@
 #include "stack.h"
 #include "superblock.h"
 
+#ifdef VFDSWMR_INVARIANTS
 void
 vfdswmr_test_kill_point(const char *where)
 {
@@ -29,6 +30,7 @@ vfdswmr_test_kill_point(const char *where)
     if (++count == strtol(spec + n + 1, NULL, 10))
         raise(SIGKILL);
 }
+#endif
 
 static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int

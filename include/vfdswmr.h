@@ -48,8 +48,16 @@
  *                          file
  * generate_updater_files   0/1: the writer writes one updater     0
  *                          file per tick (for NFS readers)
- * flush_raw_data           0/1: raw data is made durable before   0
- *                          each tick's metadata is published
+ * durable                  0/1: make what is published survive    0
+ *                          a machine crash (power loss, kernel
+ *                          panic): fsync the HDF5 file before
+ *                          each publish, fdatasync the metadata
+ *                          and updater files and their
+ *                          directories (README, "What a crash
+ *                          costs"); needs a lower driver with a
+ *                          file descriptor (sec2, log)
+ * flush_raw_data           durable's former name, still accepted
+ *                          (give one of the two)
  * md_file_path             directory of the metadata file         directory of
  *                          (at most VFDSWMR_MAX_PATH bytes)       the HDF5 file
  * md_file_name             file name of the metadata file         <HDF5 file

@@ -12,7 +12,7 @@
  *                         encode the raw-data write log;
  *   write   (lock held or not) raw-data log, page images, index, header --
  *                         everything that waits for the disk, fdatasync
- *                         included with flush_raw_data;
+ *                         included with durable=1;
  *   finish  (lock held)   page states, the published tick, counters, log;
  *                         a failure is recorded in w->error.
  * Between begin and finish the callbacks go on as if the publish had not
@@ -61,8 +61,9 @@ vfdswmr_writer_write_tick(const vfdswmr_writer_t *w)
 static void
 wait_idle(vfdswmr_writer_t *w)
 {
+    VFDSWMR_ASSERT_LOCKED(w);
     while (w->publishing)
-        pthread_cond_wait(&w->published, &w->lock);
+        vfdswmr_writer_wait(w, &w->published, NULL);
 }
 
 /* Publishing stops for good: keep the first reason, and tell readers, as a
@@ -75,6 +76,7 @@ vfdswmr_writer_stop_publishing(vfdswmr_writer_t *w, const char *why)
     char err[VFDSWMR_MDW_ERRLEN];
 
     wait_idle(w); /* the metadata file writer is the publishing thread's until then */
+    VFDSWMR_ASSERT_MDW(w);
     if (w->error[0])
         return;
     snprintf(w->error, sizeof w->error, "%s", why);
@@ -86,6 +88,8 @@ vfdswmr_writer_stop_publishing(vfdswmr_writer_t *w, const char *why)
 static int
 begin(vfdswmr_writer_t *w, bool final, publish_t *p)
 {
+    VFDSWMR_ASSERT_LOCKED(w);
+    VFDSWMR_ASSERT(!w->publishing);
     *p = (publish_t){.tick = w->tick + 1, .final = final, .eoa = w->cp_eoa, .t0 = vfdswmr_now()};
     p->early = w->early_tick; /* this publish's, not one a publish under way finishes first */
     w->early_tick = false;
@@ -110,6 +114,7 @@ begin(vfdswmr_writer_t *w, bool final, publish_t *p)
 static void
 write_out(vfdswmr_writer_t *w, publish_t *p)
 {
+    VFDSWMR_ASSERT_MDW(w);
     /* Before the header: a reader that sees tick T finds T's writes listed. */
     if (w->rawlog && vfdswmr_rawlog_write(w->rawlog) < 0)
         p->rawlog_errno = errno ? errno : EIO;
@@ -128,6 +133,8 @@ finish(vfdswmr_writer_t *w, const publish_t *p)
 {
     uint32_t n;
 
+    VFDSWMR_ASSERT_LOCKED(w);
+    VFDSWMR_ASSERT_MDW(w);
     if (p->rawlog_errno) {
         VFDSWMR_LOG(&w->log, "warning", "cannot write the raw-data write log: %s", strerror(p->rawlog_errno));
         vfdswmr_rawlog_close(w->rawlog); /* readers then drop their caches at every snapshot */
@@ -168,13 +175,13 @@ end_tick(vfdswmr_writer_t *w, bool final, bool unlock_io)
     if (w->error[0] || begin(w, final, &p) < 0)
         return -1;
     if (unlock_io) {
-        w->publishing = true;
-        pthread_mutex_unlock(&w->lock);
+        vfdswmr_writer_publishing(w, true);
+        vfdswmr_writer_unlock(w);
     }
     write_out(w, &p);
     if (unlock_io) {
-        pthread_mutex_lock(&w->lock);
-        w->publishing = false;
+        vfdswmr_writer_lock(w);
+        vfdswmr_writer_publishing(w, false);
         pthread_cond_broadcast(&w->published);
     }
     rc = finish(w, &p);

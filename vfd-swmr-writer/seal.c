@@ -14,7 +14,8 @@
  *    carries it (store_page writes a sealed copy of the page);
  *  - it leaves the file only at close, after every page was written
  *    (vfdswmr_seal_clear), so a writer that dies at any moment leaves it set.
- * All functions run in the main thread with `lock` held, or at open/close.
+ * All functions run in the main thread: at open before the tick thread
+ * starts, otherwise with `lock` held (asserted).
  */
 #include <errno.h>
 #include <string.h>
@@ -49,6 +50,7 @@ vfdswmr_seal_at_open(vfdswmr_writer_t *w, const char *name, bool recovered)
     uint64_t size, addr;
     int rc, was = 0;
 
+    VFDSWMR_ASSERT(!w->ticker_running);
     vfdswmr_recover_io_lower(LOWER(w), &io);
     if (eoa == HADDR_UNDEF || io.size(io.ctx, &size) < 0)
         goto failed;
@@ -78,7 +80,7 @@ vfdswmr_seal_at_open(vfdswmr_writer_t *w, const char *name, bool recovered)
                     VFDSWMR_WRITER_NAME, name, w->md_path);
         return -1;
     }
-    if (w->base.cfg.flush_raw_data && io.sync(io.ctx) < 0)
+    if (w->base.cfg.durable && io.sync(io.ctx) < 0)
         goto failed;
     return 0;
 failed:
@@ -105,6 +107,7 @@ vfdswmr_seal_incoming(vfdswmr_writer_t *w, haddr_t addr, size_t size, void *buf)
     uint8_t sb[VFDSWMR_SB_SEAL_SPAN];
     uint64_t lo, hi;
 
+    VFDSWMR_ASSERT_LOCKED(w);
     if (!w->sb_sealed || addr >= w->sb_addr + VFDSWMR_SB_SEAL_SPAN || addr + size <= w->sb_addr)
         return 0;
     if (unsealed_sb(w, sb) < 0) {
@@ -123,6 +126,7 @@ vfdswmr_seal_outgoing(vfdswmr_writer_t *w, uint64_t addr, const uint8_t *image, 
 {
     size_t off;
 
+    VFDSWMR_ASSERT_LOCKED(w);
     if (w->sb_addr == UINT64_MAX || w->sb_addr < addr || w->sb_addr - addr >= len)
         return image;
     VFDSWMR_ASSERT(len <= VFDSWMR_WRITER_PAGE_SIZE);
@@ -141,6 +145,7 @@ vfdswmr_seal_clear(vfdswmr_writer_t *w)
 {
     vfdswmr_recover_io_t io;
 
+    VFDSWMR_ASSERT_LOCKED(w);
     if (!w->sb_sealed)
         return 0;
     vfdswmr_recover_io_lower(LOWER(w), &io);

@@ -25,13 +25,13 @@ ticker_main(void *arg)
     vfdswmr_writer_t *w = arg;
     struct timespec ts;
 
-    pthread_mutex_lock(&w->lock);
+    vfdswmr_writer_lock(w);
     while (!w->stop) {
         double now = vfdswmr_now();
         if (now < w->next_tick) {
             /* w->wake waits on CLOCK_MONOTONIC (writer.c, init_sync), vfdswmr_now()'s clock */
             ts = vfdswmr_timespec(w->next_tick);
-            pthread_cond_timedwait(&w->wake, &w->lock, &ts);
+            vfdswmr_writer_wait(w, &w->wake, &ts);
             continue;
         }
         if (w->eot_disabled)
@@ -42,7 +42,7 @@ ticker_main(void *arg)
         if (w->next_tick < now) /* fell behind (e.g. a long publish): no burst of catch-up ticks */
             w->next_tick = now + vfdswmr_tick_seconds(w);
     }
-    pthread_mutex_unlock(&w->lock);
+    vfdswmr_writer_unlock(w);
     return NULL;
 }
 
@@ -68,10 +68,10 @@ vfdswmr_ticker_stop(vfdswmr_writer_t *w)
 {
     if (!w->ticker_running)
         return;
-    pthread_mutex_lock(&w->lock);
+    vfdswmr_writer_lock(w);
     w->stop = true;
     pthread_cond_signal(&w->wake);
-    pthread_mutex_unlock(&w->lock);
+    vfdswmr_writer_unlock(w);
     pthread_join(w->ticker, NULL);
     w->ticker_running = false;
 }

@@ -1,18 +1,23 @@
 /*
- * Internal state of the vfd_swmr_writer driver (writer.c: the callbacks,
- * publish.c: publishing a tick, ticker.c: when ticks end, claim.c: the
- * metadata file before the HDF5 file is opened, seal.c: the seal on the
- * HDF5 file's superblock).
+ * Internal state of the vfd_swmr_writer driver, by lifecycle: open.c
+ * (opening, the steps of start_swmr; claim.c: the metadata file before the
+ * HDF5 file is opened; seal.c: the seal on the HDF5 file's superblock),
+ * writer.c (the callbacks and I/O while open), publish.c (publishing a
+ * tick), ticker.c (when ticks end), close.c (closing); lock.c (the lock).
  *
- * Locking: `lock` guards everything below it. The main thread (HDF5's
- * callbacks) holds it for each callback; the ticker thread holds it except
- * while it sleeps and while its publish writes to disk (`publishing`): then
+ * Locking: `lock` guards everything below it, and is taken only through
+ * vfdswmr_writer_lock/unlock/wait (lock.c), which in invariant builds record
+ * the thread that holds it; every function that needs it asserts so
+ * (VFDSWMR_ASSERT_LOCKED). The main thread (HDF5's callbacks) holds it for
+ * each callback, and for the whole of close (after the ticker stopped); the
+ * ticker thread holds it except while it sleeps and while its publish
+ * writes to disk (`publishing`, set through vfdswmr_writer_publishing): then
  * the publishing thread alone uses `mdw` and the images the page buffer
- * handed over, and everyone else may use the rest under the lock
- * (publish.c). The ticker never calls HDF5 (HDF5 is not thread-safe): it
- * only writes the metadata file, updater files and the raw-data log.
- * Everything that touches the HDF5 file -- delayed page writes included --
- * runs in the main thread.
+ * handed over (VFDSWMR_ASSERT_MDW), and everyone else may use the rest under
+ * the lock (publish.c). Open runs before the ticker exists. The ticker never
+ * calls HDF5 (HDF5 is not thread-safe): it only writes the metadata file,
+ * updater files and the raw-data log. Everything that touches the HDF5 file
+ * -- delayed page writes included -- runs in the main thread.
  *
  * Error contract: as HDF5 expects of a driver: callbacks and helpers return
  * a negative value with the reason pushed on HDF5's error stack
@@ -24,9 +29,13 @@
 #define VFDSWMR_WRITER_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
 
 #include "ccfile.h"
+#include "check.h"
 #include "log.h"
 #include "marks.h"
 #include "rawlog.h"
@@ -53,6 +62,9 @@ typedef struct vfdswmr_writer_t {
     vfdswmr_ccfile_t cc;
 
     pthread_mutex_t lock;
+    /* invariant builds (lock.c): the thread holding `lock`, and the one
+     * writing a publish without it; 0 none */
+    _Atomic uintptr_t lock_owner, publisher;
     pthread_cond_t wake;
     pthread_cond_t published; /* signalled when `publishing` ends */
     pthread_t ticker;
@@ -80,6 +92,37 @@ typedef struct vfdswmr_writer_t {
     char error[512];  /* first publish failure, reported by the next callback */
     unsigned long long publishes, pages_published, pages_stored;
 } vfdswmr_writer_t;
+
+/* lock.c: the lock, and what invariant builds assert of it. */
+void vfdswmr_writer_lock(vfdswmr_writer_t *w);
+void vfdswmr_writer_unlock(vfdswmr_writer_t *w);
+/* Wait on cond (lock held; released meanwhile) until signalled or, with
+ * `until` (CLOCK_MONOTONIC for w->wake), that time: pthread_cond_*wait's result. */
+int vfdswmr_writer_wait(vfdswmr_writer_t *w, pthread_cond_t *cond, const struct timespec *until);
+/* Lock held: a publish begins (on) or ends being written without the lock
+ * by the calling thread. */
+void vfdswmr_writer_publishing(vfdswmr_writer_t *w, bool on);
+/* Invariant builds: does the calling thread hold the lock / may it use
+ * w->mdw (the lock holder while no publish is written without the lock, the
+ * publishing thread while one is)? Elsewhere always true. */
+bool vfdswmr_writer_locked(const vfdswmr_writer_t *w);
+bool vfdswmr_writer_owns_mdw(const vfdswmr_writer_t *w);
+#define VFDSWMR_ASSERT_LOCKED(w) VFDSWMR_ASSERT(vfdswmr_writer_locked(w))
+#define VFDSWMR_ASSERT_MDW(w)    VFDSWMR_ASSERT(vfdswmr_writer_owns_mdw(w))
+
+/* open.c, close.c: the driver's open and close callbacks; free what open
+ * initialised before the lower file (both). */
+H5FD_t *vfdswmr_writer_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr);
+herr_t vfdswmr_writer_close(H5FD_t *file);
+void vfdswmr_writer_free(vfdswmr_writer_t *w);
+
+/* writer.c, lock held. The page buffer's store callback (pagebuf.h): page
+ * to the HDF5 file, sealed where it holds the superblock. durable=1:
+ * fsync the HDF5 file (0, or -1 with the reason on the stack). A publish
+ * failure of the ticker thread pushed on this callback's stack (-1), or 0. */
+int vfdswmr_writer_store_page(void *ctx, uint64_t page, const uint8_t *image, size_t len);
+int vfdswmr_writer_sync_hdf5(vfdswmr_writer_t *w);
+int vfdswmr_writer_check_error(vfdswmr_writer_t *w);
 
 /* claim.c: the metadata file before the HDF5 file is opened (see there). */
 /* 0 with *old_fd (a crashed writer's metadata file, locked, or -1),
@@ -116,9 +159,8 @@ int vfdswmr_ticker_start(vfdswmr_writer_t *w);
 void vfdswmr_ticker_stop(vfdswmr_writer_t *w);
 double vfdswmr_tick_seconds(const vfdswmr_writer_t *w);
 
-/* publish.c; called with `lock` held (or, at close, after the ticker has
- * stopped: then nothing else runs). Publish the tick after w->tick; wait
- * first for a publish under way. 0, or -1 with the failure in w->error.
+/* publish.c; called with `lock` held (asserted). Publish the tick after
+ * w->tick; wait first for a publish under way. 0, or -1 with the failure in w->error.
  * end_tick keeps the lock throughout (a call of the application's, or
  * close); end_tick_unlocked_io releases it while writing to disk (the
  * ticker). */

@@ -61,6 +61,9 @@ TRIALS=$1 SEED=$2
 : "${H5DUMP:?set H5DUMP to h5dump (make check does)}"
 : "${HDF5_PLUGIN_PATH:?set HDF5_PLUGIN_PATH to the vfd_swmr plugins (make check does)}"
 CONFIG=${CRASH_CONFIG:-tick_len=1;max_lag=5}
+# The kill hooks (VFDSWMR_TEST_KILL_AT, common/recover.h) exist in invariant builds only:
+# without them, writers are killed inside H5Fclose from outside only, and recoveries are not killed.
+HOOKS=${VFDSWMR_TEST_HOOKS:-1}
 HANG=${CRASH_HANG:-120}
 RECOVER=${VFDSWMR_RECOVER:-}
 H5CLEAR=$(dirname "$H5DUMP")/h5clear
@@ -337,6 +340,8 @@ trial() {
     NREADERS=$((1 + RANDOM % 2))
     plan=$([ $(((c / 3) % 2)) = 0 ] && echo reopen || echo command)
     [ $((c % 3)) = 1 ] && rkill=$((1 + RANDOM % 24))
+    [ "$HOOKS" = 1 ] || rkill=""
+    [ "$HOOKS" = 1 ] || [ "$MODE" != close-hook ] || MODE=close-external
     pick rtarget original copy
     EXISTING=""; [ $((c % 5)) -lt 2 ] && EXISTING=1
     [ -z "$WSWMR" ] && [ $((RANDOM % 2)) = 1 ] && fmt=(--earliest)
@@ -526,7 +531,7 @@ baseline() {
 # --- the trials --------------------------------------------------------------------------
 
 FAILED=0 T_FILES=0 T_OBJ=0 T_ELEM=0 T_REFUSED=0 B_FAIL=0 B_UNREADABLE=0 B_MIXED=0 B_OLD=0 B_WRONG=0 B_REOPEN=0
-echo "crash harness: $TRIALS trials from seed $SEED, HDF5_DRIVER_CONFIG='$CONFIG'$([ "$BASELINE" = 1 ] && echo ", baseline (no recovery)"), work directory $WORK"
+echo "crash harness: $TRIALS trials from seed $SEED, HDF5_DRIVER_CONFIG='$CONFIG'$([ "$BASELINE" = 1 ] && echo ", baseline (no recovery)")$([ "$HOOKS" = 1 ] || echo ", no kill hooks (not an invariant build)"), work directory $WORK"
 for t in $(seq 0 $((TRIALS - 1))); do
     start=$SECONDS
     # the shell's own notes ("Killed" for each SIGKILL'd writer) go to a file

@@ -6,9 +6,9 @@
  *   crash_reader --file F --progress P --seen LOG --seed S --mix M [--name R] [--swmr]
  *                [--pause-us US] [--timeout SEC]
  *
- * It opens the file (retrying until it opens), then walks it over and over, one snapshot
- * per walk as README says: open the root group, H5Grefresh it once (adopting the newest
- * snapshot), then open everything below afresh (evict-on-close), reading every attribute
+ * It opens the file (retrying until it opens) and its root group, then walks it over and
+ * over, one snapshot per walk as README says: H5Grefresh the root group once (adopting the
+ * newest snapshot), then open everything below afresh (evict-on-close), reading every attribute
  * and every dataset whole, checking each value against the workload's value functions
  * (a wrong value fails at once). The walk must equal the model's state K for some K from
  * the state of its previous walk to the newest state the writer has begun to publish
@@ -201,19 +201,20 @@ main(int argc, char **argv)
         swmr_fail("%s is of seed %" PRIu64 " mix %s, not seed %" PRIu64 " mix %s", opt.run.progress, p.seed, p.mix,
                   opt.run.seed, opt.run.mix->name);
     cm_init(m, opt.run.seed, opt.run.mix, p.swmr);
+    /* The root group stays open: a reader whose snapshot the writer released
+     * (it fell behind) could not load the root group's header to open it
+     * again; H5Grefresh of the open group adopts the newest snapshot first. */
+    hid_t root = H5Gopen2(fid, "/", H5P_DEFAULT);
+    if (root < 0)
+        swmr_h5fail("cannot open the root group");
     while (!stop) {
-        hid_t root;
         cw_result_t rc;
 
         if (now_ns() > deadline)
             swmr_fail("nobody stopped this reader within %ld s (%ld walks)", opt.timeout_s, walks);
-        if ((root = H5Gopen2(fid, "/", H5P_DEFAULT)) < 0)
-            swmr_h5fail("cannot open the root group");
         if (H5Grefresh(root) < 0)
             swmr_h5fail("H5Grefresh of the root group failed");
         rc = cw_walk(root, opt.run.seed, &obs, err, sizeof err);
-        if (H5Gclose(root) < 0)
-            swmr_h5fail("cannot close the root group");
         if (rc == CW_VALUE)
             swmr_fail("walk %ld: %s", walks + 1, err);
         if (rc == CW_HDF5) {
@@ -248,6 +249,8 @@ main(int argc, char **argv)
     }
     printf("reader %s: %ld walks, %ld states logged (%d to %d), %ld walks fell behind, %.2f s\n", opt.name, walks,
            logged, first_state, last_logged, lagged, (double)(now_ns() - t0) / 1e9);
+    if (H5Gclose(root) < 0)
+        swmr_h5fail("cannot close the root group");
     if (H5Fclose(fid) < 0)
         swmr_h5fail("cannot close %s", opt.run.file);
     H5Pclose(fapl);

@@ -107,11 +107,15 @@ for format in "earliest" "earliest --userblock 1024" "latest"; do
 
     cp "$f" "$WORK/crashed.h5"
     cp "$f.md" "$WORK/crashed.md"
-    (exec env -u HDF5_DRIVER VFDSWMR_TEST_KILL_AT=recover:1 "$VFDSWMR_RECOVER" --config "$cfg" "$f" >/dev/null 2>&1)
-    rc=$?
-    [ "$rc" = 137 ] || fail "$format: vfd_swmr_recover with VFDSWMR_TEST_KILL_AT=recover:1 exited $rc, not killed"
-    refused_plain "$format: recovery killed after its first page write"
-    ok "$format: a recovery killed after its first page write leaves the file sealed: plain HDF5 refuses it, unchanged"
+    if [ "${VFDSWMR_TEST_HOOKS:-1}" = 1 ]; then
+        (exec env -u HDF5_DRIVER VFDSWMR_TEST_KILL_AT=recover:1 "$VFDSWMR_RECOVER" --config "$cfg" "$f" >/dev/null 2>&1)
+        rc=$?
+        [ "$rc" = 137 ] || fail "$format: vfd_swmr_recover with VFDSWMR_TEST_KILL_AT=recover:1 exited $rc, not killed"
+        refused_plain "$format: recovery killed after its first page write"
+        ok "$format: a recovery killed after its first page write leaves the file sealed: plain HDF5 refuses it, unchanged"
+    else
+        echo "# $format: no kill hooks in this build (not configured --enable-invariants): killed recovery not tried"
+    fi
 
     out=$(recover "$f" 2>&1) || fail "$format: vfd_swmr_recover: $out"
     [[ $out == "vfd_swmr_recover: $f: recovered tick "*" of writer session "* ]] || fail "$format: vfd_swmr_recover: $out"

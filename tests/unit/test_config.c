@@ -15,10 +15,10 @@
 
 #include "drvconfig.h"
 
-#define KEY_LIST                                                                                    \
-    "tick_len, max_lag, md_pages_reserved, presume_posix_semantics, maintain_metadata_file, "       \
-    "generate_updater_files, flush_raw_data, md_file_path, md_file_name, updater_file_path, "       \
-    "log_file_path, pb_expansion_threshold, open_timeout, keep_metadata_file, updater_keep_ticks, " \
+#define KEY_LIST                                                                                       \
+    "tick_len, max_lag, md_pages_reserved, presume_posix_semantics, maintain_metadata_file, "          \
+    "generate_updater_files, durable, flush_raw_data, md_file_path, md_file_name, updater_file_path, " \
+    "log_file_path, pb_expansion_threshold, open_timeout, keep_metadata_file, updater_keep_ticks, "    \
     "chunk_cache_size, chunk_cache_max_entry, chunk_cache_dset_min, chunk_cache_tag, under"
 
 #define UNDER_FORM ": expected a driver name ([A-Za-z0-9_]+), optionally followed by (its configuration)"
@@ -44,7 +44,7 @@ assert_defaults(const vfdswmr_config_t *cfg)
     assert_true(cfg->presume_posix_semantics);
     assert_true(cfg->maintain_metadata_file);
     assert_false(cfg->generate_updater_files);
-    assert_false(cfg->flush_raw_data);
+    assert_false(cfg->durable);
     assert_int_equal(cfg->pb_expansion_threshold, 0);
     assert_int_equal(cfg->open_timeout, VFDSWMR_DEFAULT_OPEN_TIMEOUT);
     assert_false(cfg->keep_metadata_file);
@@ -119,6 +119,7 @@ test_keys_table(void **state)
                                            "presume_posix_semantics",
                                            "maintain_metadata_file",
                                            "generate_updater_files",
+                                           "durable",
                                            "flush_raw_data",
                                            "md_file_path",
                                            "md_file_name",
@@ -199,7 +200,7 @@ test_all_keys_at_once(void **state)
     assert_false(cfg->presume_posix_semantics);
     assert_false(cfg->maintain_metadata_file);
     assert_true(cfg->generate_updater_files);
-    assert_true(cfg->flush_raw_data);
+    assert_true(cfg->durable);
     assert_string_equal(cfg->md_file_path, "/mnt/md");
     assert_string_equal(cfg->md_file_name, "f.md");
     assert_string_equal(cfg->updater_file_path, "/mnt/ud/u");
@@ -343,7 +344,8 @@ static const struct {
     {"presume_posix_semantics", offsetof(vfdswmr_config_t, presume_posix_semantics)},
     {"maintain_metadata_file", offsetof(vfdswmr_config_t, maintain_metadata_file)},
     {"generate_updater_files", offsetof(vfdswmr_config_t, generate_updater_files)},
-    {"flush_raw_data", offsetof(vfdswmr_config_t, flush_raw_data)},
+    {"durable", offsetof(vfdswmr_config_t, durable)},
+    {"flush_raw_data", offsetof(vfdswmr_config_t, durable)},
     {"keep_metadata_file", offsetof(vfdswmr_config_t, keep_metadata_file)},
 };
 
@@ -375,6 +377,9 @@ test_booleans(void **state)
         }
     }
     expect_error("flush_raw_data=maybe", "flush_raw_data=maybe: expected 0, 1, false or true");
+    /* durable and its former name are one setting: one of them, once */
+    expect_error("durable=1;flush_raw_data=1", "\"durable\" and \"flush_raw_data\" name one setting: give one of them");
+    expect_error("flush_raw_data=0;durable=1", "\"flush_raw_data\" and \"durable\" name one setting: give one of them");
 }
 
 /* ---------------------------------------------------------------------- */

@@ -1,0 +1,200 @@
+/*
+ * Closing a file opened for writing: publish the final state, wait until no
+ * reader can need an older one (or max_lag ticks), write every page to the
+ * HDF5 file, clear the seal, publish FINAL and remove the metadata file.
+ */
+
+#include "clock.h"
+#include "h5err.h"
+#include "mdlock.h"
+#include "writer.h"
+
+#define LOWER(w) ((w)->base.lower)
+
+/* The HDF5 file could not be completed: keep the metadata file, whose last
+ * snapshot recovery can restore. */
+static void
+report_incomplete(vfdswmr_writer_t *w, const char *what)
+{
+    VFDSWMR_ERR(H5E_WRITEERROR,
+                "%s: %s; the HDF5 file's last published state is kept in the metadata file %s: run "
+                "vfd_swmr_recover on the HDF5 file once the cause is fixed (opening it for writing with "
+                "vfd_swmr_writer does the same)",
+                VFDSWMR_WRITER_NAME, what, w->md_path);
+}
+
+/*
+ * Does no reader hold a snapshot older than `tick`? Only answerable when
+ * every reader is local (a metadata file, no updater files) and the lower
+ * driver has a descriptor. Every reader is registered on the HDF5 file from
+ * before it reads anything (mdlock.h): on a byte of its own until it holds
+ * a read mark, then on its mark slot's byte. So: no reader on a byte of its
+ * own, and every slot byte held by a reader whose live mark is at `tick` or
+ * later (a reader registering from now on reads at least `tick`). A slot
+ * byte without a live mark (a reader dying, or clearing the slot) is "not
+ * yet"; a live mark without its slot byte belongs to no registered reader.
+ * *registered gets the readers seen (-1: cannot tell).
+ */
+static bool
+readers_current(vfdswmr_writer_t *w, uint64_t tick, int *registered)
+{
+    unsigned own;
+    int fd, held;
+    bool current;
+
+    VFDSWMR_ASSERT_LOCKED(w);
+    *registered = -1;
+    if (!w->base.cfg.maintain_metadata_file || w->base.cfg.generate_updater_files ||
+        (fd = vfdswmr_lower_fd(LOWER(w))) < 0 || vfdswmr_mdlock_readers(fd, &own) != 0)
+        return false;
+    current = own == 0;
+    *registered = (int)own;
+    for (unsigned i = 0; i < VFDSWMR_MARKS_SLOTS; i++) {
+        uint64_t t;
+        if ((held = vfdswmr_mdlock_marked(fd, i)) < 0) {
+            *registered = -1;
+            return false;
+        }
+        if (held) {
+            (*registered)++;
+            current = current && vfdswmr_marks_tick(w->marks, i, &t) == 1 && t >= tick;
+        }
+    }
+    return current;
+}
+
+/* Publish a tick; store the pages that became due. */
+static int
+close_tick(vfdswmr_writer_t *w)
+{
+    VFDSWMR_ASSERT_LOCKED(w);
+    if (vfdswmr_writer_end_tick(w, false) < 0)
+        return 0; /* publishing failed: handled by the caller through w->error */
+    return vfdswmr_pb_store_due(w->pb, w->tick, w->lag, w->eoa, vfdswmr_writer_store_page, w) < 0 ? -1 : 0;
+}
+
+/* The final state: the superblock was written after the last flush, so
+ * this consistency point is whole; publish it. */
+static void
+publish_final(vfdswmr_writer_t *w)
+{
+    if (vfdswmr_pb_consistency_point(w->pb, w->eoa) == 0) {
+        w->cp_eoa = w->eoa;
+        vfdswmr_writer_end_tick(w, false);
+    }
+    else if (!w->error[0])
+        vfdswmr_writer_stop_publishing(w, "out of memory at close");
+}
+
+/*
+ * Every page to the HDF5 file, as early as readers allow: once no reader
+ * holds a snapshot older than the final one (none registered, or all marked
+ * at it or later), only it can be in use, and its pages equal what goes to
+ * the HDF5 file: every page may go at once. Until then, ticks go on as usual
+ * and pages go when due; readers are looked at ten times a tick. true when
+ * every page reached the file. Only while publishing works.
+ */
+static bool
+store_when_readers_allow(vfdswmr_writer_t *w)
+{
+    int stored = 0, registered = -1;
+    uint64_t t0 = w->tick, due = 0;
+    double slice = vfdswmr_tick_seconds(w) / 10, next = vfdswmr_now() + vfdswmr_tick_seconds(w);
+
+    while (!w->error[0] && stored == 0) {
+        if (readers_current(w, t0, &registered)) {
+            due = UINT64_MAX / 2;
+            break;
+        }
+        if (w->tick >= vfdswmr_pb_last_due_tick(w->pb, w->lag))
+            break;
+        vfdswmr_sleep(slice);
+        if (vfdswmr_now() >= next) {
+            stored = close_tick(w);
+            next += vfdswmr_tick_seconds(w);
+        }
+    }
+    VFDSWMR_LOG(&w->log, "close_wait", "readers=%d all_current=%d waited_ticks=%llu", registered, due != 0,
+                (unsigned long long)(w->tick - t0));
+    if (stored < 0 ||
+        vfdswmr_pb_store_due(w->pb, due ? due : w->tick, w->lag, w->eoa, vfdswmr_writer_store_page, w) < 0) {
+        report_incomplete(w, "cannot write metadata pages to the HDF5 file at close");
+        return false;
+    }
+    return !w->error[0];
+}
+
+/* Every page is in the HDF5 file (durable first with durable=1): only
+ * now may the seal go -- the last write, so a writer that dies before leaves
+ * a file plain HDF5 refuses. true when the file is whole. */
+static bool
+unseal(vfdswmr_writer_t *w)
+{
+    bool durable = w->base.cfg.durable;
+
+    if ((durable && vfdswmr_writer_sync_hdf5(w) < 0) || vfdswmr_seal_clear(w) < 0 ||
+        VFDSWMR_GUARDED(herr_t, H5FDflush(LOWER(w), H5P_DEFAULT, true), _r < 0) < 0 ||
+        (durable && vfdswmr_writer_sync_hdf5(w) < 0)) {
+        report_incomplete(w, "cannot flush the HDF5 file at close");
+        return false;
+    }
+    return true;
+}
+
+/*
+ * Close: publish the final state; keep ticking until every page has been in
+ * the index max_lag ticks (or no reader can need an older snapshot), writing
+ * each page to the HDF5 file when due; clear the seal; then publish the
+ * final, empty index (FINAL) and remove the metadata file.
+ * If publishing had failed, every page's current bytes go to the HDF5 file
+ * at once instead: the file gets everything H5Fflush ever returned success
+ * for. If writing the HDF5 file fails, the metadata file stays: it holds
+ * the last published state, which recovery restores.
+ * The tick thread is stopped first; the lock is held throughout, so every
+ * "lock held" rule holds here too.
+ */
+herr_t
+vfdswmr_writer_close(H5FD_t *file)
+{
+    vfdswmr_writer_t *w = (vfdswmr_writer_t *)file;
+    herr_t rc = 0;
+    bool complete = false;
+    char err[VFDSWMR_MDW_ERRLEN];
+
+    if (!w->active) {
+        vfdswmr_writer_free(w);
+        return vfdswmr_stack_close(&w->base);
+    }
+    vfdswmr_ticker_stop(w);
+    vfdswmr_registry_remove(w);
+    vfdswmr_writer_lock(w);
+    w->closing = true;
+    w->eot_disabled = false;
+    if (w->base.cfg.durable && vfdswmr_writer_sync_hdf5(w) < 0)
+        rc = -1;
+    publish_final(w);
+    if (!w->error[0])
+        complete = store_when_readers_allow(w);
+    if (w->error[0] && vfdswmr_pb_store_current(w->pb, w->eoa, vfdswmr_writer_store_page, w) >= 0)
+        complete = true; /* publishing failed, but the HDF5 file got every page */
+    else if (w->error[0])
+        report_incomplete(w, "publishing failed and the HDF5 file cannot take the metadata either");
+    complete = complete && unseal(w);
+    if (complete && !w->error[0])
+        vfdswmr_writer_end_tick(w, true); /* empty index, FINAL: readers read the HDF5 file only */
+    if (!complete || vfdswmr_writer_check_error(w) < 0)
+        rc = -1;
+    VFDSWMR_LOG(&w->log, "close", "ticks=%llu pages_published=%llu pages_written=%llu complete=%d",
+                (unsigned long long)w->tick, w->pages_published, w->pages_stored, complete);
+    if (vfdswmr_mdw_close(w->mdw, w->base.cfg.keep_metadata_file || !complete, err, sizeof err) < 0) {
+        VFDSWMR_ERR(H5E_CANTCLOSEFILE, "%s: %s", VFDSWMR_WRITER_NAME, err);
+        rc = -1;
+    }
+    vfdswmr_marks_close(w->marks);
+    vfdswmr_rawlog_close(w->rawlog);
+    vfdswmr_writer_unlock(w);
+    vfdswmr_writer_free(w);
+    if (vfdswmr_stack_close(&w->base) < 0)
+        rc = -1;
+    return rc;
+}

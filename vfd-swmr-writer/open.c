@@ -1,0 +1,356 @@
+/*
+ * Opening a file through vfd_swmr_writer: for writing, the steps of
+ * start_swmr (each its own function, in the order that makes a refused
+ * writer change nothing); read-only, a pass-through that refuses what it
+ * would read wrong.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <sys/stat.h>
+
+#include "h5err.h"
+#include "mdlock.h"
+#include "paths.h"
+#include "recover.h"
+#include "safefile.h"
+#include "mdreader.h"
+#include "writer.h"
+
+#define LOWER(w) ((w)->base.lower)
+
+void
+vfdswmr_writer_free(vfdswmr_writer_t *w)
+{
+    vfdswmr_pb_destroy(w->pb);
+    vfdswmr_ccf_fini(&w->cc);
+    vfdswmr_log_close(&w->log);
+    pthread_mutex_destroy(&w->lock);
+    pthread_cond_destroy(&w->wake);
+    pthread_cond_destroy(&w->published);
+}
+
+/* Everything that needs only the configuration: checked before any file is
+ * touched. */
+static int
+prepare_swmr(vfdswmr_writer_t *w, const char *name, hid_t fapl, char *ud_base, size_t ud_len)
+{
+    const vfdswmr_config_t *cfg = &w->base.cfg;
+    size_t pb_size = 0;
+    unsigned min_meta = 0, min_raw = 0;
+
+    if (VFDSWMR_GUARDED(herr_t, H5Pget_page_buffer_size(fapl, &pb_size, &min_meta, &min_raw), _r < 0) >= 0 &&
+        pb_size > 0) {
+        VFDSWMR_ERR(H5E_BADVALUE,
+                    "%s: HDF5's page buffer is enabled (H5Pset_page_buffer_size): it would hold back metadata the "
+                    "readers need; the driver keeps its own page buffer, so leave HDF5's off",
+                    VFDSWMR_WRITER_NAME);
+        return -1;
+    }
+    if (vfdswmr_md_path(cfg, name, w->md_path, sizeof w->md_path) < 0 ||
+        vfdswmr_ud_base(cfg, name, ud_base, ud_len) < 0) {
+        VFDSWMR_ERR(H5E_BADVALUE, "%s: metadata or updater file path too long for \"%s\"", VFDSWMR_WRITER_NAME, name);
+        return -1;
+    }
+    if (vfdswmr_log_open(&w->log, cfg->log_file_path) < 0) {
+        VFDSWMR_ERR(H5E_CANTOPENFILE, "%s: cannot open log file \"%s\": %s", VFDSWMR_WRITER_NAME, cfg->log_file_path,
+                    strerror(errno));
+        return -1;
+    }
+    if (NULL == (w->pb = vfdswmr_pb_new(VFDSWMR_WRITER_PAGE_SIZE))) {
+        VFDSWMR_ERR(H5E_CANTALLOC, "%s: out of memory", VFDSWMR_WRITER_NAME);
+        return -1;
+    }
+    return 0;
+}
+
+/* The writer's lock on the HDF5 file itself (mdlock.h): a second writer is
+ * refused even if our metadata file goes away. Lower drivers without a
+ * descriptor have the metadata file's lock only. */
+static int
+take_hdf5_lock(vfdswmr_writer_t *w, const char *name)
+{
+    int fd = vfdswmr_lower_fd(LOWER(w)), rc;
+
+    if (fd < 0 || (rc = vfdswmr_mdlock_hdf5_take(fd)) == 0)
+        return 0;
+    if (rc < 0) { /* a file system (or descriptor) without locks: the metadata file's lock alone */
+        VFDSWMR_LOG(&w->log, "warning", "cannot lock the HDF5 file: %s", strerror(errno));
+        return 0;
+    }
+    VFDSWMR_ERR(H5E_CANTOPENFILE, "%s: another writer has \"%s\" open (it holds the file's writer lock)",
+                VFDSWMR_WRITER_NAME, name);
+    return -1;
+}
+
+/* Bring the HDF5 file back to the crashed writer's last snapshot (old_fd:
+ * its metadata file, locked by us); *needed: there was something to recover. */
+static int
+recover_crashed(vfdswmr_writer_t *w, int old_fd, const char *name, bool *needed)
+{
+    vfdswmr_recover_io_t io;
+    vfdswmr_recover_report_t rep;
+    char err[1024];
+
+    vfdswmr_recover_io_lower(LOWER(w), &io);
+    if (vfdswmr_recover_run(old_fd, w->md_path, &io, name, w->hdf5_id, false, &rep, err, sizeof err) < 0) {
+        VFDSWMR_ERR(H5E_CANTOPENFILE, "%s: a writer of \"%s\" crashed and its file cannot be recovered: %s",
+                    VFDSWMR_WRITER_NAME, name, err);
+        return -1;
+    }
+    *needed = rep.needed;
+    if (rep.needed)
+        VFDSWMR_LOG(&w->log, "recovered", "file=%s session=%llx tick=%llu pages=%u bytes=%llu eoa=%llu", name,
+                    (unsigned long long)rep.session, (unsigned long long)rep.tick, rep.pages,
+                    (unsigned long long)rep.bytes, (unsigned long long)rep.eoa);
+    return 0;
+}
+
+/* Step 2, when this process writes the file already. HDF5 opens again
+ * before it compares (cmp) with the files it has open, then drops this
+ * handle and shares the open file: a plain handle on the lower file does.
+ * It is never written through. */
+static int
+open_again(vfdswmr_writer_t *w, const char *name, unsigned flags, haddr_t maxaddr)
+{
+    w->active = false;
+    if (flags & H5F_ACC_TRUNC) {
+        VFDSWMR_ERR(H5E_CANTOPENFILE, "%s: \"%s\" is open in this process: it cannot be truncated", VFDSWMR_WRITER_NAME,
+                    name);
+        return -1;
+    }
+    return vfdswmr_stack_open_lower(&w->base, name, flags, maxaddr);
+}
+
+/* Step 3: our metadata file (and its read-mark table and raw-data log),
+ * created and locked under a temporary name; it takes its name now unless
+ * it must replace a crashed writer's (step 7). */
+static int
+create_md(vfdswmr_writer_t *w, const vfdswmr_mdw_opts_t *o, bool replace)
+{
+    char err[VFDSWMR_MDW_ERRLEN];
+
+    if (vfdswmr_mdw_open(o, &w->mdw, err, sizeof err) < 0) {
+        VFDSWMR_ERR(H5E_CANTCREATE, "%s: %s", VFDSWMR_WRITER_NAME, err);
+        return -1;
+    }
+    w->lag = w->base.cfg.max_lag;
+    /* The read-mark table exists before the metadata file has its name:
+     * every reader that finds the one finds the other. Without it readers
+     * keep the max_lag contract. */
+    if (o->md_path && vfdswmr_marks_create(w->md_path, vfdswmr_mdw_session(w->mdw), &w->marks) < 0)
+        VFDSWMR_LOG(&w->log, "warning", "no read-mark table: %s", strerror(errno));
+    /* Without the raw-data write log, caching readers drop their chunk
+     * cache at every snapshot. */
+    if (o->md_path && vfdswmr_rawlog_create(w->md_path, vfdswmr_mdw_session(w->mdw), &w->rawlog) < 0)
+        VFDSWMR_LOG(&w->log, "warning", "no raw-data write log: %s", strerror(errno));
+    if (!replace && vfdswmr_mdw_link(w->mdw, false, err, sizeof err) < 0) {
+        VFDSWMR_ERR(H5E_CANTCREATE, "%s: %s", VFDSWMR_WRITER_NAME, err);
+        return -1;
+    }
+    return 0;
+}
+
+/* Step 4: the HDF5 file through the lower driver, with the writer's lock on
+ * it; its inode goes into the metadata file. */
+static int
+open_hdf5(vfdswmr_writer_t *w, const char *name, unsigned flags, haddr_t maxaddr)
+{
+    struct stat st;
+
+    if (vfdswmr_stack_open_lower(&w->base, name, flags, maxaddr) < 0 || take_hdf5_lock(w, name) < 0)
+        return -1;
+    w->hdf5_id = stat(name, &st) == 0 ? (uint64_t)st.st_ino : 0;
+    vfdswmr_mdw_set_hdf5_id(w->mdw, w->hdf5_id);
+    if (w->base.cfg.durable && vfdswmr_lower_fd(LOWER(w)) < 0) {
+        VFDSWMR_ERR(H5E_BADVALUE,
+                    "%s: durable=1 needs a lower driver with a POSIX file descriptor to fsync (sec2, log), "
+                    "not \"%s\"",
+                    VFDSWMR_WRITER_NAME, w->base.cfg.under_name);
+        return -1;
+    }
+    return 0;
+}
+
+/* Step 7: our metadata file replaces the crashed writer's (old_fd, which is
+ * released then) and goes live; the tick thread starts. */
+static int
+go_live(vfdswmr_writer_t *w, const char *name, bool replace, int *old_fd)
+{
+    char err[VFDSWMR_MDW_ERRLEN];
+
+    if ((replace && vfdswmr_mdw_link(w->mdw, true, err, sizeof err) < 0) ||
+        vfdswmr_mdw_go_live(w->mdw, err, sizeof err) < 0) {
+        VFDSWMR_ERR(H5E_CANTCREATE, "%s: %s", VFDSWMR_WRITER_NAME, err);
+        return -1;
+    }
+    if (*old_fd >= 0)
+        close(*old_fd); /* releases the crashed writer's file, replaced now */
+    *old_fd = -1;
+    w->eoa = w->cp_eoa = VFDSWMR_GUARDED(haddr_t, H5FDget_eoa(LOWER(w), H5FD_MEM_DEFAULT), false);
+    w->tick = vfdswmr_mdw_tick(w->mdw);
+    vfdswmr_mdw_index(w->mdw, &w->index_entries);
+    if (vfdswmr_ticker_start(w) < 0) {
+        VFDSWMR_ERR(H5E_CANTINIT, "%s: cannot start the tick thread: %s", VFDSWMR_WRITER_NAME, strerror(errno));
+        return -1;
+    }
+    vfdswmr_registry_add(w, name);
+    VFDSWMR_LOG(&w->log, "open", "file=%s md=%s session=%llx swmr_write=%d tick_len=%u max_lag=%u", name, w->md_path,
+                (unsigned long long)vfdswmr_mdw_session(w->mdw), w->swmr_write, w->base.cfg.tick_len,
+                w->base.cfg.max_lag);
+    return 0;
+}
+
+/*
+ * Open for writing. Order matters (a refused writer changes nothing):
+ *  1. configuration and paths (no file touched);
+ *  2. the metadata file at its name: a live writer's is refused, a crashed
+ *     writer's is locked and kept for recovery (vfdswmr_claim_md);
+ *  3. our own metadata file, created and locked under a temporary name; with
+ *     no metadata file there, it takes the name now, so a second writer
+ *     starting at the same moment is refused before it opens the HDF5 file;
+ *  4. the HDF5 file, through the lower driver, with the caller's flags;
+ *  5. recovery from the crashed writer's metadata file (not when truncating);
+ *  6. the seal on the superblock in the HDF5 file (seal.c): plain HDF5
+ *     refuses the file from now until close or recovery;
+ *  7. our metadata file replaces the crashed writer's.
+ */
+static int
+start_swmr(vfdswmr_writer_t *w, const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr)
+{
+    const vfdswmr_config_t *cfg = &w->base.cfg;
+    char ud_base[VFDSWMR_MAX_PATH + 64], err[VFDSWMR_MDW_ERRLEN];
+    vfdswmr_mdw_opts_t o = {.page_size = VFDSWMR_WRITER_PAGE_SIZE,
+                            .reserved_pages = cfg->md_pages_reserved,
+                            .max_lag = cfg->max_lag,
+                            .tick_len = cfg->tick_len,
+                            .durable = cfg->durable,
+                            .defer_link = true};
+    int old_fd = -1;
+    bool replace = false, again = false, recovered = false, trunc = (flags & H5F_ACC_TRUNC) != 0;
+
+    if (prepare_swmr(w, name, fapl, ud_base, sizeof ud_base) < 0)
+        return -1;
+    o.md_path = cfg->maintain_metadata_file ? w->md_path : NULL;
+    o.ud_base = cfg->generate_updater_files ? ud_base : NULL;
+    o.ud_keep_ticks = cfg->updater_keep_ticks ? cfg->updater_keep_ticks : cfg->max_lag + 1;
+    if (o.md_path && vfdswmr_claim_md(w, name, &old_fd, &replace, &again) < 0)
+        return -1;
+    if (again)
+        return open_again(w, name, flags, maxaddr);
+    if (create_md(w, &o, replace) == 0 && open_hdf5(w, name, flags, maxaddr) == 0 &&
+        (old_fd < 0 || trunc || recover_crashed(w, old_fd, name, &recovered) == 0) &&
+        (trunc || vfdswmr_seal_at_open(w, name, recovered) == 0) && go_live(w, name, replace, &old_fd) == 0)
+        return 0;
+    if (w->mdw)
+        vfdswmr_mdw_close(w->mdw, false, err, sizeof err); /* removes our metadata file, never another's */
+    w->mdw = NULL;
+    vfdswmr_marks_close(w->marks);
+    w->marks = NULL;
+    vfdswmr_rawlog_close(w->rawlog);
+    w->rawlog = NULL;
+    if (old_fd >= 0)
+        close(old_fd);
+    return -1;
+}
+
+/*
+ * A read-only open through the writer driver reads the HDF5 file as it is:
+ * wrong while a writer runs, or after one died, since metadata reaches the
+ * file max_lag ticks late. Refuse then, and say what reads it right.
+ */
+static int
+refuse_unsafe_read(vfdswmr_writer_t *w, const char *name)
+{
+    char md[VFDSWMR_MAX_PATH + 64];
+    vfdswmr_mdhdr_t h;
+    int fd, held, closed;
+
+    if (vfdswmr_registry_writes(name))
+        return 0; /* this process writes it: HDF5 shares the open file (as on sec2) */
+    if (vfdswmr_md_path(&w->base.cfg, name, md, sizeof md) < 0 || (fd = vfdswmr_open_regular(md, O_RDONLY)) < 0)
+        return 0; /* no metadata file: no writer, or one that closed */
+    held = vfdswmr_mdlock_held(fd);
+    closed = vfdswmr_mdr_read_header(fd, &h) == VFDSWMR_MD_OK && (h.flags & VFDSWMR_MDHDR_FINAL);
+    close(fd);
+    if (closed)
+        return 0;
+    if (held > 0)
+        VFDSWMR_ERR(H5E_CANTOPENFILE,
+                    "%s: \"%s\" is being written (metadata file %s): read it through %s, which sees the "
+                    "writer's published snapshots",
+                    VFDSWMR_WRITER_NAME, name, md, VFDSWMR_READER_NAME);
+    else
+        VFDSWMR_ERR(H5E_CANTOPENFILE,
+                    "%s: the writer of \"%s\" died: as it is, the file mixes its last ticks; run vfd_swmr_recover "
+                    "on it (or open it for writing through %s), or read its last snapshot through %s",
+                    VFDSWMR_WRITER_NAME, name, VFDSWMR_WRITER_NAME, VFDSWMR_READER_NAME);
+    return -1;
+}
+
+/* The lock, the condition the tick thread waits on with timeouts on
+ * CLOCK_MONOTONIC, and the one a publish's end is signalled on. 0, or an
+ * error number (nothing left initialised). */
+static int
+init_sync(vfdswmr_writer_t *w)
+{
+    pthread_condattr_t ca;
+    int rc;
+
+    if ((rc = pthread_mutex_init(&w->lock, NULL)) != 0)
+        return rc;
+    if ((rc = pthread_condattr_init(&ca)) == 0) {
+        if ((rc = pthread_condattr_setclock(&ca, CLOCK_MONOTONIC)) == 0)
+            rc = pthread_cond_init(&w->wake, &ca);
+        pthread_condattr_destroy(&ca);
+    }
+    if (rc == 0 && (rc = pthread_cond_init(&w->published, NULL)) != 0)
+        pthread_cond_destroy(&w->wake);
+    if (rc != 0)
+        pthread_mutex_destroy(&w->lock);
+    return rc;
+}
+
+H5FD_t *
+vfdswmr_writer_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr)
+{
+    vfdswmr_writer_t *w =
+        (vfdswmr_writer_t *)vfdswmr_stack_new(fapl, sizeof *w, VFDSWMR_WRITER_NAME, vfdswmr_config_check_writer);
+    int rc;
+
+    if (w == NULL)
+        return NULL;
+    if ((rc = init_sync(w)) != 0) {
+        VFDSWMR_ERR(H5E_CANTINIT, "%s: cannot initialise its lock: %s", VFDSWMR_WRITER_NAME, strerror(rc));
+        free(w);
+        return NULL;
+    }
+    if (vfdswmr_ccf_init(&w->cc, &w->base.cfg, VFDSWMR_WRITER_NAME) < 0) {
+        vfdswmr_writer_free(w);
+        free(w);
+        return NULL;
+    }
+    w->sb_addr = UINT64_MAX;
+    /* A read-only open through the writer driver (h5dump, probes): pass through. */
+    w->active = (flags & H5F_ACC_RDWR) != 0;
+    w->read_only = !w->active;
+    w->swmr_write = (flags & H5F_ACC_SWMR_WRITE) != 0;
+    /* As in vfd_chunk_cache: under HDF5's own SWMR another process changes
+     * chunks in place, unseen here. */
+    if (flags & H5F_ACC_SWMR_READ)
+        vfdswmr_ccf_forbid(&w->cc, "it is open for SWMR reading (H5F_ACC_SWMR_READ), and another process writing "
+                                   "it would leave cached chunks stale; read it through vfd_swmr_reader");
+    if (w->active ? start_swmr(w, name, flags, fapl, maxaddr) < 0
+                  : (refuse_unsafe_read(w, name) < 0 || vfdswmr_stack_open_lower(&w->base, name, flags, maxaddr) < 0)) {
+        vfdswmr_writer_free(w);
+        if (w->base.lower)
+            vfdswmr_stack_close(&w->base);
+        else
+            free(w);
+        return NULL;
+    }
+    return &w->base.pub;
+}
