@@ -10,8 +10,8 @@
  *    decides how to print it (and tests compare it exactly).
  *  - getopt_long's state is global: each parse resets it (optind = 0, glibc's
  *    full reset), so parsing may be repeated in a process, not concurrently.
- *  - Options match by their whole name: getopt_long's abbreviations
- *    ("--tick" for --tick_len) are refused as unknown options.
+ *  - Options match as getopt_long matches them: by the whole name or by a
+ *    prefix no other option shares ("--tick" for --tick_len).
  *  - An explicit --tick_len/--max_lag wins over the same key in --vfd_config,
  *    whatever their order; --vfd_config wins over the defaults.
  *  - In the two-word form a value may not start with "--" (so that
@@ -151,26 +151,23 @@ take_positional(struct given *g, const char *a, char *err, size_t errlen)
 }
 
 /*
- * The getopt_long() result c for the option word `arg`: 0, or -1 with the
- * message. getopt_long matched abbreviations too, and took the next word as
- * the value whatever it was; both are refused here.
+ * The getopt_long() answer c for the option word `arg`, whose value (optarg)
+ * is the next word when `split`: 0, or -1 with the message.
  */
 static int
-take_option(struct given *g, int c, const char *arg, char *err, size_t errlen)
+take_option(struct given *g, int c, const char *arg, bool split, char *err, size_t errlen)
 {
-    int id = (c == '?' || c == ':' ? optopt : c) - VAL0; /* optopt: 0 unknown, a character for "-x" */
-    size_t len = id >= 0 && id < OPT_NOPTS ? strlen(longopts[id].name) : 0;
+    int id = (c == '?' || c == ':' ? optopt : c) - VAL0; /* optopt: 0 unknown or ambiguous, a character for "-x" */
     char e[ECHO_MAX + 4], x[128];
 
-    if (len == 0 || strncmp(arg, "--", 2) != 0 || strncmp(arg + 2, longopts[id].name, len) != 0 ||
-        (arg[2 + len] != '\0' && arg[2 + len] != '='))
+    if (id < 0 || id >= OPT_NOPTS)
         return fail(err, errlen, "unknown option \"%s\"", shown(arg, e));
     if (g->seen[id])
         return fail(err, errlen, "--%s given more than once", longopts[id].name);
     g->seen[id] = true;
     if (c == '?') /* the only error left for a known option: a value after a flag */
         return fail(err, errlen, "--%s takes no value", longopts[id].name);
-    if (c == ':' || (arg[2 + len] == '\0' && optarg != NULL && strncmp(optarg, "--", 2) == 0))
+    if (c == ':' || (split && strncmp(optarg, "--", 2) == 0))
         return fail(err, errlen, "--%s: missing value; expected %s", longopts[id].name, expected(id, x, sizeof x));
     g->arg[id] = optarg;
     if (range[id].unit)
@@ -229,9 +226,11 @@ aux_opts_parse(aux_opts_t *o, int argc, char *const argv[], char *err, size_t er
     opterr = 0;
     optind = 0; /* glibc: start afresh, whatever an earlier parse left behind */
     /* "-": arguments come back in order, as 1. With no short options each
-     * call takes whole words, starting at argv[at]. */
+     * call takes whole words, starting at argv[at]: two when the value is
+     * the next word. */
     for (int at = 1; (c = getopt_long(argc, argv, "-:", longopts, NULL)) != -1; at = optind) {
-        if (c == 1 ? take_positional(&g, optarg, err, errlen) < 0 : take_option(&g, c, argv[at], err, errlen) < 0)
+        if (c == 1 ? take_positional(&g, optarg, err, errlen) < 0
+                   : take_option(&g, c, argv[at], optind - at == 2, err, errlen) < 0)
             return -1;
         if (g.seen[OPT_HELP] || g.seen[OPT_VERSION])
             break; /* what follows is not looked at */

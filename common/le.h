@@ -1,7 +1,7 @@
 /*
  * Little-endian integers in byte buffers: the one codec of every on-disk
  * integer the project reads or writes -- the metadata file, updater files,
- * the read-mark table and the raw-data log (mdfile/format.c), HDF5's
+ * the read-mark table and the raw-data log (mdfile/format_*.c), HDF5's
  * superblock (common/superblock.c), lookup3's input words and the checksum's
  * digest -- and of the tests that build or damage such bytes.
  *

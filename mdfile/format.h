@@ -1,7 +1,10 @@
 /*
- * On-disk structures of the metadata file and of updater files: exactly one
- * encoder and one decoder per structure. Byte layouts are in docs/FORMAT.md;
- * all integers are little-endian.
+ * On-disk structures of the metadata file, of updater files and of the
+ * metadata file's side files: exactly one encoder and one decoder per
+ * structure, in format_md.c (VHDR, VIDX), format_ud.c (VUDH, VUCL) and
+ * format_side.c (VRDM, VRAW); format.c has what they all share (errors,
+ * page sizes). Byte layouts are in docs/FORMAT.md; all integers are
+ * little-endian.
  *
  * Decoders never read outside [buf, buf + len) and validate every field; they
  * return VFDSWMR_MD_OK or the first problem found, checked in this order:

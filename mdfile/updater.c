@@ -1,7 +1,7 @@
 /*
  * Updater file encoding, decoding and publication. The image layout is
  * computed in one place (layout()) from the plan, so the encoder and the
- * decoder's bounds checks (format.c) agree by construction.
+ * decoder's bounds checks (format_ud.c) agree by construction.
  */
 #include "updater.h"
 

@@ -145,6 +145,21 @@ test_positionals_anywhere(void **state)
     assert_string_equal(o.log_file, "--x");
 }
 
+/* A prefix no other option shares names that option (getopt_long). */
+static void
+test_abbreviations(void **state)
+{
+    aux_opts_t o;
+
+    (void)state;
+    parse_ok(&o, "--tick", "3", "--st", "--vfd=max_lag=9", "m", "u", NULL);
+    assert_true(o.tick_len == 3 && o.stats && o.max_lag == 9);
+    parse_err("--tick_len=x: not a number; expected an integer from 0 to 36000 (tenths of a second)", "--t=x", "m", "u",
+              NULL);
+    parse_err("--tick_len given more than once", "--tick_len=4", "--tick", "4", "m", "u", NULL);
+    parse_err("unknown option \"--ver\"", "--ver", "m", "u", NULL); /* --verbose or --version */
+}
+
 static void
 test_help_version(void **state)
 {
@@ -351,6 +366,7 @@ main(void)
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_both_forms),
         cmocka_unit_test(test_positionals_anywhere),
+        cmocka_unit_test(test_abbreviations),
         cmocka_unit_test(test_help_version),
         cmocka_unit_test(test_limits),
         cmocka_unit_test(test_bad_numbers),

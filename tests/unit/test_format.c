@@ -1,6 +1,6 @@
 /*
- * Unit tests of mdfile/format.c and mdfile/checksum.c: the four on-disk
- * structures of the metadata file and updater files.
+ * Unit tests of mdfile/format_md.c, format_ud.c and checksum.c: the four
+ * on-disk structures of the metadata file and updater files.
  *
  * Every check looks at data: the exact error code, or every decoded field.
  * Byte offsets are checked with this file's own little-endian helpers, and
