@@ -519,7 +519,8 @@ writer_close(H5FD_t *file)
         uint64_t t0 = w->tick, due = 0;
         int registered = -1;
         /* Ticks as usual; readers are looked at ten times a tick. */
-        double slice = vfdswmr_tick_seconds(w) / 10, next = vfdswmr_now() + vfdswmr_tick_seconds(w);
+        double slice = vfdswmr_tick_seconds(w->base.cfg.tick_len) / 10,
+               next = vfdswmr_now() + vfdswmr_tick_seconds(w->base.cfg.tick_len);
         while (!w->error[0] && stored == 0) {
             if (readers_current(w, t0, &registered)) {
                 due = UINT64_MAX / 2;
@@ -530,7 +531,7 @@ writer_close(H5FD_t *file)
             vfdswmr_sleep(slice);
             if (vfdswmr_now() >= next) {
                 stored = close_tick(w);
-                next += vfdswmr_tick_seconds(w);
+                next += vfdswmr_tick_seconds(w->base.cfg.tick_len);
             }
         }
         VFDSWMR_LOG(&w->log, "close_wait", "readers=%d all_current=%d waited_ticks=%llu", registered, due != 0,
@@ -700,7 +701,7 @@ writer_flush(H5FD_t *file, hid_t dxpl, hbool_t closing)
         VFDSWMR_LOG(&w->log, "consistency_point", "eoa=%llu", (unsigned long long)w->eoa);
         if (rc >= 0 && expanded(w)) {
             w->early_tick = true;
-            w->next_tick = vfdswmr_now() + vfdswmr_tick_seconds(w);
+            w->next_tick = vfdswmr_now() + vfdswmr_tick_seconds(w->base.cfg.tick_len);
             vfdswmr_writer_end_tick(w, false); /* a failure is in w->error: check_error below */
         }
     }
@@ -805,7 +806,7 @@ ctl_locked(vfdswmr_writer_t *w, uint64_t op, const void *in, void **out)
             VFDSWMR_ERR(H5E_BADVALUE, "%s: end of tick is disabled (vfdswmr_disable_end_of_tick)", VFDSWMR_WRITER_NAME);
             return -1;
         }
-        w->next_tick = vfdswmr_now() + vfdswmr_tick_seconds(w);
+        w->next_tick = vfdswmr_now() + vfdswmr_tick_seconds(w->base.cfg.tick_len);
         return vfdswmr_writer_end_tick(w, false) < 0 ? check_error(w) : 0;
     case VFDSWMR_CTL_DISABLE_EOT:
     case VFDSWMR_CTL_ENABLE_EOT:
