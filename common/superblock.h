@@ -11,7 +11,8 @@
  *   hashlittle, initial value 0, over every byte before it.
  *
  * Error contract: no errors, only answers: each function says by its
- * return value whether the bytes were a superblock it knows.
+ * return value whether the bytes were a superblock it knows --
+ * vfdswmr_sb_find alone fails, and only when the read it is given fails.
  */
 #ifndef VFDSWMR_COMMON_SUPERBLOCK_H
 #define VFDSWMR_COMMON_SUPERBLOCK_H
@@ -84,7 +85,17 @@ vfdswmr_sb_next_candidate(uint64_t addr)
     return addr ? 2 * addr : 512;
 }
 
+/* The signature's length in bytes. */
+#define VFDSWMR_SB_SIG_LEN 8
+
 /* Does buf (len bytes) start with HDF5's signature? */
 bool vfdswmr_sb_signature(const uint8_t *buf, size_t len);
+
+/* Where HDF5 finds the superblock in the bytes `read` gives (the first
+ * candidate below `end` whose VFDSWMR_SB_SIG_LEN bytes hold the signature):
+ * 1 with *addr, 0 when there is none, -1 as soon as `read` returns a
+ * negative value (its errno kept). */
+int vfdswmr_sb_find(int (*read)(void *ctx, uint64_t addr, void *buf, size_t len), void *ctx, uint64_t end,
+                    uint64_t *addr);
 
 #endif
