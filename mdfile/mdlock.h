@@ -14,7 +14,8 @@
  * OFD locks are per open file description, not per process, so the test also
  * sees a lock held by another descriptor in the same process, and closing an
  * unrelated descriptor of the file never drops it (unlike POSIX locks).
- * Locks are advisory: readers never take one, they only probe.
+ * Locks are advisory: readers never take the writer's, they only probe it
+ * (their own registration locks are below).
  *
  * Error contract: functions return -1 with errno set; callers write the
  * messages.
