@@ -1,9 +1,13 @@
 /*
- * What a reader may change in a version 2 or 3 HDF5 superblock before
- * handing it to the library (see docs/DESIGN.md and the facts note): the
- * file consistency flags a writer sets, and the stored end-of-file address.
+ * The HDF5 superblock: its signature and where HDF5 finds it; what a reader
+ * may change in a version 2 or 3 superblock before handing it to the
+ * library (docs/DESIGN.md, section 7, "Superblock"): the file consistency
+ * flags a writer sets, and the stored end-of-file address; and the
+ * writer's seal on any version (below).
  *
- * Layout (all integers little-endian, O = size of offsets: 2, 4 or 8):
+ * Layout of versions 2 and 3 (the HDF5 File Format Specification, level 0A
+ * "Format Signature and Superblock"; all integers little-endian, O = size
+ * of offsets: 2, 4 or 8):
  *   signature "\211HDF\r\n\032\n" (8) | version (1) | size of offsets (1) |
  *   size of lengths (1) | consistency flags (1) | base address (O) |
  *   superblock extension address (O) | end-of-file address (O) |
