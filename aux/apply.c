@@ -83,12 +83,6 @@ clock_now(const aux_t *a)
     return a->o.clock ? a->o.clock() : vfdswmr_now();
 }
 
-static double
-tick_seconds(const aux_t *a)
-{
-    return a->o.tick_len ? a->o.tick_len * 0.1 : 0.1; /* as the writer's ticker */
-}
-
 __attribute__((format(printf, 2, 3))) static aux_status_t
 fatal(aux_t *a, const char *fmt, ...)
 {
@@ -242,7 +236,7 @@ check_lag(aux_t *a, const char *what, const char *hint)
 {
     double waited = clock_now(a) - a->trouble_since;
 
-    if (a->warned || a->trouble_since < 0 || waited <= a->o.max_lag * tick_seconds(a))
+    if (a->warned || a->trouble_since < 0 || waited <= a->o.max_lag * vfdswmr_tick_seconds(a->o.tick_len))
         return;
     a->warned = true;
     a->st.warnings++;
@@ -816,7 +810,7 @@ aux_close(aux_t *a)
 int
 aux_run(aux_t *a, volatile sig_atomic_t *stop)
 {
-    double pause = tick_seconds(a) / a->o.polls_per_tick;
+    double pause = vfdswmr_tick_seconds(a->o.tick_len) / a->o.polls_per_tick;
     struct timespec ts = vfdswmr_timespec(pause);
 
     while (!*stop) {

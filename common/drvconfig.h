@@ -65,6 +65,15 @@ typedef struct vfdswmr_config_t {
     uint32_t given;                                   /* bit i set: vfdswmr_config_keys[i] appeared in the string */
 } vfdswmr_config_t;
 
+/* The length of a tick in seconds: tick_len tenths of a second, and one
+ * tenth for tick_len 0 (ticks end only when asked), wherever a length is
+ * still needed (the writer's deadlines, vfd_swmr_aux's polls and lag). */
+static inline double
+vfdswmr_tick_seconds(uint32_t tick_len)
+{
+    return tick_len ? tick_len * 0.1 : 0.1;
+}
+
 /* Fill *cfg with the documented defaults. */
 void vfdswmr_config_defaults(vfdswmr_config_t *cfg);
 

@@ -151,23 +151,6 @@ restore_entry(const vfdswmr_recover_io_t *io, const vfdswmr_mdsnap_t *s, const v
     return 0;
 }
 
-int
-vfdswmr_recover_find_sb(int (*read)(void *ctx, uint64_t addr, void *buf, size_t len), void *ctx, uint64_t end,
-                        uint64_t *addr)
-{
-    uint8_t sig[8];
-
-    for (uint64_t a = 0; a < end; a = vfdswmr_sb_next_candidate(a)) {
-        if (read(ctx, a, sig, sizeof sig) < 0)
-            return -1;
-        if (vfdswmr_sb_signature(sig, sizeof sig)) {
-            *addr = a;
-            return 1;
-        }
-    }
-    return 0;
-}
-
 /* The bytes of the superblock at addr that hold its flags and checksum, as
  * far as the file goes (never written back past its end): *len of them. */
 static int
@@ -290,7 +273,7 @@ vfdswmr_recover_run(int md_fd, const char *md_name, const vfdswmr_recover_io_t *
     if (io->extend(io->ctx, s.hdr.eoa) < 0)
         goto io_failed;
     snap_view_t view = {.io = io, .s = &s, .images = images};
-    if ((found = vfdswmr_recover_find_sb(snap_read, &view, s.hdr.eoa, &sb_addr)) < 0)
+    if ((found = vfdswmr_sb_find(snap_read, &view, s.hdr.eoa, &sb_addr)) < 0)
         goto io_failed;
     if (found == 0)
         sb_addr = UINT64_MAX;

@@ -65,12 +65,6 @@ typedef struct vfdswmr_recover_report_t {
 int vfdswmr_recover_run(int md_fd, const char *md_name, const vfdswmr_recover_io_t *io, const char *h5_name,
                         uint64_t hdf5_id, bool force, vfdswmr_recover_report_t *rep, char *err, size_t errlen);
 
-/* Where HDF5 finds the superblock in the bytes `read` gives (address 0, then
- * 512, 1024, ... below `end`): 1 with *addr, 0 when there is none, -1 when a
- * read failed (errno). */
-int vfdswmr_recover_find_sb(int (*read)(void *ctx, uint64_t addr, void *buf, size_t len), void *ctx, uint64_t end,
-                            uint64_t *addr);
-
 /* Is the superblock at addr in the HDF5 file sealed (common/superblock.h)?
  * 1 sealed, 0 not, -2 no superblock of a known version there, -1 with errno. */
 int vfdswmr_recover_sealed(const vfdswmr_recover_io_t *io, uint64_t addr);

@@ -92,7 +92,11 @@ vfdswmr_status_target(const void *in, void **out)
 /* `del` needs the driver's name for messages; each driver wraps this. */
 herr_t vfdswmr_stack_delete(const char *name, hid_t fapl, const char *drv_name);
 
-/* The feature flags both drivers advertise (sec2's, see the facts note). */
+/* The feature flags every plugin's class advertises (plugin.h): sec2's in
+ * HDF5 1.14.5 (H5FD__sec2_query) but for H5FD_FEAT_POSIX_COMPAT_HANDLE --
+ * get_handle passes on the lower driver's handle, a POSIX descriptor only
+ * on some lower drivers (vfdswmr_lower_fd asks the lower driver) -- and
+ * for H5FD_FEAT_IGNORE_DRVRINFO, which sec2 sets only for h5repart. */
 #define VFDSWMR_FEATURES                                                                   \
     (H5FD_FEAT_AGGREGATE_METADATA | H5FD_FEAT_ACCUMULATE_METADATA | H5FD_FEAT_DATA_SIEVE | \
      H5FD_FEAT_AGGREGATE_SMALLDATA | H5FD_FEAT_SUPPORTS_SWMR_IO | H5FD_FEAT_DEFAULT_VFD_COMPATIBLE)

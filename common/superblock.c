@@ -16,7 +16,6 @@
 #include "lookup3.h"
 
 #define SIG                "\211HDF\r\n\032\n"
-#define SIG_LEN            8
 #define OFF_VERSION        8
 #define OFF_SIZEOF_OFFSETS 9
 #define OFF_FLAGS          11
@@ -43,7 +42,23 @@ sb_size(const uint8_t *buf, size_t len)
 bool
 vfdswmr_sb_signature(const uint8_t *buf, size_t len)
 {
-    return len >= SIG_LEN && memcmp(buf, SIG, SIG_LEN) == 0;
+    return len >= VFDSWMR_SB_SIG_LEN && memcmp(buf, SIG, VFDSWMR_SB_SIG_LEN) == 0;
+}
+
+int
+vfdswmr_sb_find(int (*read)(void *ctx, uint64_t addr, void *buf, size_t len), void *ctx, uint64_t end, uint64_t *addr)
+{
+    uint8_t sig[VFDSWMR_SB_SIG_LEN];
+
+    for (uint64_t a = 0; a < end; a = vfdswmr_sb_next_candidate(a)) {
+        if (read(ctx, a, sig, sizeof sig) < 0)
+            return -1;
+        if (vfdswmr_sb_signature(sig, sizeof sig)) {
+            *addr = a;
+            return 1;
+        }
+    }
+    return 0;
 }
 
 /* The offset of the flags byte of the superblock at buf, and the bytes its

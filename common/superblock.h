@@ -1,9 +1,13 @@
 /*
- * What a reader may change in a version 2 or 3 HDF5 superblock before
- * handing it to the library (see docs/DESIGN.md and the facts note): the
- * file consistency flags a writer sets, and the stored end-of-file address.
+ * The HDF5 superblock: its signature and where HDF5 finds it; what a reader
+ * may change in a version 2 or 3 superblock before handing it to the
+ * library (docs/DESIGN.md, section 7, "Superblock"): the file consistency
+ * flags a writer sets, and the stored end-of-file address; and the
+ * writer's seal on any version (below).
  *
- * Layout (all integers little-endian, O = size of offsets: 2, 4 or 8):
+ * Layout of versions 2 and 3 (the HDF5 File Format Specification, level 0A
+ * "Format Signature and Superblock"; all integers little-endian, O = size
+ * of offsets: 2, 4 or 8):
  *   signature "\211HDF\r\n\032\n" (8) | version (1) | size of offsets (1) |
  *   size of lengths (1) | consistency flags (1) | base address (O) |
  *   superblock extension address (O) | end-of-file address (O) |
@@ -11,7 +15,8 @@
  *   hashlittle, initial value 0, over every byte before it.
  *
  * Error contract: no errors, only answers: each function says by its
- * return value whether the bytes were a superblock it knows.
+ * return value whether the bytes were a superblock it knows --
+ * vfdswmr_sb_find alone fails, and only when the read it is given fails.
  */
 #ifndef VFDSWMR_COMMON_SUPERBLOCK_H
 #define VFDSWMR_COMMON_SUPERBLOCK_H
@@ -84,7 +89,17 @@ vfdswmr_sb_next_candidate(uint64_t addr)
     return addr ? 2 * addr : 512;
 }
 
+/* The signature's length in bytes. */
+#define VFDSWMR_SB_SIG_LEN 8
+
 /* Does buf (len bytes) start with HDF5's signature? */
 bool vfdswmr_sb_signature(const uint8_t *buf, size_t len);
+
+/* Where HDF5 finds the superblock in the bytes `read` gives (the first
+ * candidate below `end` whose VFDSWMR_SB_SIG_LEN bytes hold the signature):
+ * 1 with *addr, 0 when there is none, -1 as soon as `read` returns a
+ * negative value (its errno kept). */
+int vfdswmr_sb_find(int (*read)(void *ctx, uint64_t addr, void *buf, size_t len), void *ctx, uint64_t end,
+                    uint64_t *addr);
 
 #endif

@@ -13,6 +13,7 @@
 #include "format.h"
 #include "io.h"
 #include "le.h"
+#include "mdlock.h"
 #include "safefile.h"
 
 struct vfdswmr_marks {
@@ -40,15 +41,7 @@ enum { SLOT_MARK = 0, SLOT_CLAIM = 8 };
 static int
 slot_lock(int fd, int cmd, short type, unsigned slot, int part, struct flock *fl)
 {
-    memset(fl, 0, sizeof *fl);
-    fl->l_type = type;
-    fl->l_whence = SEEK_SET;
-    fl->l_start = slot_offset(slot) + part;
-    fl->l_len = 8;
-    while (fcntl(fd, cmd, fl) < 0)
-        if (errno != EINTR)
-            return -1;
-    return 0;
+    return vfdswmr_mdlock_fcntl(fd, cmd, type, slot_offset(slot) + part, 8, fl);
 }
 
 int

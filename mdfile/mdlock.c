@@ -1,4 +1,4 @@
-/* The writer's liveness lock; see mdlock.h. */
+/* OFD locks: the writer's liveness locks and the readers' registration; see mdlock.h. */
 /* F_OFD_SETLK and F_OFD_GETLK need _GNU_SOURCE, which the build defines. */
 #include "mdlock.h"
 
@@ -10,17 +10,18 @@
 
 #include "check.h"
 
-static struct flock
-lock_at(short type, off_t where)
+int
+vfdswmr_mdlock_fcntl(int fd, int cmd, short type, off_t start, off_t len, struct flock *fl)
 {
-    struct flock fl;
-
-    memset(&fl, 0, sizeof fl); /* l_pid must be 0 for OFD locks */
-    fl.l_type = type;
-    fl.l_whence = SEEK_SET;
-    fl.l_start = where;
-    fl.l_len = 1;
-    return fl;
+    memset(fl, 0, sizeof *fl); /* l_pid must be 0 for OFD locks */
+    fl->l_type = type;
+    fl->l_whence = SEEK_SET;
+    fl->l_start = start;
+    fl->l_len = len;
+    while (fcntl(fd, cmd, fl) < 0)
+        if (errno != EINTR)
+            return -1;
+    return 0;
 }
 
 /* Where a reader starts looking for a byte of its own. */
@@ -38,12 +39,9 @@ random_start(void)
 static int
 set_at(int fd, short type, off_t where)
 {
-    struct flock fl = lock_at(type, where);
+    struct flock fl;
 
-    while (fcntl(fd, F_OFD_SETLK, &fl) < 0)
-        if (errno != EINTR)
-            return -1;
-    return 0;
+    return vfdswmr_mdlock_fcntl(fd, F_OFD_SETLK, type, where, 1, &fl);
 }
 
 /* Would a lock of `type` on byte `where` conflict with someone else's (we
@@ -52,11 +50,10 @@ set_at(int fd, short type, off_t where)
 static int
 conflict_at(int fd, short type, off_t where)
 {
-    struct flock fl = lock_at(type, where);
+    struct flock fl;
 
-    while (fcntl(fd, F_OFD_GETLK, &fl) < 0)
-        if (errno != EINTR)
-            return -1;
+    if (vfdswmr_mdlock_fcntl(fd, F_OFD_GETLK, type, where, 1, &fl) < 0)
+        return -1;
     return fl.l_type != F_UNLCK;
 }
 
@@ -189,13 +186,11 @@ static int
 count_locked(int fd, off_t lo, off_t hi, unsigned *count)
 {
     while (lo < hi) {
-        struct flock fl = lock_at(F_WRLCK, lo);
+        struct flock fl;
         off_t end;
 
-        fl.l_len = hi - lo;
-        while (fcntl(fd, F_OFD_GETLK, &fl) < 0)
-            if (errno != EINTR)
-                return -1;
+        if (vfdswmr_mdlock_fcntl(fd, F_OFD_GETLK, F_WRLCK, lo, hi - lo, &fl) < 0)
+            return -1;
         if (fl.l_type == F_UNLCK)
             return 0;
         end = fl.l_len == 0 || fl.l_start + fl.l_len > hi ? hi : fl.l_start + fl.l_len;

@@ -14,7 +14,8 @@
  * OFD locks are per open file description, not per process, so the test also
  * sees a lock held by another descriptor in the same process, and closing an
  * unrelated descriptor of the file never drops it (unlike POSIX locks).
- * Locks are advisory: readers never take one, they only probe.
+ * Locks are advisory: readers never take the writer's, they only probe it
+ * (their own registration locks are below).
  *
  * Error contract: functions return -1 with errno set; callers write the
  * messages.
@@ -22,7 +23,19 @@
 #ifndef VFDSWMR_MDFILE_MDLOCK_H
 #define VFDSWMR_MDFILE_MDLOCK_H
 
+#include <fcntl.h>
 #include <sys/types.h>
+
+/*
+ * The one place the project's OFD locks are set and asked about (the locks
+ * below, and the read-mark table's, marks.c): fcntl(fd, cmd, fl) with *fl
+ * set to a lock of `type` (F_RDLCK, F_WRLCK or F_UNLCK) on the len bytes
+ * from `start`, retried while a signal interrupts it. cmd is F_OFD_SETLK
+ * (never waits: fails with EAGAIN or EACCES when someone else's lock
+ * conflicts) or F_OFD_GETLK (*fl then describes a conflicting lock, or has
+ * l_type F_UNLCK). 0, or -1 with errno.
+ */
+int vfdswmr_mdlock_fcntl(int fd, int cmd, short type, off_t start, off_t len, struct flock *fl);
 
 /* Take the writer lock on fd (open for writing). Returns 0 taken, 1 held by
  * someone else, -1 error (errno; ENOLCK/EINVAL: the file system cannot lock). */

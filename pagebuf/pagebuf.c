@@ -168,12 +168,6 @@ vfdswmr_pb_destroy(vfdswmr_pagebuf_t *pb)
     free(pb);
 }
 
-uint32_t
-vfdswmr_pb_page_size(const vfdswmr_pagebuf_t *pb)
-{
-    return pb->ps;
-}
-
 static struct pbpage *
 find(const vfdswmr_pagebuf_t *pb, uint64_t page)
 {

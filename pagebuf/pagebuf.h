@@ -79,7 +79,6 @@ typedef int (*vfdswmr_pb_store_t)(void *ctx, uint64_t page, const uint8_t *image
 
 vfdswmr_pagebuf_t *vfdswmr_pb_new(uint32_t page_size);
 void vfdswmr_pb_destroy(vfdswmr_pagebuf_t *pb);
-uint32_t vfdswmr_pb_page_size(const vfdswmr_pagebuf_t *pb);
 
 /* Metadata write: copy into the images of the pages [addr, addr + len)
  * touches, creating them from the HDF5 file's bytes (fill) when new. */

@@ -6,8 +6,12 @@
  * Invariants:
  *  - md->fd, md->dev and md->ino always describe the same open file, and
  *    md->snap was loaded from it (or md->fd < 0 and md->snap is all zero).
- *  - Nothing here writes, creates or locks a file, so an open that fails
- *    or a probing open by the library leaves nothing behind.
+ *  - Nothing here creates a file. The only writes and locks are the read
+ *    mark's (vfdswmr_rdr_mark, unmark; reader.h): the reader's own slot in
+ *    the writer's read-mark table, and the move of its registration on the
+ *    HDF5 file to that slot's byte and back. A slot whose locks are gone is
+ *    free whatever it holds (mdfile/marks.h), so an open that fails or a
+ *    probing open by the library leaves nothing behind that the writer heeds.
  *  - Only a regular file is ever taken for the metadata file
  *    (vfdswmr_open_regular()): a FIFO, device or directory at its path fails
  *    the open at once, saying so, and never blocks it.

@@ -33,6 +33,7 @@
 #include "mdlock.h"
 #include "plugin.h"
 #include "safefile.h"
+#include "superblock.h"
 
 #define RDR(file) ((rdr_t *)(file))
 
@@ -70,24 +71,32 @@ unregister_reader(rdr_t *r)
     vfdswmr_reg_leave(&r->md.reg);
 }
 
+/* The bytes at addr of the file open on *(int *)ctx, for vfdswmr_sb_find:
+ * a read that fails gives bytes without the signature, and the search goes
+ * on. */
+static int
+read_or_nothing(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+    if (vfdswmr_pread_all(*(const int *)ctx, buf, len, addr) < 0)
+        memset(buf, 0, len);
+    return 0;
+}
+
 /* True when the HDF5 file (through the lower driver's POSIX descriptor)
- * holds HDF5's signature where the library looks for it: at 0, 512, 1024,
- * ... below its end. Without a descriptor (under=core, ...), true: nothing
- * to tell. */
+ * holds HDF5's signature where the library looks for it (superblock.h:
+ * at 0, 512, 1024, ..., every candidate whose signature bytes lie within
+ * the file). Without a descriptor (under=core, ...), true: nothing to tell. */
 static bool
 has_signature(rdr_t *r)
 {
-    static const uint8_t sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
     int fd = vfdswmr_lower_fd(r->base.lower);
-    uint8_t buf[8];
     struct stat st;
+    uint64_t addr;
 
     if (fd < 0 || fstat(fd, &st) < 0)
         return true;
-    for (off_t a = 0; a + (off_t)sizeof buf <= st.st_size; a = a ? 2 * a : 512)
-        if (vfdswmr_pread_all(fd, buf, sizeof buf, (uint64_t)a) == 0 && memcmp(buf, sig, sizeof sig) == 0)
-            return true;
-    return false;
+    return st.st_size >= VFDSWMR_SB_SIG_LEN &&
+           vfdswmr_sb_find(read_or_nothing, &fd, (uint64_t)st.st_size - (VFDSWMR_SB_SIG_LEN - 1), &addr) == 1;
 }
 
 /* A writer's metadata file whose snapshot holds no page (no flush published

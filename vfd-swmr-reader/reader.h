@@ -6,9 +6,11 @@
  *   pages.c     metadata reads resolved page by page from the snapshot or
  *               the HDF5 file, the cache of verified page images
  *   snapshot.c  adopting and holding snapshots (emptying the caches an
- *               adoption makes stale), the lag check
+ *               adoption makes stale), the lag check (with the tick-0 mark
+ *               in a new writer's read-mark table)
  *   locate.c    the metadata file: finding it, waiting for it, noticing
- *               that it was removed or replaced, reading its header
+ *               that it was removed or replaced, reading its header; the
+ *               read mark of each adopted snapshot
  *   (common/log.c: the optional event log)
  *
  * Calls go one way, down that list: reader.c -> pages.c -> snapshot.c ->
@@ -25,7 +27,16 @@
  *    (its page images, checksum verified, or the HDF5 file for pages it does
  *    not name), and the lag check that follows every metadata read proves
  *    the writer had not yet overwritten any of them when they were read.
- *  - The reader never writes, never locks, never blocks the writer.
+ *  - The reader writes only its own slot in the writer's read-mark table
+ *    ("<metadata file>.readers", mdfile/marks.h: zeros when it claims the
+ *    slot, then the tick of each snapshot it adopts; locate.c, snapshot.c)
+ *    and the optional event log; never the HDF5 file or the metadata file.
+ *  - It locks only with OFD locks and never waits for one (F_OFD_SETLK):
+ *    write locks on its slot's claim and tick in the read-mark table, and
+ *    read locks on bytes of the HDF5 file far past any data, its
+ *    registration (mdfile/mdlock.h; reader.c, locate.c). The writer only
+ *    asks about these locks (F_OFD_GETLK) and the reader takes none of the
+ *    writer's, so the reader never blocks the writer.
  *
  * Error contract: as HDF5 expects of a driver: callbacks and helpers return a
  * negative value (or -1, NULL) with the reason pushed on HDF5's error stack

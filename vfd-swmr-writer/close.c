@@ -99,7 +99,8 @@ store_when_readers_allow(vfdswmr_writer_t *w)
 {
     int stored = 0, registered = -1;
     uint64_t t0 = w->tick, due = 0;
-    double slice = vfdswmr_tick_seconds(w) / 10, next = vfdswmr_now() + vfdswmr_tick_seconds(w);
+    double slice = vfdswmr_tick_seconds(w->base.cfg.tick_len) / 10,
+           next = vfdswmr_now() + vfdswmr_tick_seconds(w->base.cfg.tick_len);
 
     while (!w->error[0] && stored == 0) {
         if (readers_current(w, t0, &registered)) {
@@ -111,7 +112,7 @@ store_when_readers_allow(vfdswmr_writer_t *w)
         vfdswmr_sleep(slice);
         if (vfdswmr_now() >= next) {
             stored = close_tick(w);
-            next += vfdswmr_tick_seconds(w);
+            next += vfdswmr_tick_seconds(w->base.cfg.tick_len);
         }
     }
     VFDSWMR_LOG(&w->log, "close_wait", "readers=%d all_current=%d waited_ticks=%llu", registered, due != 0,

@@ -54,7 +54,7 @@ vfdswmr_seal_at_open(vfdswmr_writer_t *w, const char *name, bool recovered)
     vfdswmr_recover_io_lower(LOWER(w), &io);
     if (eoa == HADDR_UNDEF || io.size(io.ctx, &size) < 0)
         goto failed;
-    if ((rc = vfdswmr_recover_find_sb(io.read, io.ctx, size, &addr)) < 0)
+    if ((rc = vfdswmr_sb_find(io.read, io.ctx, size, &addr)) < 0)
         goto failed;
     if (rc > 0 &&
         ((was = vfdswmr_recover_sealed(&io, addr)) == -1 || (rc = vfdswmr_recover_set_seal(&io, addr, true)) < 0))

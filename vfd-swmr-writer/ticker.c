@@ -13,12 +13,6 @@
 #include "clock.h"
 #include "writer.h"
 
-double
-vfdswmr_tick_seconds(const vfdswmr_writer_t *w)
-{
-    return w->base.cfg.tick_len ? w->base.cfg.tick_len * 0.1 : 0.1;
-}
-
 static void *
 ticker_main(void *arg)
 {
@@ -38,9 +32,9 @@ ticker_main(void *arg)
             w->tick_missed = true;
         else
             vfdswmr_writer_end_tick_unlocked_io(w);
-        w->next_tick += vfdswmr_tick_seconds(w);
+        w->next_tick += vfdswmr_tick_seconds(w->base.cfg.tick_len);
         if (w->next_tick < now) /* fell behind (e.g. a long publish): no burst of catch-up ticks */
-            w->next_tick = now + vfdswmr_tick_seconds(w);
+            w->next_tick = now + vfdswmr_tick_seconds(w->base.cfg.tick_len);
     }
     vfdswmr_writer_unlock(w);
     return NULL;
@@ -51,7 +45,7 @@ vfdswmr_ticker_start(vfdswmr_writer_t *w)
 {
     int rc;
 
-    w->next_tick = vfdswmr_now() + vfdswmr_tick_seconds(w);
+    w->next_tick = vfdswmr_now() + vfdswmr_tick_seconds(w->base.cfg.tick_len);
     if (w->base.cfg.tick_len == 0)
         return 0; /* ticks end only by explicit calls */
     /* w->wake waits on CLOCK_MONOTONIC (writer.c, init_sync) */

@@ -236,7 +236,7 @@ writer_flush(H5FD_t *file, hid_t dxpl, hbool_t closing)
         VFDSWMR_LOG(&w->log, "consistency_point", "eoa=%llu", (unsigned long long)w->eoa);
         if (rc >= 0 && expanded(w)) {
             w->early_tick = true;
-            w->next_tick = vfdswmr_now() + vfdswmr_tick_seconds(w);
+            w->next_tick = vfdswmr_now() + vfdswmr_tick_seconds(w->base.cfg.tick_len);
             vfdswmr_writer_end_tick(w, false); /* a failure is in w->error: check_error below */
         }
     }
@@ -343,7 +343,7 @@ ctl_locked(vfdswmr_writer_t *w, uint64_t op, const void *in, void **out)
             VFDSWMR_ERR(H5E_BADVALUE, "%s: end of tick is disabled (vfdswmr_disable_end_of_tick)", VFDSWMR_WRITER_NAME);
             return -1;
         }
-        w->next_tick = vfdswmr_now() + vfdswmr_tick_seconds(w);
+        w->next_tick = vfdswmr_now() + vfdswmr_tick_seconds(w->base.cfg.tick_len);
         return vfdswmr_writer_end_tick(w, false) < 0 ? vfdswmr_writer_check_error(w) : 0;
     case VFDSWMR_CTL_DISABLE_EOT:
     case VFDSWMR_CTL_ENABLE_EOT:

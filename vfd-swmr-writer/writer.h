@@ -154,10 +154,9 @@ const uint8_t *vfdswmr_seal_outgoing(vfdswmr_writer_t *w, uint64_t addr, const u
 /* At close, every page written: clear the seal (the file is whole). 0, or -1. */
 int vfdswmr_seal_clear(vfdswmr_writer_t *w);
 
-/* ticker.c; tick_seconds is called with `lock` held. */
+/* ticker.c (a tick's length: vfdswmr_tick_seconds, common/drvconfig.h) */
 int vfdswmr_ticker_start(vfdswmr_writer_t *w);
 void vfdswmr_ticker_stop(vfdswmr_writer_t *w);
-double vfdswmr_tick_seconds(const vfdswmr_writer_t *w);
 
 /* publish.c; called with `lock` held (asserted). Publish the tick after
  * w->tick; wait first for a publish under way. 0, or -1 with the failure in w->error.

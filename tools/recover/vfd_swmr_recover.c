@@ -27,6 +27,7 @@
 #include "recover.h"
 #include "safefile.h"
 #include "stack.h"
+#include "superblock.h"
 
 #define PROG "vfd_swmr_recover"
 
@@ -140,7 +141,7 @@ no_metadata_file(const vfdswmr_config_t *cfg, const char *file, const char *md_p
     if (lower == NULL) /* cannot be read: nothing this command can do either */
         goto nothing;
     vfdswmr_recover_io_lower(lower, &io);
-    if (io.size(io.ctx, &size) < 0 || (found = vfdswmr_recover_find_sb(io.read, io.ctx, size, &addr)) < 0 ||
+    if (io.size(io.ctx, &size) < 0 || (found = vfdswmr_sb_find(io.read, io.ctx, size, &addr)) < 0 ||
         (found && (sealed = vfdswmr_recover_sealed(&io, addr)) == -1)) {
         H5FDclose(lower);
         return die(1, "cannot read %s: %s", file, strerror(errno));
