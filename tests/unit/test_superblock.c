@@ -66,9 +66,6 @@ open_file_image(const char *name, unsigned o, hid_t *file, size_t *len)
 {
     char path[256];
     hid_t fcpl = H5Pcreate(H5P_FILE_CREATE), fapl = H5Pcreate(H5P_FILE_ACCESS), g;
-    uint8_t *img;
-    FILE *fp;
-    long n;
 
     path_of(path, sizeof path, name);
     assert_true(H5Pset_libver_bounds(fapl, H5F_LIBVER_LATEST, H5F_LIBVER_LATEST) >= 0);
@@ -81,17 +78,7 @@ open_file_image(const char *name, unsigned o, hid_t *file, size_t *len)
     assert_true(H5Fflush(*file, H5F_SCOPE_GLOBAL) >= 0);
     H5Pclose(fcpl);
     H5Pclose(fapl);
-    fp = fopen(path, "rb");
-    assert_non_null(fp);
-    fseek(fp, 0, SEEK_END);
-    n = ftell(fp);
-    rewind(fp);
-    img = malloc((size_t)n);
-    assert_non_null(img);
-    assert_int_equal(fread(img, 1, (size_t)n, fp), (size_t)n);
-    fclose(fp);
-    *len = (size_t)n;
-    return img;
+    return slurp(path, len);
 }
 
 /* Write img (len bytes, extended with zeros to `size`) as `name`; whether
@@ -259,8 +246,6 @@ closed_file_image(const char *name, unsigned v, size_t *len)
     char path[256];
     hid_t fcpl = H5Pcreate(H5P_FILE_CREATE), fapl = H5Pcreate(H5P_FILE_ACCESS), file, g;
     uint8_t *img;
-    FILE *fp;
-    long n;
 
     path_of(path, sizeof path, name);
     if (v == 1)
@@ -279,17 +264,8 @@ closed_file_image(const char *name, unsigned v, size_t *len)
     H5Fclose(file);
     H5Pclose(fcpl);
     H5Pclose(fapl);
-    fp = fopen(path, "rb");
-    assert_non_null(fp);
-    fseek(fp, 0, SEEK_END);
-    n = ftell(fp);
-    rewind(fp);
-    img = malloc((size_t)n);
-    assert_non_null(img);
-    assert_int_equal(fread(img, 1, (size_t)n, fp), (size_t)n);
-    fclose(fp);
+    img = slurp(path, len);
     assert_int_equal(img[8], v);
-    *len = (size_t)n;
     return img;
 }
 
@@ -321,7 +297,6 @@ check_seal(unsigned v)
     char name[32], path[256];
     size_t len;
     uint8_t *img, *sealed, *back;
-    int fd;
 
     snprintf(name, sizeof name, "seal-v%u.h5", v);
     img = closed_file_image(name, v, &len);
@@ -339,25 +314,21 @@ check_seal(unsigned v)
     assert_memory_equal(back, sealed, len);
 
     path_of(path, sizeof path, name);
-    fd = open(path, O_WRONLY | O_TRUNC);
-    assert_true(fd >= 0);
-    assert_int_equal(write(fd, sealed, len), (ssize_t)len);
-    close(fd);
+    spill(path, sealed, len);
     for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
-        FILE *fp;
+        size_t now_len;
+        uint8_t *now;
         assert_false(opens_with(path, modes[m]));
-        fp = fopen(path, "rb");
-        assert_int_equal(fread(back, 1, len, fp), len);
-        fclose(fp);
-        assert_memory_equal(back, sealed, len); /* refused without a byte changed */
+        now = slurp(path, &now_len);
+        assert_int_equal(now_len, len);
+        assert_memory_equal(now, sealed, len); /* refused without a byte changed */
+        free(now);
     }
 
     assert_int_equal(vfdswmr_sb_set_seal(sealed, len, false), 1);
     assert_int_equal(vfdswmr_sb_sealed(sealed, len), 0);
     assert_memory_equal(sealed, img, len);
-    fd = open(path, O_WRONLY | O_TRUNC);
-    assert_int_equal(write(fd, sealed, len), (ssize_t)len);
-    close(fd);
+    spill(path, sealed, len);
     assert_true(opens_with(path, H5F_ACC_RDONLY));
     free(back);
     free(sealed);
