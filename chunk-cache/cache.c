@@ -363,9 +363,9 @@ vfdswmr_cc_set_limits(vfdswmr_cc_t *c, const vfdswmr_cc_limits_t *limits)
 
     c->lim = *limits;
     if (shrunk) {
-        RB_FOREACH_SAFE(e, entry_tree, &c->entries, next)
-        if (e->len > c->lim.max_entry)
-            entry_drop(c, e, EVICTED);
+        RB_FOREACH_SAFE (e, entry_tree, &c->entries, next)
+            if (e->len > c->lim.max_entry)
+                entry_drop(c, e, EVICTED);
     }
     make_room(c, c->lim.size);
     VFDSWMR_ASSERT(c->all.bytes <= c->lim.size); /* C3 */
@@ -602,8 +602,7 @@ vfdswmr_cc_reset_stats(vfdswmr_cc_t *c)
     struct dset *d, *next;
 
     c->all = (vfdswmr_cc_stats_t){.entries = c->all.entries, .bytes = c->all.bytes};
-    RB_FOREACH_SAFE(d, dset_tree, &c->dsets, next)
-    {
+    RB_FOREACH_SAFE (d, dset_tree, &c->dsets, next) {
         d->st = (vfdswmr_cc_stats_t){.entries = d->st.entries, .bytes = d->st.bytes};
         dset_maybe_forget(c, d);
     }
@@ -620,8 +619,7 @@ check_entries(const vfdswmr_cc_t *c, uint64_t *n)
     struct entry *e;
 
     *n = 0;
-    RB_FOREACH(e, entry_tree, (struct entry_tree *)&c->entries)
-    {
+    RB_FOREACH (e, entry_tree, (struct entry_tree *)&c->entries) {
         if (e->len == 0 || e->len > c->lim.max_entry || e->len > UINT64_MAX - e->addr || e->addr < prev_end ||
             e->d == NULL || e->d->nocache)
             return -1;
@@ -640,8 +638,7 @@ check_dset(const vfdswmr_cc_t *c, const struct dset *d)
     size_t live = 0;
     const struct entry *e;
 
-    TAILQ_FOREACH(e, &d->entries, lru)
-    {
+    TAILQ_FOREACH (e, &d->entries, lru) {
         if (e->d != d || RB_FIND(entry_tree, (struct entry_tree *)&c->entries, (struct entry *)e) != e)
             return -1;
         n++;
@@ -661,8 +658,7 @@ check_chunks(const vfdswmr_cc_t *c)
     uint64_t prev_end = 0;
     struct chunk *k;
 
-    RB_FOREACH(k, chunk_tree, (struct chunk_tree *)&c->chunks)
-    {
+    RB_FOREACH (k, chunk_tree, (struct chunk_tree *)&c->chunks) {
         if (k->len == 0 || k->addr < prev_end || !k->live || dset_get(c, k->d->id) != k->d || k < k->d->chunks ||
             k >= k->d->chunks + k->d->nchunks)
             return -1;
@@ -685,8 +681,7 @@ check_all(const vfdswmr_cc_t *c, uint64_t *size)
     *size = nentries;
     if (check_chunks(c) != 0)
         return "registered chunks overlap, are empty or are not their record's";
-    RB_FOREACH(d, dset_tree, (struct dset_tree *)&c->dsets)
-    {
+    RB_FOREACH (d, dset_tree, (struct dset_tree *)&c->dsets) {
         uint64_t v[NSTATS];
 
         if (check_dset(c, d) != 0)
@@ -697,8 +692,7 @@ check_all(const vfdswmr_cc_t *c, uint64_t *size)
         holding += d->st.entries > 0;
         *size += 1 + d->nlive;
     }
-    TAILQ_FOREACH(d, &c->lru, lru)
-    {
+    TAILQ_FOREACH (d, &c->lru, lru) {
         if (d->st.entries == 0 || dset_get(c, d->id) != d)
             return "C2: the dataset LRU list holds a dataset without entries or without its record";
         on_lru++;

@@ -416,9 +416,9 @@ vfdswmr_space_allocated(const vfdswmr_space_t *s, uint64_t page, uint64_t npages
 
     if (s == NULL || !range_ok(s, page, npages, &nb)) /* reserved, past eof or free */
         return false;
-    TAILQ_FOREACH(r, &s->deferred, link.tq)
-    if (r->start < page + npages && page < run_end(r))
-        return false;
+    TAILQ_FOREACH (r, &s->deferred, link.tq)
+        if (r->start < page + npages && page < run_end(r))
+            return false;
     return true;
 }
 
@@ -502,8 +502,7 @@ check_deferred_list(const vfdswmr_space_t *s, size_t *count)
     const struct run *r;
 
     *count = 0;
-    TAILQ_FOREACH(r, &s->deferred, link.tq)
-    {
+    TAILQ_FOREACH (r, &s->deferred, link.tq) {
         if (!run_inside(s, r, s->eof))
             return "deferred run empty, overlapping the reserved pages or past the end of file";
         if (prev != NULL && prev->aux > r->aux)
@@ -539,8 +538,8 @@ check_disjoint(const vfdswmr_space_t *s, size_t ndeferred)
     /* No overflow: the ndeferred runs themselves are larger than pointers. */
     if (ndeferred > 0 && (d = malloc(ndeferred * sizeof *d)) == NULL)
         return "out of memory while checking";
-    TAILQ_FOREACH(r, &s->deferred, link.tq)
-    d[i++] = r;
+    TAILQ_FOREACH (r, &s->deferred, link.tq)
+        d[i++] = r;
     if (ndeferred > 1)
         qsort(d, ndeferred, sizeof *d, cmp_run_ptr);
     for (i = 0; i < ndeferred || f != NULL;) {

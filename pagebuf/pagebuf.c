@@ -157,8 +157,8 @@ vfdswmr_pb_destroy(vfdswmr_pagebuf_t *pb)
 
     if (pb == NULL)
         return;
-    RB_FOREACH_SAFE(p, pbtree, &pb->tree, next)
-    drop_page(pb, p);
+    RB_FOREACH_SAFE (p, pbtree, &pb->tree, next)
+        drop_page(pb, p);
     while ((p = TAILQ_FIRST(&pb->flying)) != NULL) /* a publish that never completed */
         free_gone(pb, p);
     free(pb->changes);
@@ -335,8 +335,7 @@ vfdswmr_pb_consistency_point(vfdswmr_pagebuf_t *pb, uint64_t eoa)
 {
     struct pbpage *p, *next;
 
-    TAILQ_FOREACH_SAFE(p, &pb->changed, changed_link, next)
-    {
+    TAILQ_FOREACH_SAFE (p, &pb->changed, changed_link, next) {
         if (p->page * pb->ps >= eoa) { /* freed space: forget it, leave the index */
             if (p->in_index) {
                 if (grow((void **)&pb->dropped, &pb->cap_dropped, pb->ndropped + 1, sizeof *pb->dropped) < 0)
@@ -448,16 +447,16 @@ vfdswmr_pb_prepare(vfdswmr_pagebuf_t *pb, uint64_t tick, uint32_t max_lag, bool 
     if (grow((void **)&pb->changes, &pb->cap_changes, pb->npending, sizeof *pb->changes) < 0 ||
         grow((void **)&pb->removals, &pb->cap_removals, pb->nindex + pb->ndropped, sizeof *pb->removals) < 0)
         return -1;
-    TAILQ_FOREACH(p, &pb->pending, pending_link)
-    pb->changes[n++] = (vfdswmr_mdchange_t){.hdf5_page = p->page, .length = pb->ps, .image = p->snap};
+    TAILQ_FOREACH (p, &pb->pending, pending_link)
+        pb->changes[n++] = (vfdswmr_mdchange_t){.hdf5_page = p->page, .length = pb->ps, .image = p->snap};
     if (n)
         qsort(pb->changes, n, sizeof *pb->changes, cmp_change);
     if (collect_ranges(pb, n) < 0)
         return -1;
 
-    RB_FOREACH(p, pbtree, &pb->tree)
-    if (removable(p, tick, max_lag, all))
-        pb->removals[r++] = p->page;
+    RB_FOREACH (p, pbtree, &pb->tree)
+        if (removable(p, tick, max_lag, all))
+            pb->removals[r++] = p->page;
     /* dropped pages are no longer in the tree: merge them in, keeping order */
     for (size_t i = 0; i < pb->ndropped; i++)
         pb->removals[r++] = pb->dropped[i];
@@ -542,8 +541,7 @@ vfdswmr_pb_store_due(vfdswmr_pagebuf_t *pb, uint64_t tick, uint32_t max_lag, uin
     struct pbpage *p;
     long n = 0;
 
-    RB_FOREACH(p, pbtree, &pb->tree)
-    {
+    RB_FOREACH (p, pbtree, &pb->tree) {
         uint64_t addr = p->page * pb->ps;
         if (!p->pub || p->flushed || !p->in_index || tick < p->in_index + max_lag)
             continue;
@@ -571,8 +569,7 @@ store_current_pass(vfdswmr_pagebuf_t *pb, uint64_t eoa, bool indexed, vfdswmr_pb
     struct pbpage *p;
     long n = 0;
 
-    RB_FOREACH(p, pbtree, &pb->tree)
-    {
+    RB_FOREACH (p, pbtree, &pb->tree) {
         uint64_t addr = p->page * pb->ps;
         if (p->cur == NULL || (p->in_index != 0) != indexed || addr >= eoa)
             continue;
@@ -605,9 +602,9 @@ vfdswmr_pb_last_due_tick(const vfdswmr_pagebuf_t *pb, uint32_t max_lag)
     struct pbpage *p;
     uint64_t last = 0;
 
-    RB_FOREACH(p, pbtree, (struct pbtree *)&pb->tree)
-    if (p->pub && !p->flushed && p->in_index + max_lag > last)
-        last = p->in_index + max_lag;
+    RB_FOREACH (p, pbtree, (struct pbtree *)&pb->tree)
+        if (p->pub && !p->flushed && p->in_index + max_lag > last)
+            last = p->in_index + max_lag;
     return last;
 }
 
@@ -636,8 +633,7 @@ check_all(const vfdswmr_pagebuf_t *pb, uint64_t *npages)
     struct pbpage *p;
 
     *npages = 0;
-    RB_FOREACH(p, pbtree, (struct pbtree *)&pb->tree)
-    {
+    RB_FOREACH (p, pbtree, (struct pbtree *)&pb->tree) {
         ++*npages;
         images += (p->cur != NULL) + (p->snap != NULL) + (p->pub != NULL) + (p->fly != NULL) + (p->fix != NULL);
         indexed += p->in_index != 0;
@@ -655,8 +651,7 @@ check_all(const vfdswmr_pagebuf_t *pb, uint64_t *npages)
         if (p->fix_lost && (!p->fly || p->fix))
             return "a fix marked lost on a page not in flight, or that has one";
     }
-    TAILQ_FOREACH(p, &pb->flying, flying_link)
-    {
+    TAILQ_FOREACH (p, &pb->flying, flying_link) {
         if (p->fly == NULL || (p->gone && find(pb, p->page) == p))
             return "a page on the flying list without a fly image, or dropped yet still in the tree";
         if (p->gone) {
@@ -670,8 +665,7 @@ check_all(const vfdswmr_pagebuf_t *pb, uint64_t *npages)
     if (*npages != pb->npages || images != pb->nimages || indexed != pb->nindex || waiting != pb->npending)
         return "the page, image, index or pending counters do not match the pages";
     listed = 0;
-    TAILQ_FOREACH(p, &pb->changed, changed_link)
-    {
+    TAILQ_FOREACH (p, &pb->changed, changed_link) {
         if (!p->changed)
             return "an unchanged page on the changed list";
         listed++;
@@ -679,8 +673,7 @@ check_all(const vfdswmr_pagebuf_t *pb, uint64_t *npages)
     if (listed != changed)
         return "a changed page is missing from the changed list";
     listed = 0;
-    TAILQ_FOREACH(p, &pb->pending, pending_link)
-    {
+    TAILQ_FOREACH (p, &pb->pending, pending_link) {
         if (p->snap == NULL)
             return "a page without a waiting image on the pending list";
         listed++;
