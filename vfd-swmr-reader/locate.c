@@ -69,14 +69,23 @@ not_regular(const char *path)
                 vfdswmr_path_kind(path));
 }
 
-/* vfdswmr_rdr_md_open(), but -2 (nothing pushed) when path is not a regular file. */
-static int
-open_md(const char *path, int *fd, dev_t *dev, ino_t *ino)
+/* What one look at the metadata file found (try_attach): what
+ * vfdswmr_rdr_md_open finds, and one more. */
+typedef enum {
+    MD_LOADED = RDR_MD_OPENED,           /* and a snapshot adopted */
+    MD_ABSENT = RDR_MD_ABSENT,           /* no file there; with attempts: or not loadable yet */
+    MD_FAILED = RDR_MD_FAILED,           /* why says why; nothing pushed */
+    MD_NOT_REGULAR = RDR_MD_NOT_REGULAR, /* nothing pushed */
+    MD_REFUSED = -3                      /* the reason pushed on the stack */
+} md_look_t;
+
+rdr_md_open_t
+vfdswmr_rdr_md_open(const char *path, int *fd, dev_t *dev, ino_t *ino)
 {
     struct stat st;
 
     if ((*fd = vfdswmr_open_regular(path, O_RDONLY)) < 0) {
-        int rc = *fd == -2 ? -2 : errno == ENOENT ? 0 : -1;
+        rdr_md_open_t rc = *fd == -2 ? RDR_MD_NOT_REGULAR : errno == ENOENT ? RDR_MD_ABSENT : RDR_MD_FAILED;
         *fd = -1;
         return rc;
     }
@@ -85,23 +94,21 @@ open_md(const char *path, int *fd, dev_t *dev, ino_t *ino)
         close(*fd);
         *fd = -1;
         errno = e;
-        return -1;
+        return RDR_MD_FAILED;
     }
     *dev = st.st_dev;
     *ino = st.st_ino;
-    return 1;
+    return RDR_MD_OPENED;
 }
 
-int
-vfdswmr_rdr_md_open(const char *path, int *fd, dev_t *dev, ino_t *ino)
+void
+vfdswmr_rdr_md_open_error(const char *path, rdr_md_open_t rc)
 {
-    int rc = open_md(path, fd, dev, ino);
-
-    if (rc != -2)
-        return rc;
-    not_regular(path); /* the reason; the caller adds what it was doing */
-    errno = EINVAL;
-    return -1;
+    VFDSWMR_ASSERT(rc < 0);
+    if (rc == RDR_MD_NOT_REGULAR)
+        not_regular(path);
+    else
+        VFDSWMR_ERR(H5E_CANTOPENFILE, "%s: cannot open the metadata file \"%s\": %s", RDR_NAME, path, strerror(errno));
 }
 
 int
@@ -154,19 +161,17 @@ vfdswmr_rdr_check_header(rdr_md_t *md, const vfdswmr_mdhdr_t *h)
 }
 
 /* One look: open the file if it exists, and try to load it with `attempts`
- * attempts (0: the usual retries). Returns 1 loaded; 0 absent, or (with
- * attempts) not loadable yet; -1 failure, with why; -2 not a regular file;
- * -3 refused, with the reason on the stack. */
-static int
+ * attempts (0: the usual retries); md_look_t says what it found. */
+static md_look_t
 try_attach(rdr_md_t *md, unsigned attempts, char *why, size_t whylen)
 {
     vfdswmr_mdr_opts_t o;
     vfdswmr_mdr_io_t io;
     vfdswmr_mderr_t err;
-    int rc;
+    md_look_t rc;
 
-    if (md->fd < 0 && (rc = open_md(md->path, &md->fd, &md->dev, &md->ino)) <= 0) {
-        if (rc < 0)
+    if (md->fd < 0 && (rc = (md_look_t)vfdswmr_rdr_md_open(md->path, &md->fd, &md->dev, &md->ino)) != MD_LOADED) {
+        if (rc == MD_FAILED)
             snprintf(why, whylen, "%s", strerror(errno));
         return rc;
     }
@@ -182,25 +187,27 @@ try_attach(rdr_md_t *md, unsigned attempts, char *why, size_t whylen)
             break;
         vfdswmr_rdr_mark(md);
         if (md->mark.fd < 0 || md->marked_tick == md->snap.hdr.tick || again == 3)
-            return 1;
+            return MD_LOADED;
         vfdswmr_mdsnap_free(&md->snap);
     }
     if (err == VFDSWMR_MD_OK) {
         vfdswmr_rdr_md_release(md);
-        return -3; /* the reason is on the stack */
+        return MD_REFUSED;
     }
     bool permanent = md->snap.permanent; /* the same bytes failed the same way twice */
     vfdswmr_mdsnap_free(&md->snap);
     memset(&md->snap, 0, sizeof md->snap);
-    return attempts && vfdswmr_mderr_retryable(err) && !permanent ? 0 : -1;
+    return attempts && vfdswmr_mderr_retryable(err) && !permanent ? MD_ABSENT : MD_FAILED;
 }
 
+/* A look that failed (rc < 0): the reason pushed, exactly once. -1. */
 static int
-attach_failed(rdr_md_t *md, int rc, const char *why)
+attach_failed(rdr_md_t *md, md_look_t rc, const char *why)
 {
-    if (rc == -2) /* at once, also when waiting: it will not turn into a metadata file */
+    VFDSWMR_ASSERT(rc == MD_FAILED || rc == MD_NOT_REGULAR || rc == MD_REFUSED);
+    if (rc == MD_NOT_REGULAR) /* at once, also when waiting: it will not turn into a metadata file */
         not_regular(md->path);
-    else if (rc != -3) /* -3: refused, the reason is on the stack already */
+    else if (rc == MD_FAILED) /* MD_REFUSED: the reason is on the stack already */
         VFDSWMR_ERR(H5E_CANTOPENFILE, "%s: cannot load the metadata file \"%s\": %s", RDR_NAME, md->path, why);
     vfdswmr_rdr_md_release(md);
     return -1;
@@ -228,17 +235,17 @@ vfdswmr_rdr_md_attach(rdr_md_t *md, bool wait, unsigned timeout_ds)
 {
     double deadline = vfdswmr_now() + timeout_ds * 0.1;
     char why[256] = "";
-    int rc;
+    md_look_t rc;
 
     if (!wait) { /* present: load it with the usual retries; absent: no writer */
         rc = try_attach(md, 0, why, sizeof why);
         /* absent: the pretend snapshot, tick 0 and no entries (reader.h) */
-        VFDSWMR_ASSERT(rc != 0 || (md->fd < 0 && md->snap.hdr.tick == 0 && md->snap.idx.nentries == 0));
-        return rc < 0 ? attach_failed(md, rc, why) : rc;
+        VFDSWMR_ASSERT(rc != MD_ABSENT || (md->fd < 0 && md->snap.hdr.tick == 0 && md->snap.idx.nentries == 0));
+        return rc < 0 ? attach_failed(md, rc, why) : (int)rc;
     }
     for (;;) { /* one attempt per look: the deadline bounds the wait */
-        if ((rc = try_attach(md, 1, why, sizeof why)) != 0)
-            return rc < 0 ? attach_failed(md, rc, why) : rc;
+        if ((rc = try_attach(md, 1, why, sizeof why)) != MD_ABSENT)
+            return rc < 0 ? attach_failed(md, rc, why) : (int)rc;
         if (vfdswmr_now() >= deadline)
             return wait_failed(md, timeout_ds, why);
         vfdswmr_sleep(RDR_POLL_US * 1e-6);

@@ -124,9 +124,18 @@ int vfdswmr_rdr_md_init(rdr_md_t *md, const vfdswmr_config_t *cfg, const char *n
 int vfdswmr_rdr_md_attach(rdr_md_t *md, bool wait, unsigned timeout_ds);
 /* Close the file, free the snapshot. */
 void vfdswmr_rdr_md_release(rdr_md_t *md);
-/* Open `path` read-only into *fd and note its identity: 1 opened, 0 it does
- * not exist, -1 other error (errno). */
-int vfdswmr_rdr_md_open(const char *path, int *fd, dev_t *dev, ino_t *ino);
+/* What vfdswmr_rdr_md_open found. It pushes nothing: a caller that fails
+ * because of it pushes the reason with vfdswmr_rdr_md_open_error. */
+typedef enum {
+    RDR_MD_OPENED = 1,
+    RDR_MD_ABSENT = 0,      /* the file does not exist */
+    RDR_MD_FAILED = -1,     /* errno says why */
+    RDR_MD_NOT_REGULAR = -2 /* a directory, FIFO, ...: never read */
+} rdr_md_open_t;
+/* Open `path` read-only into *fd and note its identity (only when opened). */
+rdr_md_open_t vfdswmr_rdr_md_open(const char *path, int *fd, dev_t *dev, ino_t *ino);
+/* Push why vfdswmr_rdr_md_open(path) failed (rc < 0; errno as it left it). */
+void vfdswmr_rdr_md_open_error(const char *path, rdr_md_open_t rc);
 /* Whether the path names a file other than the one md->fd refers to (any
  * file, when md->fd < 0): 1 yes, 0 no. */
 int vfdswmr_rdr_md_replaced(const rdr_md_t *md);

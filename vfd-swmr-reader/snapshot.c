@@ -175,10 +175,9 @@ newest_source(const rdr_md_t *md, int *fd, dev_t *dev, ino_t *ino, int *opened)
     *fd = md->fd;
     *dev = md->dev;
     *ino = md->ino;
-    *opened = vfdswmr_rdr_md_replaced(md) ? vfdswmr_rdr_md_open(md->path, fd, dev, ino) : 0;
+    *opened = vfdswmr_rdr_md_replaced(md) ? (int)vfdswmr_rdr_md_open(md->path, fd, dev, ino) : RDR_MD_ABSENT;
     if (*opened < 0) {
-        VFDSWMR_ERR(H5E_CANTOPENFILE, "%s: cannot open the metadata file \"%s\": %s", RDR_NAME, md->path,
-                    strerror(errno));
+        vfdswmr_rdr_md_open_error(md->path, (rdr_md_open_t)*opened);
         return -1;
     }
     if (*opened == 0)
@@ -334,8 +333,11 @@ check_successor(rdr_t *r, bool at_start)
 
     if (!vfdswmr_rdr_md_replaced(&r->md))
         return 0;
-    if ((rc = vfdswmr_rdr_md_open(r->md.path, &fd, &dev, &ino)) <= 0)
-        return rc < 0 ? header_error(r, VFDSWMR_MD_EIO) : 0;
+    if ((rc = vfdswmr_rdr_md_open(r->md.path, &fd, &dev, &ino)) <= 0) {
+        if (rc < 0)
+            vfdswmr_rdr_md_open_error(r->md.path, (rdr_md_open_t)rc);
+        return rc < 0 ? -1 : 0;
+    }
     err = vfdswmr_mdr_read_header(fd, &h);
     rc = errno; /* close must not hide why a read failed */
     close(fd);
