@@ -19,15 +19,8 @@ cfg="tick_len=0;max_lag=3"
 f=$WORK/f.h5
 [ -x "$VFDSWMR_RECOVER" ] || fail "the recovery command is not built: $VFDSWMR_RECOVER"
 
-# check_through DRIVER ROWS GROUPS: rowreader check through DRIVER reads
-# exactly ROWS rows and GROUPS groups (DRIVER "plain": no driver).
-check_through() {
-    local out drv=()
-    [ "$1" = plain ] || drv=(HDF5_DRIVER="$1" HDF5_DRIVER_CONFIG="$cfg")
-    out=$(env "${drv[@]}" ${VFDSWMR_VALGRIND:-} "$VFDSWMR_PROGS/rowreader" "$f" check "$2" "$3" 2>&1) \
-        || fail "reading through $1: $out"
-    [ "$out" = "verified $2 rows, 0 more (0 written, 0 unwritten), $3 groups" ] || fail "reading through $1: $out"
-}
+# check_through DRIVER ROWS GROUPS: rowreader reads exactly ROWS rows and GROUPS groups.
+check_through() { check_rows "$f" "$1" "$cfg" "$2" "$3"; }
 # refused_through_writer MESSAGE: a read-only open through vfd_swmr_writer
 # fails in H5Fopen with MESSAGE on the stack; neither file changes.
 refused_through_writer() {

@@ -41,4 +41,15 @@ tool() {
     fi
 }
 
+# check_rows FILE DRIVER CONFIG ROWS GROUPS: rowreader reads exactly ROWS rows
+# and GROUPS groups of the row file FILE (tests/progs/rows.h) through DRIVER
+# with CONFIG ("plain": no driver), or the test fails.
+check_rows() {
+    local out drv=(-u HDF5_DRIVER -u HDF5_DRIVER_CONFIG)
+    [ "$2" = plain ] || drv=(HDF5_DRIVER="$2" HDF5_DRIVER_CONFIG="$3")
+    out=$(env "${drv[@]}" ${VFDSWMR_VALGRIND:-} "$VFDSWMR_PROGS/rowreader" "$1" check "$4" "$5" 2>&1) \
+        || fail "reading through $2: $out"
+    [ "$out" = "verified $4 rows, 0 more (0 written, 0 unwritten), $5 groups" ] || fail "reading through $2: $out"
+}
+
 finish() { echo "$CHECKS checks passed"; exit 0; }

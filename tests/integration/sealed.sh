@@ -34,13 +34,7 @@ plain() { env -u HDF5_DRIVER -u HDF5_DRIVER_CONFIG HDF5_USE_FILE_LOCKING=FALSE "
 recover() { env -u HDF5_DRIVER ${VFDSWMR_VALGRIND:-} "$VFDSWMR_RECOVER" --config "$cfg" "$@"; }
 
 # check_through DRIVER ROWS GROUPS: rowreader reads exactly ROWS rows and GROUPS groups.
-check_through() {
-    local out drv=()
-    if [ "$1" = plain ]; then drv=(-u HDF5_DRIVER -u HDF5_DRIVER_CONFIG); else drv=(HDF5_DRIVER="$1" HDF5_DRIVER_CONFIG="$cfg"); fi
-    out=$(env "${drv[@]}" ${VFDSWMR_VALGRIND:-} "$VFDSWMR_PROGS/rowreader" "$f" check "$2" "$3" 2>&1) \
-        || fail "reading through $1: $out"
-    [ "$out" = "verified $2 rows, 0 more (0 written, 0 unwritten), $3 groups" ] || fail "reading through $1: $out"
-}
+check_through() { check_rows "$f" "$1" "$cfg" "$2" "$3"; }
 
 # refused_plain WHAT: every plain HDF5 open of $f fails and leaves it byte-identical.
 refused_plain() {
