@@ -273,7 +273,7 @@ vfdswmr_recover_run(int md_fd, const char *md_name, const vfdswmr_recover_io_t *
     if (io->extend(io->ctx, s.hdr.eoa) < 0)
         goto io_failed;
     snap_view_t view = {.io = io, .s = &s, .images = images};
-    if ((found = vfdswmr_sb_find(snap_read, &view, s.hdr.eoa, &sb_addr)) < 0)
+    if ((found = vfdswmr_sb_find(snap_read, &view, s.hdr.eoa > size ? s.hdr.eoa : size, &sb_addr)) < 0)
         goto io_failed;
     if (found == 0)
         sb_addr = UINT64_MAX;

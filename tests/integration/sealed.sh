@@ -72,6 +72,16 @@ for format in "earliest" "earliest --userblock 1024" "latest"; do
     check_through vfd_swmr_reader 30 0
     ok "$format: reopened through vfd_swmr_writer, before any flush: plain HDF5 refuses the file in every mode (h5dump, h5clear too), unchanged; vfd_swmr_reader reads it"
 
+    # killed before its first publish: its last snapshot is its tick 0 (the
+    # file as it was, end of allocation 0): recovery still clears the seal
+    proc_kill w
+    refused_plain "$format: writer killed before its first publish"
+    out=$(recover "$f" 2>&1) || fail "$format: vfd_swmr_recover after a writer killed before its first publish: $out"
+    check_through plain 30 0
+    ok "$format: writer killed before its first publish: refused until vfd_swmr_recover, then plain HDF5 reads the 30 rows"
+
+    start_writer 30
+
     proc_expect w "append 10" "flushed 40"
     proc_expect w tick ticked
     proc_expect w "groups 2" "flushed groups 2"
