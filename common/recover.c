@@ -204,15 +204,12 @@ static int
 snap_read(void *ctx, uint64_t addr, void *buf, size_t len)
 {
     const snap_view_t *v = ctx;
-    uint64_t ps = v->s->hdr.page_size;
+    uint32_t ps = v->s->hdr.page_size;
+    const vfdswmr_mdentry_t *e = vfdswmr_mdidx_find(&v->s->idx, ps, addr / ps);
 
-    for (uint32_t i = 0; i < v->s->idx.nentries; i++) {
-        const vfdswmr_mdentry_t *e = &v->s->idx.entries[i];
-        uint64_t start = e->hdf5_page * ps;
-        if (addr >= start && addr + len <= start + e->length) {
-            memcpy(buf, v->images[i] + (addr - start), len);
-            return 0;
-        }
+    if (e && addr + len <= e->hdf5_page * ps + e->length) {
+        memcpy(buf, v->images[e - v->s->idx.entries] + (addr - e->hdf5_page * ps), len);
+        return 0;
     }
     return v->io->read(v->io->ctx, addr, buf, len);
 }
