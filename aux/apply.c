@@ -47,6 +47,7 @@
 #include "aux.h"
 #include "check.h"
 #include "clock.h"
+#include "errtext.h"
 #include "io.h"
 #include "paths.h"
 #include "plan.h"
@@ -74,7 +75,6 @@ struct aux_t {
     bool gap_noted, torn_noted, foreign_noted, warned;
     bool gap_below; /* every updater present is later than expect */
     char name[AUX_MAX_PATH + 64];
-    char err[AUX_ERRLEN];
 };
 
 static double
@@ -83,15 +83,19 @@ clock_now(const aux_t *a)
     return a->o.clock ? a->o.clock() : vfdswmr_now();
 }
 
-__attribute__((format(printf, 2, 3))) static aux_status_t
-fatal(aux_t *a, const char *fmt, ...)
+/* The daemon fails: the reason goes to the report and to the caller's err;
+ * every later poll returns AUX_FATAL at once. */
+__attribute__((format(printf, 4, 5))) static aux_status_t
+fatal(aux_t *a, char *err, size_t errlen, const char *fmt, ...)
 {
+    char line[AUX_ERRLEN];
     va_list ap;
 
     va_start(ap, fmt);
-    vsnprintf(a->err, sizeof a->err, fmt, ap);
+    vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
-    aux_report(&a->rep, "error", "%s", a->err);
+    aux_report(&a->rep, "error", "%s", line);
+    vfdswmr_errtext(err, errlen, "%s", line);
     a->failed = true;
     return AUX_FATAL;
 }
@@ -125,7 +129,7 @@ open_refusal(char *err, size_t errlen, const char *what, const char *path, int r
     int e = errno;
     struct stat st;
 
-    if (rc == -2)
+    if (rc == VFDSWMR_OPEN_NOT_REGULAR)
         snprintf(err, errlen, "%s %s is not a regular file (%s)", what, path, vfdswmr_path_kind(path));
     else if (e == ELOOP && lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
         snprintf(err, errlen, "%s %s is a symbolic link; " AUX_PROG " does not follow links to the files it writes",
@@ -167,7 +171,7 @@ read_header(aux_t *a, uint64_t seq, udfile_t *f, char *why, size_t whylen)
 
     memset(f, 0, sizeof *f);
     f->fd = vfdswmr_open_regular(name, O_RDONLY);
-    if (f->fd == -2) {
+    if (f->fd == VFDSWMR_OPEN_NOT_REGULAR) {
         f->fd = -1;
         snprintf(why, whylen, "%s", vfdswmr_path_kind(name));
         return HDR_NOT_REGULAR;
@@ -298,7 +302,7 @@ advance(aux_t *a, uint64_t next)
 typedef enum act_t { ACT_APPLY, ACT_SKIP, ACT_FINISH, ACT_FOREIGN, ACT_FATAL } act_t;
 
 static act_t
-decide(aux_t *a, const vfdswmr_udhdr_t *h)
+decide(aux_t *a, const vfdswmr_udhdr_t *h, char *err, size_t errlen)
 {
     char d[64];
 
@@ -308,7 +312,8 @@ decide(aux_t *a, const vfdswmr_udhdr_t *h)
         return ACT_FOREIGN;
     switch (a->local) {
     case LOCAL_NONE:
-        fatal(a, "updater file %s: no local metadata file to apply it to (sequence 0 creates it)", a->name);
+        fatal(a, err, errlen, "updater file %s: no local metadata file to apply it to (sequence 0 creates it)",
+              a->name);
         return ACT_FATAL;
     case LOCAL_EMPTY: /* expect is 1: the first state of the session */
         return ACT_APPLY;
@@ -319,7 +324,7 @@ decide(aux_t *a, const vfdswmr_udhdr_t *h)
             return h->tick == a->tick && (h->flags & VFDSWMR_UD_FINAL) ? ACT_FINISH : ACT_SKIP;
         break;
     }
-    fatal(a,
+    fatal(a, err, errlen,
           "updater file %s carries tick %llu but the local metadata file %s is %s: the updaters in between are "
           "missing",
           a->name, (unsigned long long)h->tick, a->o.md_file, local_desc(a, d, sizeof d));
@@ -328,13 +333,13 @@ decide(aux_t *a, const vfdswmr_udhdr_t *h)
 
 /* The FINAL updater is applied: remove the local file (readers keep theirs open). */
 static aux_status_t
-finish(aux_t *a)
+finish(aux_t *a, char *err, size_t errlen)
 {
     if (a->fd >= 0)
         close(a->fd);
     a->fd = -1;
     if (unlink(a->o.md_file) < 0 && errno != ENOENT)
-        return fatal(a, "cannot remove the local metadata file %s: %s", a->o.md_file, strerror(errno));
+        return fatal(a, err, errlen, "cannot remove the local metadata file %s: %s", a->o.md_file, strerror(errno));
     vfdswmr_fsync_dir_of(a->o.md_file);
     a->local = LOCAL_NONE;
     a->done = true;
@@ -407,12 +412,12 @@ plan_bytes(const vfdswmr_mdplan_t *p)
 }
 
 static aux_status_t
-damaged(aux_t *a, const char *why)
+damaged(aux_t *a, const char *why, char *err, size_t errlen)
 {
     char d[64];
 
-    return fatal(a, "updater file %s is damaged: %s; the local metadata file %s stays %s", a->name, why, a->o.md_file,
-                 local_desc(a, d, sizeof d));
+    return fatal(a, err, errlen, "updater file %s is damaged: %s; the local metadata file %s stays %s", a->name, why,
+                 a->o.md_file, local_desc(a, d, sizeof d));
 }
 
 /*
@@ -421,11 +426,12 @@ damaged(aux_t *a, const char *why)
  * (fatal). Reads and allocates no more than the updater the file is.
  */
 static bool
-load_updater(aux_t *a, const udfile_t *f, uint8_t **buf, vfdswmr_updater_t *u, aux_status_t *st)
+load_updater(aux_t *a, const udfile_t *f, uint8_t **buf, vfdswmr_updater_t *u, aux_status_t *st, char *err,
+             size_t errlen)
 {
     const vfdswmr_udhdr_t *h = &f->h;
     uint64_t need = vfdswmr_updater_size(h, NULL);
-    vfdswmr_mderr_t err;
+    vfdswmr_mderr_t me;
     char why[256];
 
     *buf = NULL;
@@ -445,10 +451,11 @@ load_updater(aux_t *a, const udfile_t *f, uint8_t **buf, vfdswmr_updater_t *u, a
             return false;
         }
         /* The file's size is judged below, from the size the list implies. */
-        err = vfdswmr_udcl_decode(clb, (size_t)h->cl_length, h->page_size, UINT64_MAX, &cl);
+        me = vfdswmr_udcl_decode(clb, (size_t)h->cl_length, h->page_size, UINT64_MAX, &cl);
         free(clb);
-        if (err != VFDSWMR_MD_OK) {
-            *st = vfdswmr_mderr_retryable(err) ? torn(a, vfdswmr_mderr_str(err)) : damaged(a, vfdswmr_mderr_str(err));
+        if (me != VFDSWMR_MD_OK) {
+            *st = vfdswmr_mderr_retryable(me) ? torn(a, vfdswmr_mderr_str(me))
+                                              : damaged(a, vfdswmr_mderr_str(me), err, errlen);
             return false;
         }
         need = vfdswmr_updater_size(h, &cl);
@@ -465,7 +472,7 @@ load_updater(aux_t *a, const udfile_t *f, uint8_t **buf, vfdswmr_updater_t *u, a
                  "trailing bytes after the updater's last image (the file has %llu bytes, the "
                  "updater ends at byte %llu)",
                  (unsigned long long)f->size, (unsigned long long)need);
-        *st = damaged(a, why);
+        *st = damaged(a, why, err, errlen);
         return false;
     }
     if (NULL == (*buf = malloc((size_t)need)) || vfdswmr_pread_all(f->fd, *buf, (size_t)need, 0) < 0) {
@@ -474,8 +481,9 @@ load_updater(aux_t *a, const udfile_t *f, uint8_t **buf, vfdswmr_updater_t *u, a
         *buf = NULL;
         return false;
     }
-    if ((err = vfdswmr_updater_decode(*buf, (size_t)need, u)) != VFDSWMR_MD_OK) {
-        *st = vfdswmr_mderr_retryable(err) ? torn(a, vfdswmr_mderr_str(err)) : damaged(a, vfdswmr_mderr_str(err));
+    if ((me = vfdswmr_updater_decode(*buf, (size_t)need, u)) != VFDSWMR_MD_OK) {
+        *st = vfdswmr_mderr_retryable(me) ? torn(a, vfdswmr_mderr_str(me))
+                                          : damaged(a, vfdswmr_mderr_str(me), err, errlen);
         free(*buf);
         *buf = NULL;
         return false;
@@ -506,7 +514,7 @@ load_updater(aux_t *a, const udfile_t *f, uint8_t **buf, vfdswmr_updater_t *u, a
  * interrupted write exactly as if it had not been interrupted.
  */
 static aux_status_t
-apply(aux_t *a, const udfile_t *f)
+apply(aux_t *a, const udfile_t *f, char *err, size_t errlen)
 {
     const vfdswmr_udhdr_t *h = &f->h;
     double t0 = vfdswmr_now(), dt;
@@ -521,7 +529,7 @@ apply(aux_t *a, const udfile_t *f)
     VFDSWMR_ASSERT(
         h->sequence == 0 || (a->local == LOCAL_EMPTY && h->sequence == 1) ||
         (a->local == LOCAL_VALID && h->tick == a->tick + 1 && (a->session == 0 || h->session == a->session)));
-    if (!load_updater(a, f, &buf, &u, &st))
+    if (!load_updater(a, f, &buf, &u, &st, err, errlen))
         return st;
     if (!(h->flags & VFDSWMR_UD_CREATE_ONLY))
         bytes = plan_bytes(&u.plan);
@@ -532,7 +540,7 @@ apply(aux_t *a, const udfile_t *f)
     if (h->sequence == 0 && create_local(a, h->page_size) < 0) {
         vfdswmr_updater_free(&u);
         free(buf);
-        return fatal(a, "cannot create the local metadata file %s: %s", a->o.md_file, strerror(errno));
+        return fatal(a, err, errlen, "cannot create the local metadata file %s: %s", a->o.md_file, strerror(errno));
     }
     a->session = h->session;
     if (!(h->flags & VFDSWMR_UD_CREATE_ONLY)) {
@@ -550,7 +558,7 @@ apply(aux_t *a, const udfile_t *f)
         if (why[0] != '\0') {
             vfdswmr_updater_free(&u);
             free(buf);
-            return fatal(a, "%s", why);
+            return fatal(a, err, errlen, "%s", why);
         }
         a->local = LOCAL_VALID;
         a->tick = h->tick;
@@ -566,20 +574,20 @@ apply(aux_t *a, const udfile_t *f)
     aux_report(&a->rep, "applied", "seq=%llu tick=%llu us=%.0f", (unsigned long long)a->expect,
                (unsigned long long)h->tick, dt * 1e6);
     if (h->flags & VFDSWMR_UD_FINAL)
-        return finish(a);
+        return finish(a, err, errlen);
     advance(a, a->expect + 1);
     return AUX_PROGRESS;
 }
 
 aux_status_t
-aux_poll(aux_t *a)
+aux_poll(aux_t *a, char *err, size_t errlen)
 {
     udfile_t f;
     aux_status_t st = AUX_FATAL;
     char why[256], d[64];
 
     if (a->failed)
-        return AUX_FATAL;
+        return fatal(a, err, errlen, "an earlier poll failed (its reason was reported then)");
     if (a->done)
         return AUX_DONE;
     if (!a->expect_known) {
@@ -597,16 +605,16 @@ aux_poll(aux_t *a)
     case HDR_TORN:
         return torn(a, why);
     case HDR_DAMAGED:
-        return damaged(a, why);
+        return damaged(a, why, err, errlen);
     case HDR_NOT_REGULAR: /* never the writer's: nothing to wait for, nothing to read */
-        return fatal(a, "updater file %s is not a regular file (%s); the local metadata file %s stays %s", a->name, why,
-                     a->o.md_file, local_desc(a, d, sizeof d));
+        return fatal(a, err, errlen, "updater file %s is not a regular file (%s); the local metadata file %s stays %s",
+                     a->name, why, a->o.md_file, local_desc(a, d, sizeof d));
     case HDR_OK:
         break;
     }
-    switch (decide(a, &f.h)) {
+    switch (decide(a, &f.h, err, errlen)) {
     case ACT_APPLY:
-        st = apply(a, &f);
+        st = apply(a, &f, err, errlen);
         break;
     case ACT_SKIP:
         a->st.skipped++;
@@ -616,7 +624,7 @@ aux_poll(aux_t *a)
         st = AUX_PROGRESS;
         break;
     case ACT_FINISH:
-        st = finish(a);
+        st = finish(a, err, errlen);
         break;
     case ACT_FOREIGN:
         st = foreign(a, &f.h);
@@ -676,7 +684,7 @@ examine_local(aux_t *a, char *err, size_t errlen)
 
     if (rc < 0) {
         a->fd = -1;
-        if (rc == -2 || errno != ENOENT) {
+        if (rc == VFDSWMR_OPEN_NOT_REGULAR || errno != ENOENT) {
             open_refusal(err, errlen, "the local metadata file", a->o.md_file, rc);
             return -1;
         }
@@ -808,13 +816,13 @@ aux_close(aux_t *a)
 }
 
 int
-aux_run(aux_t *a, volatile sig_atomic_t *stop)
+aux_run(aux_t *a, volatile sig_atomic_t *stop, char *err, size_t errlen)
 {
     double pause = vfdswmr_tick_seconds(a->o.tick_len) / a->o.polls_per_tick;
     struct timespec ts = vfdswmr_timespec(pause);
 
     while (!*stop) {
-        switch (aux_poll(a)) {
+        switch (aux_poll(a, err, errlen)) {
         case AUX_PROGRESS:
             continue;
         case AUX_WAITING:
@@ -830,11 +838,6 @@ aux_run(aux_t *a, volatile sig_atomic_t *stop)
     return 0;
 }
 
-const char *
-aux_error(const aux_t *a)
-{
-    return a->err;
-}
 const aux_stats_t *
 aux_stats(const aux_t *a)
 {

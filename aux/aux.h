@@ -21,11 +21,10 @@
  * apply.c (the daemon's state machine), main.c (process: signals, exit
  * status). Tests drive aux_open()/aux_poll() in-process, one step at a time.
  *
- * Error contract: option parsing and aux_open() write one line into the
- * caller's err buffer; aux_poll()/aux_run() return a status, and after
- * AUX_FATAL the reason stays readable with aux_error() until aux_close()
- * (main.c prints it before closing). Nothing is printed except through the
- * report (log, stderr).
+ * Error contract (common/errtext.h): option parsing, aux_open(), aux_poll()
+ * and aux_run() write one line into the caller's err buffer when they fail
+ * (aux_poll: AUX_FATAL); the daemon keeps no error text. Nothing is printed
+ * except through the report (log, stderr) and by main.c.
  */
 #ifndef VFDSWMR_AUX_H
 #define VFDSWMR_AUX_H
@@ -152,7 +151,7 @@ typedef enum aux_status_t {
     AUX_PROGRESS, /* an updater was applied or skipped: poll again at once */
     AUX_WAITING,  /* the next updater is not there (whole) yet: poll again later */
     AUX_DONE,     /* the FINAL updater was applied and the local file removed */
-    AUX_FATAL,    /* damaged updater or local I/O error: aux_error() says which */
+    AUX_FATAL,    /* damaged updater or local I/O error: the caller's err says which */
 } aux_status_t;
 
 /*
@@ -162,14 +161,16 @@ typedef enum aux_status_t {
  * the one that carried tick T. Returns 0, or -1 with a message in err.
  */
 int aux_open(const aux_opts_t *o, aux_t **out, char *err, size_t errlen);
-/* One step: apply (or skip) at most one updater, or note that it is not there. */
-aux_status_t aux_poll(aux_t *a);
+/* One step: apply (or skip) at most one updater, or note that it is not
+ * there. AUX_FATAL: the reason is in err (and reported); every later poll
+ * is AUX_FATAL too. */
+aux_status_t aux_poll(aux_t *a, char *err, size_t errlen);
 /* Poll until DONE, FATAL or *stop, sleeping tick_len / polls_per_tick between
- * polls that find nothing. Returns the exit status: 0 (DONE, stopped), 1. */
-int aux_run(aux_t *a, volatile sig_atomic_t *stop);
+ * polls that find nothing. Returns the exit status: 0 (DONE, stopped), or 1
+ * with the reason in err. */
+int aux_run(aux_t *a, volatile sig_atomic_t *stop, char *err, size_t errlen);
 void aux_close(aux_t *a);
 
-const char *aux_error(const aux_t *a);
 const aux_stats_t *aux_stats(const aux_t *a);
 /* The sequence number of the next updater to apply. */
 uint64_t aux_expected(const aux_t *a);

@@ -48,9 +48,9 @@ main(int argc, char **argv)
         fprintf(stderr, "%s: error: %s\n", AUX_PROG, err);
         return 1;
     }
-    rc = aux_run(a, &stop);
+    rc = aux_run(a, &stop, err, sizeof err);
     if (rc != 0)
-        fprintf(stderr, "%s: error: %s\n", AUX_PROG, aux_error(a));
+        fprintf(stderr, "%s: error: %s\n", AUX_PROG, err);
     if (o.stats)
         aux_stats_print(aux_stats(a), stdout);
     aux_close(a);

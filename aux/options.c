@@ -20,11 +20,11 @@
  */
 #include <bsd/stdlib.h> /* strtonum */
 #include <getopt.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "aux.h"
+#include "errtext.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"
@@ -72,17 +72,6 @@ static const struct {
     [OPT_MAX_LAG] = {VFDSWMR_MIN_MAX_LAG, VFDSWMR_MAX_MAX_LAG, "ticks"},
 };
 
-__attribute__((format(printf, 3, 4))) static int
-fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap); /* errlen 0: nothing written */
-    va_end(ap);
-    return -1;
-}
-
 /* What a message shows of a value: at most ECHO_MAX bytes, then "...". */
 static const char *
 shown(const char *v, char out[ECHO_MAX + 4])
@@ -114,8 +103,8 @@ parse_uint(int id, const char *v, uint32_t *out, char *err, size_t errlen)
     else if (why != NULL)
         why = "out of range";
     if (why != NULL)
-        return fail(err, errlen, "--%s=%s: %s; expected %s", longopts[id].name, shown(v, e), why,
-                    expected(id, x, sizeof x));
+        return vfdswmr_errtext(err, errlen, "--%s=%s: %s; expected %s", longopts[id].name, shown(v, e), why,
+                               expected(id, x, sizeof x));
     *out = (uint32_t)n;
     return 0;
 }
@@ -124,9 +113,9 @@ static int
 check_path(const char *what, const char *v, char *err, size_t errlen)
 {
     if (v[0] == '\0')
-        return fail(err, errlen, "%s: empty path", what);
+        return vfdswmr_errtext(err, errlen, "%s: empty path", what);
     if (strlen(v) > AUX_MAX_PATH)
-        return fail(err, errlen, "%s: path longer than %d bytes", what, AUX_MAX_PATH);
+        return vfdswmr_errtext(err, errlen, "%s: path longer than %d bytes", what, AUX_MAX_PATH);
     return 0;
 }
 
@@ -145,7 +134,8 @@ take_positional(struct given *g, const char *a, char *err, size_t errlen)
     char e[ECHO_MAX + 4];
 
     if (g->npos == 2)
-        return fail(err, errlen, "unexpected argument \"%s\" (only <md_file> and <ud_base> are expected)", shown(a, e));
+        return vfdswmr_errtext(err, errlen, "unexpected argument \"%s\" (only <md_file> and <ud_base> are expected)",
+                               shown(a, e));
     g->pos[g->npos++] = a;
     return 0;
 }
@@ -161,14 +151,15 @@ take_option(struct given *g, int c, const char *arg, bool split, char *err, size
     char e[ECHO_MAX + 4], x[128];
 
     if (id < 0 || id >= OPT_NOPTS)
-        return fail(err, errlen, "unknown option \"%s\"", shown(arg, e));
+        return vfdswmr_errtext(err, errlen, "unknown option \"%s\"", shown(arg, e));
     if (g->seen[id])
-        return fail(err, errlen, "--%s given more than once", longopts[id].name);
+        return vfdswmr_errtext(err, errlen, "--%s given more than once", longopts[id].name);
     g->seen[id] = true;
     if (c == '?') /* the only error left for a known option: a value after a flag */
-        return fail(err, errlen, "--%s takes no value", longopts[id].name);
+        return vfdswmr_errtext(err, errlen, "--%s takes no value", longopts[id].name);
     if (c == ':' || (split && strncmp(optarg, "--", 2) == 0))
-        return fail(err, errlen, "--%s: missing value; expected %s", longopts[id].name, expected(id, x, sizeof x));
+        return vfdswmr_errtext(err, errlen, "--%s: missing value; expected %s", longopts[id].name,
+                               expected(id, x, sizeof x));
     g->arg[id] = optarg;
     if (range[id].unit)
         return parse_uint(id, optarg, &g->num[id], err, errlen);
@@ -185,7 +176,7 @@ settle(aux_opts_t *o, const struct given *g, char *err, size_t errlen)
         int rc;
 
         if (cfg == NULL)
-            return fail(err, errlen, "out of memory");
+            return vfdswmr_errtext(err, errlen, "out of memory");
         rc = vfdswmr_config_parse(g->arg[OPT_VFD_CONFIG], cfg, why, sizeof why);
         if (rc == 0) {
             o->tick_len = cfg->tick_len;
@@ -195,7 +186,7 @@ settle(aux_opts_t *o, const struct given *g, char *err, size_t errlen)
         }
         free(cfg);
         if (rc < 0)
-            return fail(err, errlen, "--vfd_config: %s", why);
+            return vfdswmr_errtext(err, errlen, "--vfd_config: %s", why);
     }
     if (g->seen[OPT_TICK_LEN])
         o->tick_len = g->num[OPT_TICK_LEN];
@@ -248,15 +239,15 @@ aux_opts_parse(aux_opts_t *o, int argc, char *const argv[], char *err, size_t er
         if (take_positional(&g, argv[i], err, errlen) < 0)
             return -1;
     if (g.npos < 2)
-        return fail(err, errlen, g.npos == 0 ? "missing <md_file> and <ud_base>" : "missing <ud_base>");
+        return vfdswmr_errtext(err, errlen, g.npos == 0 ? "missing <md_file> and <ud_base>" : "missing <ud_base>");
     ud = g.pos[1];
     if (check_path("<md_file>", g.pos[0], err, errlen) < 0 || check_path("<ud_base>", ud, err, errlen) < 0)
         return -1;
     if (ud[strlen(ud) - 1] == '/')
-        return fail(err, errlen,
-                    "<ud_base> %s names a directory; give the base path of the updater files, "
-                    "e.g. DIR/FILE.h5.md.ud",
-                    shown(ud, e));
+        return vfdswmr_errtext(err, errlen,
+                               "<ud_base> %s names a directory; give the base path of the updater files, "
+                               "e.g. DIR/FILE.h5.md.ud",
+                               shown(ud, e));
     o->md_file = g.pos[0];
     o->ud_base = ud;
     return settle(o, &g, err, errlen);

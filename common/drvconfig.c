@@ -33,9 +33,10 @@
 #include "drvconfig.h"
 
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "errtext.h"
 
 /* Longest raw value echoed in a message, in bytes, before "..." is added. */
 #define ECHO_MAX  64
@@ -236,23 +237,6 @@ parens_balance(const struct slice *v)
 /* ---------------------------------------------------------------------- */
 /* Messages                                                                 */
 
-#if defined(__GNUC__)
-__attribute__((format(printf, 3, 4)))
-#endif
-static int
-fail(char *errbuf, size_t errlen, const char *fmt, ...)
-{
-    if (errbuf != NULL && errlen > 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        int n = vsnprintf(errbuf, errlen, fmt, ap);
-        va_end(ap);
-        if (n < 0)
-            errbuf[0] = '\0';
-    }
-    return -1;
-}
-
 /*
  * Raw text of v for a message: at most ECHO_MAX bytes (cut at a UTF-8
  * character boundary) followed by "..." when longer, control characters
@@ -304,7 +288,7 @@ fail_unknown_key(const struct parse_ctx *ctx, const struct slice *key)
     }
     char shown[ECHO_SIZE];
     echo(key, shown);
-    return fail(ctx->errbuf, ctx->errlen, "unknown key \"%s\"; accepted keys: %s", shown, list);
+    return vfdswmr_errtext(ctx->errbuf, ctx->errlen, "unknown key \"%s\"; accepted keys: %s", shown, list);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -335,8 +319,9 @@ parse_uint(struct parse_ctx *ctx, const struct key_spec *spec, const struct slic
     if (what != NULL) {
         char shown[ECHO_SIZE];
         echo(v, shown);
-        return fail(ctx->errbuf, ctx->errlen, "%s=%s: %s; expected an integer from %" PRIu32 " to %" PRIu32 " (%s)",
-                    spec->name, shown, what, spec->min, spec->max, spec->unit);
+        return vfdswmr_errtext(ctx->errbuf, ctx->errlen,
+                               "%s=%s: %s; expected an integer from %" PRIu32 " to %" PRIu32 " (%s)", spec->name, shown,
+                               what, spec->min, spec->max, spec->unit);
     }
     *(uint32_t *)field(ctx->cfg, spec) = (uint32_t)n;
     return 0;
@@ -375,9 +360,10 @@ parse_size(struct parse_ctx *ctx, const struct key_spec *spec, const struct slic
     if (!ok || value > VFDSWMR_MAX_CACHE_SIZE / unit) {
         char shown[ECHO_SIZE];
         echo(v, shown);
-        return fail(ctx->errbuf, ctx->errlen,
-                    "%s=%s: expected a byte count up to 1T, e.g. 67108864, 64M or 2G (K, M, G, T: powers of 1024)",
-                    spec->name, shown);
+        return vfdswmr_errtext(
+            ctx->errbuf, ctx->errlen,
+            "%s=%s: expected a byte count up to 1T, e.g. 67108864, 64M or 2G (K, M, G, T: powers of 1024)", spec->name,
+            shown);
     }
     *(uint64_t *)field(ctx->cfg, spec) = value * unit;
     return 0;
@@ -402,7 +388,7 @@ parse_bool(struct parse_ctx *ctx, const struct key_spec *spec, const struct slic
     else {
         char shown[ECHO_SIZE];
         echo(v, shown);
-        return fail(ctx->errbuf, ctx->errlen, "%s=%s: expected 0, 1, false or true", spec->name, shown);
+        return vfdswmr_errtext(ctx->errbuf, ctx->errlen, "%s=%s: expected 0, 1, false or true", spec->name, shown);
     }
     return 0;
 }
@@ -417,17 +403,19 @@ store_path(struct parse_ctx *ctx, const struct key_spec *spec, const struct slic
     dst[0] = '\0';
     if (!parens_balance(v)) {
         echo(v, shown);
-        return fail(ctx->errbuf, ctx->errlen, "%s=%s: unbalanced parentheses; write \\( and \\) for literal ones",
-                    spec->name, shown);
+        return vfdswmr_errtext(ctx->errbuf, ctx->errlen,
+                               "%s=%s: unbalanced parentheses; write \\( and \\) for literal ones", spec->name, shown);
     }
     for (size_t i = 0; i < v->len;) {
         char c = next_char(v, &i);
         if (c == '\n') {
             echo(v, shown);
-            return fail(ctx->errbuf, ctx->errlen, "%s=%s: a path must not contain a newline", spec->name, shown);
+            return vfdswmr_errtext(ctx->errbuf, ctx->errlen, "%s=%s: a path must not contain a newline", spec->name,
+                                   shown);
         }
         if (n == VFDSWMR_MAX_PATH)
-            return fail(ctx->errbuf, ctx->errlen, "%s: path longer than %d bytes", spec->name, VFDSWMR_MAX_PATH);
+            return vfdswmr_errtext(ctx->errbuf, ctx->errlen, "%s: path longer than %d bytes", spec->name,
+                                   VFDSWMR_MAX_PATH);
         dst[n++] = c;
         dst[n] = '\0';
     }
@@ -451,7 +439,8 @@ parse_file_name(struct parse_ctx *ctx, const struct key_spec *spec, const struct
     if (memchr(field(ctx->cfg, spec), '/', len) != NULL) {
         char shown[ECHO_SIZE];
         echo(v, shown);
-        return fail(ctx->errbuf, ctx->errlen, "%s=%s: must be a file name without a directory part", spec->name, shown);
+        return vfdswmr_errtext(ctx->errbuf, ctx->errlen, "%s=%s: must be a file name without a directory part",
+                               spec->name, shown);
     }
     return 0;
 }
@@ -479,16 +468,17 @@ parse_under(struct parse_ctx *ctx, const struct key_spec *spec, const struct sli
     }
     echo(v, shown);
     if (!well_formed)
-        return fail(ctx->errbuf, ctx->errlen,
-                    "%s=%s: expected a driver name ([A-Za-z0-9_]+), optionally followed by "
-                    "(its configuration)",
-                    spec->name, shown);
+        return vfdswmr_errtext(ctx->errbuf, ctx->errlen,
+                               "%s=%s: expected a driver name ([A-Za-z0-9_]+), optionally followed by "
+                               "(its configuration)",
+                               spec->name, shown);
     if (name_len > VFDSWMR_MAX_DRIVER_NAME)
-        return fail(ctx->errbuf, ctx->errlen, "%s=%s: driver name longer than %d characters", spec->name, shown,
-                    VFDSWMR_MAX_DRIVER_NAME);
+        return vfdswmr_errtext(ctx->errbuf, ctx->errlen, "%s=%s: driver name longer than %d characters", spec->name,
+                               shown, VFDSWMR_MAX_DRIVER_NAME);
     if (nested_len > VFDSWMR_MAX_NESTED_CONFIG)
-        return fail(ctx->errbuf, ctx->errlen, "%s=%s: configuration of the lower driver longer than %d bytes",
-                    spec->name, shown, VFDSWMR_MAX_NESTED_CONFIG);
+        return vfdswmr_errtext(ctx->errbuf, ctx->errlen,
+                               "%s=%s: configuration of the lower driver longer than %d bytes", spec->name, shown,
+                               VFDSWMR_MAX_NESTED_CONFIG);
 
     vfdswmr_config_t *cfg = ctx->cfg;
     memcpy(cfg->under_name, v->p, name_len);
@@ -527,12 +517,12 @@ parse_segment(struct parse_ctx *ctx, const struct slice *segment)
     if (eq == s.len) {
         char shown[ECHO_SIZE];
         echo(&s, shown);
-        return fail(ctx->errbuf, ctx->errlen, "\"%s\" at offset %zu: expected key=value", shown, s.off);
+        return vfdswmr_errtext(ctx->errbuf, ctx->errlen, "\"%s\" at offset %zu: expected key=value", shown, s.off);
     }
     struct slice raw_key = sub(&s, 0, eq);
     struct slice key = trim(&raw_key);
     if (key.len == 0)
-        return fail(ctx->errbuf, ctx->errlen, "empty key at offset %zu: expected key=value", s.off);
+        return vfdswmr_errtext(ctx->errbuf, ctx->errlen, "empty key at offset %zu: expected key=value", s.off);
 
     size_t index = 0;
     const struct key_spec *spec = lookup(&key, &index);
@@ -540,11 +530,11 @@ parse_segment(struct parse_ctx *ctx, const struct slice *segment)
         return fail_unknown_key(ctx, &key);
     uint32_t bit = UINT32_C(1) << index;
     if (ctx->seen & bit)
-        return fail(ctx->errbuf, ctx->errlen, "duplicate key \"%s\"", spec->name);
+        return vfdswmr_errtext(ctx->errbuf, ctx->errlen, "duplicate key \"%s\"", spec->name);
     for (size_t i = 0; i < N_KEYS; i++) /* two names of one setting */
         if (((ctx->seen >> i) & 1u) && key_specs[i].offset == spec->offset)
-            return fail(ctx->errbuf, ctx->errlen, "\"%s\" and \"%s\" name one setting: give one of them",
-                        key_specs[i].name, spec->name);
+            return vfdswmr_errtext(ctx->errbuf, ctx->errlen, "\"%s\" and \"%s\" name one setting: give one of them",
+                                   key_specs[i].name, spec->name);
     ctx->seen |= bit;
 
     struct slice raw_value = sub(&s, eq + 1, s.len);
@@ -568,7 +558,7 @@ segment_end(const struct parse_ctx *ctx, const char *text, size_t pos, size_t *e
         }
         if (c == '\\') {
             if (text[i + 1] == '\0')
-                return fail(ctx->errbuf, ctx->errlen, "trailing backslash at offset %zu", i);
+                return vfdswmr_errtext(ctx->errbuf, ctx->errlen, "trailing backslash at offset %zu", i);
             i++;
         }
         else if (c == '(') {
@@ -613,7 +603,7 @@ vfdswmr_config_parse(const char *text, vfdswmr_config_t *cfg, char *errbuf, size
     if (errbuf != NULL && errlen > 0)
         errbuf[0] = '\0';
     if (cfg == NULL)
-        return fail(errbuf, errlen, "no configuration structure to fill");
+        return vfdswmr_errtext(errbuf, errlen, "no configuration structure to fill");
     vfdswmr_config_defaults(cfg);
     if (text == NULL)
         return 0;
@@ -647,10 +637,10 @@ vfdswmr_config_check_writer(const vfdswmr_config_t *cfg, char *errbuf, size_t er
     if (errbuf != NULL && errlen > 0)
         errbuf[0] = '\0';
     if (cfg == NULL)
-        return fail(errbuf, errlen, "no configuration to check");
+        return vfdswmr_errtext(errbuf, errlen, "no configuration to check");
     if (!cfg->maintain_metadata_file && !cfg->generate_updater_files)
-        return fail(errbuf, errlen,
-                    "maintain_metadata_file=0 and generate_updater_files=0: the writer must do "
-                    "at least one of them");
+        return vfdswmr_errtext(errbuf, errlen,
+                               "maintain_metadata_file=0 and generate_updater_files=0: the writer must do "
+                               "at least one of them");
     return 0;
 }

@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "errtext.h"
 #include "h5err.h"
 #include "mdreader.h"
 #include "plan.h"
@@ -32,18 +32,6 @@ vfdswmr_test_kill_point(const char *where)
 }
 #endif
 
-static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int
-fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
 /* Read every image of the snapshot and verify it, before anything is
  * written: a damaged metadata file must not leave a half-recovered file. */
 static int
@@ -53,19 +41,19 @@ load_images(int md_fd, const char *md_name, const vfdswmr_mdsnap_t *s, uint8_t *
     uint8_t **im = calloc(s->idx.nentries + 1, sizeof *im);
 
     if (im == NULL)
-        return fail(err, errlen, "out of memory");
+        return vfdswmr_errtext(err, errlen, "out of memory");
     *images = im;
     for (uint32_t i = 0; i < s->idx.nentries; i++) {
         const vfdswmr_mdentry_t *e = &s->idx.entries[i];
         vfdswmr_mderr_t rc;
         if (NULL == (im[i] = malloc(e->length)))
-            return fail(err, errlen, "out of memory");
+            return vfdswmr_errtext(err, errlen, "out of memory");
         if ((rc = vfdswmr_mdr_read_image(&io, s->hdr.page_size, e, im[i])) != VFDSWMR_MD_OK)
-            return fail(err, errlen,
-                        "metadata file %s is damaged: the image of HDF5 page %" PRIu64 " (tick %" PRIu64
-                        "): %s%s%s; nothing was written to the HDF5 file",
-                        md_name, e->hdf5_page, s->hdr.tick, vfdswmr_mderr_str(rc), rc == VFDSWMR_MD_EIO ? ": " : "",
-                        rc == VFDSWMR_MD_EIO ? strerror(errno) : "");
+            return vfdswmr_errtext(err, errlen,
+                                   "metadata file %s is damaged: the image of HDF5 page %" PRIu64 " (tick %" PRIu64
+                                   "): %s%s%s; nothing was written to the HDF5 file",
+                                   md_name, e->hdf5_page, s->hdr.tick, vfdswmr_mderr_str(rc),
+                                   rc == VFDSWMR_MD_EIO ? ": " : "", rc == VFDSWMR_MD_EIO ? strerror(errno) : "");
     }
     return 0;
 }
@@ -97,12 +85,12 @@ republish(int md_fd, const char *md_name, const vfdswmr_mdsnap_t *s, char *err, 
     int rc;
 
     if (fstat(md_fd, &st) < 0)
-        return fail(err, errlen, "cannot stat metadata file %s: %s", md_name, strerror(errno));
+        return vfdswmr_errtext(err, errlen, "cannot stat metadata file %s: %s", md_name, strerror(errno));
     h.tick = idx.tick = s->hdr.tick + s->hdr.max_lag - 1;
     h.index_length = vfdswmr_mdidx_size(idx.nentries, idx.nranges);
     h.index_offset = vfdswmr_pages((uint64_t)st.st_size, h.page_size) * h.page_size;
     if (NULL == (idx_image = malloc(h.index_length)))
-        return fail(err, errlen, "out of memory");
+        return vfdswmr_errtext(err, errlen, "out of memory");
     vfdswmr_mdidx_encode(&idx, idx_image);
     vfdswmr_mdhdr_encode(&h, hdr_image);
     vfdswmr_mdplan_t plan = {.page_size = h.page_size,
@@ -115,7 +103,7 @@ republish(int md_fd, const char *md_name, const vfdswmr_mdsnap_t *s, char *err, 
     rc = vfdswmr_mdplan_apply(md_fd, &plan, true);
     free(idx_image);
     if (rc < 0)
-        return fail(err, errlen, "cannot write metadata file %s: %s", md_name, strerror(errno));
+        return vfdswmr_errtext(err, errlen, "cannot write metadata file %s: %s", md_name, strerror(errno));
     return 0;
 }
 
@@ -230,17 +218,18 @@ vfdswmr_recover_run(int md_fd, const char *md_name, const vfdswmr_recover_io_t *
     memset(rep, 0, sizeof *rep);
     vfdswmr_mdr_opts_default(&o);
     if (vfdswmr_mdr_load(&mio, &o, &s, why, sizeof why) != VFDSWMR_MD_OK)
-        return fail(err, errlen, "cannot load the last snapshot from metadata file %s: %s; nothing was written to %s",
-                    md_name, why, h5_name);
+        return vfdswmr_errtext(err, errlen,
+                               "cannot load the last snapshot from metadata file %s: %s; nothing was written to %s",
+                               md_name, why, h5_name);
     rep->session = s.hdr.session;
     rep->tick = s.hdr.tick;
     rep->eoa = s.hdr.eoa;
     if (!force && s.hdr.hdf5_id != 0 && hdf5_id != 0 && s.hdr.hdf5_id != hdf5_id) {
-        fail(err, errlen,
-             "metadata file %s belongs to another HDF5 file (inode %" PRIu64 ", but %s is inode %" PRIu64
-             "): a stale or foreign metadata file; nothing was written (if you copied both files together, "
-             "vfd_swmr_recover --force accepts it)",
-             md_name, s.hdr.hdf5_id, h5_name, hdf5_id);
+        vfdswmr_errtext(err, errlen,
+                        "metadata file %s belongs to another HDF5 file (inode %" PRIu64 ", but %s is inode %" PRIu64
+                        "): a stale or foreign metadata file; nothing was written (if you copied both files together, "
+                        "vfd_swmr_recover --force accepts it)",
+                        md_name, s.hdr.hdf5_id, h5_name, hdf5_id);
         goto done;
     }
     if (s.hdr.flags & VFDSWMR_MDHDR_FINAL) { /* closed cleanly: the HDF5 file is complete */
@@ -248,23 +237,24 @@ vfdswmr_recover_run(int md_fd, const char *md_name, const vfdswmr_recover_io_t *
         goto done;
     }
     if (io->size(io->ctx, &size) < 0) {
-        fail(err, errlen, "cannot find the size of %s: %s", h5_name, strerror(errno));
+        vfdswmr_errtext(err, errlen, "cannot find the size of %s: %s", h5_name, strerror(errno));
         goto done;
     }
     if (!force && size < s.hdr.eoa) {
-        fail(err, errlen,
-             "%s is %" PRIu64 " bytes, shorter than the %" PRIu64 " bytes of the snapshot in metadata file %s "
-             "(the writer kept it at least that long): it was truncated or replaced after its writer died, and "
-             "the metadata file does not describe it; nothing was written (vfd_swmr_recover --force writes the "
-             "snapshot anyway)",
-             h5_name, size, s.hdr.eoa, md_name);
+        vfdswmr_errtext(
+            err, errlen,
+            "%s is %" PRIu64 " bytes, shorter than the %" PRIu64 " bytes of the snapshot in metadata file %s "
+            "(the writer kept it at least that long): it was truncated or replaced after its writer died, and "
+            "the metadata file does not describe it; nothing was written (vfd_swmr_recover --force writes the "
+            "snapshot anyway)",
+            h5_name, size, s.hdr.eoa, md_name);
         goto done;
     }
     rep->needed = true;
     if (load_images(md_fd, md_name, &s, &images, err, errlen) < 0 || republish(md_fd, md_name, &s, err, errlen) < 0)
         goto done;
     if (NULL == (buf = malloc(s.hdr.page_size))) {
-        fail(err, errlen, "out of memory");
+        vfdswmr_errtext(err, errlen, "out of memory");
         goto done;
     }
     if (io->extend(io->ctx, s.hdr.eoa) < 0)
@@ -279,7 +269,7 @@ vfdswmr_recover_run(int md_fd, const char *md_name, const vfdswmr_recover_io_t *
         if (e->length > s.hdr.page_size) {
             uint8_t *b = realloc(buf, e->length);
             if (b == NULL) {
-                fail(err, errlen, "out of memory");
+                vfdswmr_errtext(err, errlen, "out of memory");
                 goto done;
             }
             buf = b;
@@ -304,10 +294,10 @@ vfdswmr_recover_run(int md_fd, const char *md_name, const vfdswmr_recover_io_t *
     rc = 0;
     goto done;
 io_failed:
-    fail(err, errlen,
-         "cannot write the HDF5 file %s: %s; the metadata file %s still holds the snapshot: run the "
-         "recovery again once the cause is fixed",
-         h5_name, strerror(errno), md_name);
+    vfdswmr_errtext(err, errlen,
+                    "cannot write the HDF5 file %s: %s; the metadata file %s still holds the snapshot: run the "
+                    "recovery again once the cause is fixed",
+                    h5_name, strerror(errno), md_name);
 done:
     free(buf);
     free_images(images, s.idx.nentries);

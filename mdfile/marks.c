@@ -88,7 +88,7 @@ fail:
 /* A slot as the writer sees it: 1 live with a tick (*tick), 0 live but not
  * marked yet, -1 free (or unreadable). A slot holds tick + 1, so that 0
  * means "none" and tick 0 can be marked. */
-static int
+static vfdswmr_slot_t
 slot_state(const vfdswmr_marks_t *m, unsigned slot, uint64_t *tick)
 {
     struct flock fl;
@@ -97,17 +97,17 @@ slot_state(const vfdswmr_marks_t *m, unsigned slot, uint64_t *tick)
 
     if (slot_lock(m->fd, F_OFD_GETLK, F_WRLCK, slot, SLOT_MARK, &fl) < 0 || fl.l_type == F_UNLCK ||
         vfdswmr_pread_all(m->fd, b, sizeof b, (uint64_t)slot_offset(slot)) < 0)
-        return -1;
+        return VFDSWMR_SLOT_FREE;
     if ((v = vfdswmr_le64_decode(b)) == 0)
-        return 0;
+        return VFDSWMR_SLOT_UNMARKED;
     *tick = v - 1;
-    return 1;
+    return VFDSWMR_SLOT_MARKED;
 }
 
 static bool
 live_tick(const vfdswmr_marks_t *m, unsigned slot, uint64_t *tick)
 {
-    return slot_state(m, slot, tick) == 1;
+    return slot_state(m, slot, tick) == VFDSWMR_SLOT_MARKED;
 }
 
 uint32_t
@@ -149,11 +149,11 @@ vfdswmr_marks_lag(vfdswmr_marks_t *m, uint64_t tick, uint32_t max_lag, uint32_t 
     return lag;
 }
 
-int
+vfdswmr_slot_t
 vfdswmr_marks_tick(const vfdswmr_marks_t *m, unsigned slot, uint64_t *tick)
 {
     if (m == NULL || slot >= VFDSWMR_MARKS_SLOTS)
-        return -1;
+        return VFDSWMR_SLOT_FREE;
     return slot_state(m, slot, tick);
 }
 
@@ -170,7 +170,7 @@ vfdswmr_marks_close(vfdswmr_marks_t *m)
 
 /* ---- reader ---------------------------------------------------------------- */
 
-int
+vfdswmr_attach_t
 vfdswmr_mark_attach(vfdswmr_mark_t *r, const char *md_path, uint64_t session)
 {
     char path[4096 + 64];
@@ -181,13 +181,14 @@ vfdswmr_mark_attach(vfdswmr_mark_t *r, const char *md_path, uint64_t session)
 
     r->fd = -1;
     if (vfdswmr_marks_name(path, sizeof path, md_path) < 0)
-        return 0;
+        return VFDSWMR_ATTACH_NONE;
     if ((fd = vfdswmr_open_regular(path, O_RDWR)) < 0)
-        return fd == -1 && errno != ENOENT && errno != EACCES && errno != EROFS ? -1 : 0;
+        return fd == VFDSWMR_OPEN_FAILED && errno != ENOENT && errno != EACCES && errno != EROFS ? VFDSWMR_ATTACH_ERROR
+                                                                                                 : VFDSWMR_ATTACH_NONE;
     if (vfdswmr_pread_all(fd, b, sizeof b, 0) < 0 || vfdswmr_markshdr_decode(b, sizeof b, &h) != VFDSWMR_MD_OK ||
         h.session != session) {
         close(fd);
-        return 0; /* not (yet) this session's table: unregistered, max_lag applies */
+        return VFDSWMR_ATTACH_NONE; /* not (yet) this session's table: unregistered, max_lag applies */
     }
     for (unsigned i = 0; i < h.nslots; i++) {
         uint8_t zero[8] = {0};
@@ -195,18 +196,18 @@ vfdswmr_mark_attach(vfdswmr_mark_t *r, const char *md_path, uint64_t session)
             if (errno == EAGAIN || errno == EACCES)
                 continue; /* taken */
             close(fd);
-            return 0; /* no locks here */
+            return VFDSWMR_ATTACH_NONE; /* no locks here */
         }
         if (vfdswmr_pwrite_all(fd, zero, sizeof zero, (uint64_t)slot_offset(i)) < 0 ||
             slot_lock(fd, F_OFD_SETLK, F_WRLCK, i, SLOT_MARK, &fl) < 0) {
             close(fd);
-            return 0;
+            return VFDSWMR_ATTACH_NONE;
         }
         *r = (vfdswmr_mark_t){.fd = fd, .slot = i, .session = session};
-        return 1;
+        return VFDSWMR_ATTACHED;
     }
     close(fd);
-    return 0;
+    return VFDSWMR_ATTACH_NONE;
 }
 
 int
@@ -214,7 +215,8 @@ vfdswmr_mark_set(const vfdswmr_mark_t *r, uint64_t tick)
 {
     uint8_t b[8];
 
-    vfdswmr_le64_encode(b, tick + 1); /* 0: no mark yet */
+    VFDSWMR_ASSERT(r->fd >= 0 && r->slot < VFDSWMR_MARKS_SLOTS); /* only a registered reader marks */
+    vfdswmr_le64_encode(b, tick + 1);                            /* 0: no mark yet */
     return vfdswmr_pwrite_all(r->fd, b, sizeof b, (uint64_t)slot_offset(r->slot));
 }
 
@@ -223,6 +225,7 @@ vfdswmr_mark_released(const vfdswmr_mark_t *r, uint64_t tick)
 {
     uint8_t b[8];
 
+    VFDSWMR_ASSERT(r->fd >= 0); /* asked only while registered */
     if (vfdswmr_pread_all(r->fd, b, sizeof b, VFDSWMR_MARKSHDR_RELEASE_OFFSET) < 0)
         return -1;
     return vfdswmr_le64_decode(b) > tick;

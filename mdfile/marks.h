@@ -25,8 +25,8 @@
  * with "released". A reader that opened the file before this writer started
  * holds the file as it was, i.e. the writer's tick 0: it marks tick 0.
  *
- * Error contract: functions return 0 (or a count), or -1 with errno set;
- * the caller writes the messages.
+ * Error contract: functions return 0 (or a count, or their named result),
+ * or -1 with errno set; the caller writes the messages. DESIGN.md 4a.
  */
 #ifndef VFDSWMR_MDFILE_MARKS_H
 #define VFDSWMR_MDFILE_MARKS_H
@@ -60,10 +60,13 @@ int vfdswmr_marks_create(const char *md_path, uint64_t session, vfdswmr_marks_t 
  * (max_lag then protects everyone, as without marks). m may be NULL.
  */
 uint32_t vfdswmr_marks_lag(vfdswmr_marks_t *m, uint64_t tick, uint32_t max_lag, uint32_t limit, unsigned *readers);
-/* Slot `slot` as the writer sees it: 1 live, with the tick marked in
- * *tick; 0 live but not marked yet (or still clearing an earlier owner's
- * tick); -1 free, unreadable, or m NULL. */
-int vfdswmr_marks_tick(const vfdswmr_marks_t *m, unsigned slot, uint64_t *tick);
+/* A read-mark slot as the writer sees it. */
+typedef enum vfdswmr_slot_t {
+    VFDSWMR_SLOT_MARKED = 1,   /* live, with the tick marked in *tick */
+    VFDSWMR_SLOT_UNMARKED = 0, /* live but not marked yet (or still clearing an earlier owner's tick) */
+    VFDSWMR_SLOT_FREE = -1     /* free, unreadable, or m NULL: nothing to honour */
+} vfdswmr_slot_t;
+vfdswmr_slot_t vfdswmr_marks_tick(const vfdswmr_marks_t *m, unsigned slot, uint64_t *tick);
 /* Remove the table (if its name is still ours) and free m. */
 void vfdswmr_marks_close(vfdswmr_marks_t *m);
 
@@ -74,9 +77,14 @@ typedef struct vfdswmr_mark_t {
     uint64_t session;
 } vfdswmr_mark_t;
 
-/* Register in the table of `session` next to md_path: 1 registered, 0 not
- * (no table, another session's, every slot taken, no locks here), -1 error. */
-int vfdswmr_mark_attach(vfdswmr_mark_t *r, const char *md_path, uint64_t session);
+/* What registering in a read-mark table found. */
+typedef enum vfdswmr_attach_t {
+    VFDSWMR_ATTACHED = 1,     /* r holds a slot */
+    VFDSWMR_ATTACH_NONE = 0,  /* no table, another session's, every slot taken, no locks here: max_lag applies */
+    VFDSWMR_ATTACH_ERROR = -1 /* errno */
+} vfdswmr_attach_t;
+/* Register in the table of `session` next to md_path. */
+vfdswmr_attach_t vfdswmr_mark_attach(vfdswmr_mark_t *r, const char *md_path, uint64_t session);
 /* Write the tick of the snapshot just adopted into the reader's slot. */
 int vfdswmr_mark_set(const vfdswmr_mark_t *r, uint64_t tick);
 /* 1 when the writer released marks below `tick` or later ones, 0 not, -1 error. */

@@ -57,13 +57,13 @@ conflict_at(int fd, short type, off_t where)
     return fl.l_type != F_UNLCK;
 }
 
-/* Take the write lock on `where`: 0, 1 held by someone else, -1 error. */
-static int
+/* Take the write lock on `where`. */
+static vfdswmr_take_t
 take_at(int fd, off_t where)
 {
     if (set_at(fd, F_WRLCK, where) == 0)
-        return 0;
-    return errno == EAGAIN || errno == EACCES ? 1 : -1;
+        return VFDSWMR_TAKEN;
+    return errno == EAGAIN || errno == EACCES ? VFDSWMR_TAKE_BUSY : VFDSWMR_TAKE_ERROR;
 }
 
 static int
@@ -79,7 +79,7 @@ locked_by_other(int fd, off_t where)
     return conflict_at(fd, F_WRLCK, where);
 }
 
-int
+vfdswmr_take_t
 vfdswmr_mdlock_hdf5_take(int fd)
 {
     return take_at(fd, VFDSWMR_WRITER_LOCK_OFFSET);
@@ -204,7 +204,7 @@ count_locked(int fd, off_t lo, off_t hi, unsigned *count)
     return 0;
 }
 
-int
+vfdswmr_count_t
 vfdswmr_mdlock_readers(int fd, unsigned *count)
 {
     int shared = locked_by_other(fd, VFDSWMR_READER_LOCK_OFFSET);
@@ -212,11 +212,11 @@ vfdswmr_mdlock_readers(int fd, unsigned *count)
     *count = 0;
     if (shared < 0 ||
         count_locked(fd, VFDSWMR_READER_SLOTS_OFFSET, VFDSWMR_READER_SLOTS_OFFSET + VFDSWMR_READER_SLOTS, count) < 0)
-        return -1;
-    return shared;
+        return VFDSWMR_COUNT_ERROR;
+    return shared ? VFDSWMR_COUNT_SHARED : VFDSWMR_COUNTED;
 }
 
-int
+vfdswmr_take_t
 vfdswmr_mdlock_take(int fd)
 {
     return take_at(fd, 0);

@@ -17,8 +17,8 @@
  * Locks are advisory: readers never take the writer's, they only probe it
  * (their own registration locks are below).
  *
- * Error contract: functions return -1 with errno set; callers write the
- * messages.
+ * Error contract: functions return -1 with errno set (or the failure value
+ * of their named result); callers write the messages. DESIGN.md 4a.
  */
 #ifndef VFDSWMR_MDFILE_MDLOCK_H
 #define VFDSWMR_MDFILE_MDLOCK_H
@@ -37,9 +37,15 @@
  */
 int vfdswmr_mdlock_fcntl(int fd, int cmd, short type, off_t start, off_t len, struct flock *fl);
 
-/* Take the writer lock on fd (open for writing). Returns 0 taken, 1 held by
- * someone else, -1 error (errno; ENOLCK/EINVAL: the file system cannot lock). */
-int vfdswmr_mdlock_take(int fd);
+/* What taking a lock found. */
+typedef enum vfdswmr_take_t {
+    VFDSWMR_TAKEN = 0,
+    VFDSWMR_TAKE_BUSY = 1,  /* held by someone else */
+    VFDSWMR_TAKE_ERROR = -1 /* errno; ENOLCK/EINVAL: the file system cannot lock */
+} vfdswmr_take_t;
+
+/* Take the writer lock on fd (open for writing). */
+vfdswmr_take_t vfdswmr_mdlock_take(int fd);
 
 /* Is the writer lock on fd's file held through another open file
  * description? fd may be read-only. Returns 1 held, 0 free, -1 error. */
@@ -52,9 +58,8 @@ int vfdswmr_mdlock_held(int fd);
  */
 #define VFDSWMR_WRITER_LOCK_OFFSET ((off_t)0x7ffffffffffffff8LL)
 
-/* Take the writer's lock on the HDF5 file open for writing on fd: 0, 1
- * held by another writer, -1 error (errno). */
-int vfdswmr_mdlock_hdf5_take(int fd);
+/* Take the writer's lock on the HDF5 file open for writing on fd. */
+vfdswmr_take_t vfdswmr_mdlock_hdf5_take(int fd);
 /* Is it held through another open file description? 1, 0, -1 (errno). */
 int vfdswmr_mdlock_hdf5_held(int fd);
 
@@ -111,12 +116,17 @@ int vfdswmr_reg_unmarked(vfdswmr_reg_t *g);
 /* Drop the registration (closes the descriptor). */
 void vfdswmr_reg_leave(vfdswmr_reg_t *g);
 
+/* What counting the readers found. */
+typedef enum vfdswmr_count_t {
+    VFDSWMR_COUNTED = 0,      /* *count is exact */
+    VFDSWMR_COUNT_SHARED = 1, /* some reader is registered on the shared byte (not counted) */
+    VFDSWMR_COUNT_ERROR = -1  /* errno */
+} vfdswmr_count_t;
 /* The readers registered on the HDF5 file open on fd on bytes of their
- * own (not on a slot's byte): 0 with *count exact, 1 when some reader is
- * registered on the shared byte (not counted), -1 error (errno). A reader
- * still looking for its byte may be counted; one that registered is counted
- * until it moves to a slot's byte or closes. */
-int vfdswmr_mdlock_readers(int fd, unsigned *count);
+ * own (not on a slot's byte), into *count. A reader still looking for its
+ * byte may be counted; one that registered is counted until it moves to a
+ * slot's byte or closes. */
+vfdswmr_count_t vfdswmr_mdlock_readers(int fd, unsigned *count);
 /* Is some reader registered on read mark slot's byte? 1, 0, -1 (errno). */
 int vfdswmr_mdlock_marked(int fd, unsigned slot);
 

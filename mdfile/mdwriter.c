@@ -8,7 +8,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +17,7 @@
 
 #include "check.h"
 #include "checksum.h"
+#include "errtext.h"
 #include "io.h"
 #include "mdlock.h"
 #include "plan.h"
@@ -60,35 +60,13 @@ struct vfdswmr_mdw {
     vfdswmr_mdhdr_t hdr; /* the header last written whole (the metadata file's current one) */
     uint64_t idx_page;   /* relocated index: first page, else 0 */
     uint64_t idx_pages;
-    uint64_t file_pages;          /* size of the metadata file, in pages */
-    char err[VFDSWMR_MDW_ERRLEN]; /* scratch for the call in progress; handed to the caller's err */
+    uint64_t file_pages; /* size of the metadata file, in pages */
 #ifdef VFDSWMR_INVARIANTS
     vfdswmr_pace_t pace; /* when the next check_index() is due */
 #endif
 };
 
 VFDSWMR_CHECKER const char *check_index(const vfdswmr_mdw_t *w, uint64_t *size);
-
-static int
-fail(vfdswmr_mdw_t *w, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(w->err, sizeof w->err, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
-/* End of a public call: on failure, hand the message to the caller. */
-static int
-report(vfdswmr_mdw_t *w, int rc, char *err, size_t errlen)
-{
-    if (rc < 0 && err && errlen)
-        snprintf(err, errlen, "%s", w->err[0] ? w->err : "unknown error");
-    w->err[0] = '\0';
-    return rc;
-}
 
 /* ---- sinks ------------------------------------------------------------ */
 
@@ -129,7 +107,7 @@ retire_updaters(vfdswmr_mdw_t *w, uint64_t seq, uint64_t tick)
 }
 
 static int
-sink_updater(vfdswmr_mdw_t *w, const vfdswmr_mdplan_t *plan, uint16_t flags)
+sink_updater(vfdswmr_mdw_t *w, const vfdswmr_mdplan_t *plan, uint16_t flags, char *err, size_t errlen)
 {
     uint8_t *buf;
     size_t len;
@@ -138,12 +116,13 @@ sink_updater(vfdswmr_mdw_t *w, const vfdswmr_mdplan_t *plan, uint16_t flags)
     if (w->ud_base == NULL)
         return 0;
     if (vfdswmr_updater_encode(plan, flags, w->sequence, w->o.page_size, w->o.session, w->tick, &buf, &len) < 0)
-        return fail(w, "cannot build updater file %llu: %s", (unsigned long long)w->sequence, strerror(errno));
+        return vfdswmr_errtext(err, errlen, "cannot build updater file %llu: %s", (unsigned long long)w->sequence,
+                               strerror(errno));
     if (w->ud_hold) {
         struct held_ud *h = realloc(w->held, (w->nheld + 1) * sizeof *h);
         if (h == NULL) {
             free(buf);
-            return fail(w, "out of memory");
+            return vfdswmr_errtext(err, errlen, "out of memory");
         }
         w->held = h;
         h[w->nheld++] = (struct held_ud){buf, len, w->sequence, w->tick};
@@ -153,15 +132,15 @@ sink_updater(vfdswmr_mdw_t *w, const vfdswmr_mdplan_t *plan, uint16_t flags)
     rc = vfdswmr_updater_write(w->ud_base, w->sequence, buf, len, w->o.durable);
     free(buf);
     if (rc < 0)
-        return fail(w, "cannot write updater file %s.%llu: %s", w->ud_base, (unsigned long long)w->sequence,
-                    strerror(errno));
+        return vfdswmr_errtext(err, errlen, "cannot write updater file %s.%llu: %s", w->ud_base,
+                               (unsigned long long)w->sequence, strerror(errno));
     retire_updaters(w, w->sequence, w->tick);
     w->sequence++;
     return 0;
 }
 
 static int
-sink_md(vfdswmr_mdw_t *w, const vfdswmr_mdplan_t *plan, const vfdswmr_mdhdr_t *hdr)
+sink_md(vfdswmr_mdw_t *w, const vfdswmr_mdplan_t *plan, const vfdswmr_mdhdr_t *hdr, char *err, size_t errlen)
 {
     uint64_t eof = vfdswmr_space_eof(w->space);
 
@@ -170,12 +149,12 @@ sink_md(vfdswmr_mdw_t *w, const vfdswmr_mdplan_t *plan, const vfdswmr_mdhdr_t *h
         return 0;
     }
     if (vfdswmr_mdplan_apply(w->fd, plan, w->o.durable) < 0)
-        return fail(w, "cannot write metadata file %s: %s", w->md_path, strerror(errno));
+        return vfdswmr_errtext(err, errlen, "cannot write metadata file %s: %s", w->md_path, strerror(errno));
     w->hdr = *hdr;
     /* Pages past the end of the allocated space are free: no index a reader
      * may still hold names them. */
     if (eof < w->file_pages && ftruncate(w->fd, (off_t)(eof * w->o.page_size)) < 0)
-        return fail(w, "cannot shrink metadata file %s: %s", w->md_path, strerror(errno));
+        return vfdswmr_errtext(err, errlen, "cannot shrink metadata file %s: %s", w->md_path, strerror(errno));
     w->file_pages = eof; /* every write lies in allocated or reserved pages */
     return 0;
 }
@@ -213,25 +192,28 @@ ranges_ok(const vfdswmr_mdchange_t *c)
 }
 
 static int
-check_sorted(vfdswmr_mdw_t *w, const vfdswmr_mdchange_t *c, size_t nc, const uint64_t *r, size_t nr)
+check_sorted(vfdswmr_mdw_t *w, const vfdswmr_mdchange_t *c, size_t nc, const uint64_t *r, size_t nr, char *err,
+             size_t errlen)
 {
     const uint64_t max_page = UINT64_MAX / w->o.page_size;
 
     for (size_t i = 0; i < nc; i++) {
         uint64_t pages = vfdswmr_pages(c[i].length, w->o.page_size);
         if (c[i].length == 0 || c[i].image == NULL || c[i].hdf5_page > max_page - pages)
-            return fail(w, "change %zu (HDF5 page %llu) is invalid", i, (unsigned long long)c[i].hdf5_page);
+            return vfdswmr_errtext(err, errlen, "change %zu (HDF5 page %llu) is invalid", i,
+                                   (unsigned long long)c[i].hdf5_page);
         if (!ranges_ok(&c[i]))
-            return fail(w,
-                        "change %zu (HDF5 page %llu): metadata ranges not sorted, disjoint, nonempty and "
-                        "inside its %u bytes",
-                        i, (unsigned long long)c[i].hdf5_page, c[i].length);
+            return vfdswmr_errtext(err, errlen,
+                                   "change %zu (HDF5 page %llu): metadata ranges not sorted, disjoint, nonempty and "
+                                   "inside its %u bytes",
+                                   i, (unsigned long long)c[i].hdf5_page, c[i].length);
         if (i + 1 < nc && c[i].hdf5_page + pages > c[i + 1].hdf5_page)
-            return fail(w, "changes are not sorted and disjoint at HDF5 page %llu", (unsigned long long)c[i].hdf5_page);
+            return vfdswmr_errtext(err, errlen, "changes are not sorted and disjoint at HDF5 page %llu",
+                                   (unsigned long long)c[i].hdf5_page);
     }
     for (size_t i = 0; i + 1 < nr; i++)
         if (r[i] >= r[i + 1])
-            return fail(w, "removals are not sorted at HDF5 page %llu", (unsigned long long)r[i]);
+            return vfdswmr_errtext(err, errlen, "removals are not sorted at HDF5 page %llu", (unsigned long long)r[i]);
     return 0;
 }
 
@@ -241,7 +223,7 @@ check_sorted(vfdswmr_mdw_t *w, const vfdswmr_mdchange_t *c, size_t nc, const uin
  */
 static int
 drop_superseded(vfdswmr_mdw_t *w, bool *drop, const vfdswmr_mdchange_t *c, size_t nc, const uint64_t *r, size_t nr,
-                uint64_t tick)
+                uint64_t tick, char *err, size_t errlen)
 {
     for (size_t i = 0; i < nc; i++) {
         uint64_t end = c[i].hdf5_page + vfdswmr_pages(c[i].length, w->o.page_size);
@@ -255,18 +237,19 @@ drop_superseded(vfdswmr_mdw_t *w, bool *drop, const vfdswmr_mdchange_t *c, size_
     }
     for (uint32_t k = 0; k < w->n; k++)
         if (drop[k] && defer_entry(w, &w->idx[k], tick) < 0)
-            return fail(w, "out of memory");
+            return vfdswmr_errtext(err, errlen, "out of memory");
     return 0;
 }
 
 /* Allocate space for the changes and describe them as images. */
 static int
-place_changes(vfdswmr_mdw_t *w, const vfdswmr_mdchange_t *c, size_t nc, vfdswmr_mdimage_t *images)
+place_changes(vfdswmr_mdw_t *w, const vfdswmr_mdchange_t *c, size_t nc, vfdswmr_mdimage_t *images, char *err,
+              size_t errlen)
 {
     for (size_t i = 0; i < nc; i++) {
         uint64_t page;
         if (vfdswmr_space_alloc(w->space, vfdswmr_pages(c[i].length, w->o.page_size), &page) < 0)
-            return fail(w, "cannot allocate metadata file space");
+            return vfdswmr_errtext(err, errlen, "cannot allocate metadata file space");
         images[i] = (vfdswmr_mdimage_t){.md_page = page,
                                         .hdf5_page = c[i].hdf5_page,
                                         .length = c[i].length,
@@ -360,7 +343,7 @@ place_index(vfdswmr_mdw_t *w, size_t len, uint64_t tick)
 /* Encode index and header of `tick` and send the plan to the sinks. */
 static int
 emit(vfdswmr_mdw_t *w, uint64_t tick, uint64_t eoa, const merged_t *m, const vfdswmr_mdimage_t *images, size_t nimages,
-     bool final)
+     bool final, char *err, size_t errlen)
 {
     vfdswmr_mdidx_t idx = {
         .session = w->o.session, .tick = tick, .nentries = m->n, .entries = m->e, .nranges = m->nr, .ranges = m->r};
@@ -388,16 +371,17 @@ emit(vfdswmr_mdw_t *w, uint64_t tick, uint64_t eoa, const merged_t *m, const vfd
     /* ticks increase by one per publish; tick 0 is the empty index of a new file (mdwriter.h) */
     VFDSWMR_ASSERT(tick == w->tick + 1 || (tick == 0 && w->tick == 0 && m->n == 0));
     if (idx_image == NULL)
-        return fail(w, "out of memory");
+        return vfdswmr_errtext(err, errlen, "out of memory");
     if (0 == (hdr.index_offset = plan.index_offset = place_index(w, len, tick))) {
-        fail(w, "cannot allocate metadata file space for the index");
+        vfdswmr_errtext(err, errlen, "cannot allocate metadata file space for the index");
         goto done;
     }
     vfdswmr_mdidx_encode(&idx, idx_image);
     vfdswmr_mdhdr_encode(&hdr, hdr_image);
     w->tick = tick;
     vfdswmr_space_release(w->space, tick, w->keep_lag > w->o.max_lag ? w->keep_lag : w->o.max_lag);
-    if (sink_md(w, &plan, &hdr) < 0 || sink_updater(w, &plan, final ? VFDSWMR_UD_FINAL : 0) < 0)
+    if (sink_md(w, &plan, &hdr, err, errlen) < 0 ||
+        sink_updater(w, &plan, final ? VFDSWMR_UD_FINAL : 0, err, errlen) < 0)
         goto done;
     rc = 0;
 done:
@@ -407,7 +391,7 @@ done:
 
 static int
 publish(vfdswmr_mdw_t *w, uint64_t eoa, const vfdswmr_mdchange_t *changes, size_t nchanges, const uint64_t *removals,
-        size_t nremovals, unsigned flags)
+        size_t nremovals, unsigned flags, char *err, size_t errlen)
 {
     uint64_t tick = w->tick + 1, nranges = w->nranges;
     bool *drop = NULL;
@@ -415,25 +399,25 @@ publish(vfdswmr_mdw_t *w, uint64_t eoa, const vfdswmr_mdchange_t *changes, size_
     merged_t m = {0};
     int rc = -1;
 
-    if (check_sorted(w, changes, nchanges, removals, nremovals) < 0)
+    if (check_sorted(w, changes, nchanges, removals, nremovals, err, errlen) < 0)
         return -1;
     for (size_t i = 0; i < nchanges; i++)
         nranges += changes[i].nranges;
     if ((uint64_t)w->n + nchanges > UINT32_MAX || nranges > UINT32_MAX)
-        return fail(w, "index would exceed 2^32 entries or ranges");
+        return vfdswmr_errtext(err, errlen, "index would exceed 2^32 entries or ranges");
     drop = calloc((size_t)w->n + 1, sizeof *drop);
     images = calloc(nchanges + 1, sizeof *images);
     m.e = calloc((size_t)w->n + nchanges + 1, sizeof *m.e);
     m.r = calloc((size_t)nranges + 1, sizeof *m.r);
     if (!drop || !images || !m.e || !m.r) {
-        fail(w, "out of memory");
+        vfdswmr_errtext(err, errlen, "out of memory");
         goto done;
     }
-    if (drop_superseded(w, drop, changes, nchanges, removals, nremovals, tick) < 0 ||
-        place_changes(w, changes, nchanges, images) < 0)
+    if (drop_superseded(w, drop, changes, nchanges, removals, nremovals, tick, err, errlen) < 0 ||
+        place_changes(w, changes, nchanges, images, err, errlen) < 0)
         goto done;
     merge_index(w, drop, images, changes, nchanges, &m);
-    if (emit(w, tick, eoa, &m, images, nchanges, (flags & VFDSWMR_MDW_FINAL) != 0) < 0)
+    if (emit(w, tick, eoa, &m, images, nchanges, (flags & VFDSWMR_MDW_FINAL) != 0, err, errlen) < 0)
         goto done;
     free(w->idx);
     free(w->ranges);
@@ -457,7 +441,7 @@ int
 vfdswmr_mdw_publish(vfdswmr_mdw_t *w, uint64_t eoa, const vfdswmr_mdchange_t *changes, size_t nchanges,
                     const uint64_t *removals, size_t nremovals, unsigned flags, char *err, size_t errlen)
 {
-    return report(w, publish(w, eoa, changes, nchanges, removals, nremovals, flags), err, errlen);
+    return publish(w, eoa, changes, nchanges, removals, nremovals, flags, err, errlen);
 }
 
 int
@@ -472,10 +456,10 @@ vfdswmr_mdw_mark_failed(vfdswmr_mdw_t *w, char *err, size_t errlen)
     h.flags |= VFDSWMR_MDHDR_FAILED;
     vfdswmr_mdhdr_encode(&h, image);
     if (vfdswmr_pwrite_all(w->fd, image, sizeof image, 0) < 0 || (w->o.durable && fdatasync(w->fd) < 0))
-        rc = fail(w, "cannot mark metadata file %s failed: %s", w->md_path, strerror(errno));
+        rc = vfdswmr_errtext(err, errlen, "cannot mark metadata file %s failed: %s", w->md_path, strerror(errno));
     else
         w->hdr = h;
-    return report(w, rc, err, errlen);
+    return rc;
 }
 
 /* ---- open / close -------------------------------------------------------- */
@@ -493,9 +477,7 @@ check_opts(const vfdswmr_mdw_opts_t *o, char *err, size_t errlen)
         why = "max_lag must be at least 3";
     else if (o->md_path == NULL && o->ud_base == NULL)
         why = "neither a metadata file nor updater files requested";
-    if (why)
-        snprintf(err, errlen, "%s", why);
-    return why ? -1 : 0;
+    return why ? vfdswmr_errtext(err, errlen, "%s", why) : 0;
 }
 
 /*
@@ -504,40 +486,43 @@ check_opts(const vfdswmr_mdw_opts_t *o, char *err, size_t errlen)
  * see it, and write tick 0. vfdswmr_mdw_link() gives it its name.
  */
 static int
-create_md_file(vfdswmr_mdw_t *w)
+create_md_file(vfdswmr_mdw_t *w, char *err, size_t errlen)
 {
     char tmp[4096 + 64];
     struct stat st;
-    int fd, lk;
+    int fd, rc = 0;
+    vfdswmr_take_t lk;
 
     if ((fd = vfdswmr_create_temp(w->md_path, tmp, sizeof tmp, 0644)) < 0)
-        return fail(w, "cannot create metadata file %s: %s", w->md_path, strerror(errno));
+        return vfdswmr_errtext(err, errlen, "cannot create metadata file %s: %s", w->md_path, strerror(errno));
     w->fd = fd;
     if (NULL == (w->tmp_path = strdup(tmp))) {
         unlink(tmp);
-        return fail(w, "out of memory");
+        return vfdswmr_errtext(err, errlen, "out of memory");
     }
-    if ((lk = vfdswmr_mdlock_take(fd)) != 0) {
+    if ((lk = vfdswmr_mdlock_take(fd)) != VFDSWMR_TAKEN) {
         int e = errno;
         unlink(tmp);
-        return fail(w, "cannot lock metadata file %s: %s", tmp, lk > 0 ? "locked by another process" : strerror(e));
+        return vfdswmr_errtext(err, errlen, "cannot lock metadata file %s: %s", tmp,
+                               lk == VFDSWMR_TAKE_BUSY ? "locked by another process" : strerror(e));
     }
     if (fstat(fd, &st) < 0) {
         int e = errno;
         unlink(tmp);
-        return fail(w, "cannot stat metadata file %s: %s", tmp, strerror(e));
+        return vfdswmr_errtext(err, errlen, "cannot stat metadata file %s: %s", tmp, strerror(e));
     }
     w->dev = st.st_dev;
     w->ino = st.st_ino;
     w->file_pages = w->o.reserved_pages;
-    if (ftruncate(fd, (off_t)((uint64_t)w->o.reserved_pages * w->o.page_size)) < 0 ||
-        emit(w, 0, 0, &(merged_t){0}, NULL, 0, false) < 0 || (w->o.durable && fsync(fd) < 0)) {
-        if (!w->err[0])
-            fail(w, "cannot write metadata file %s: %s", tmp, strerror(errno));
+    if (ftruncate(fd, (off_t)((uint64_t)w->o.reserved_pages * w->o.page_size)) < 0)
+        rc = vfdswmr_errtext(err, errlen, "cannot write metadata file %s: %s", tmp, strerror(errno));
+    else if (emit(w, 0, 0, &(merged_t){0}, NULL, 0, false, err, errlen) < 0)
+        rc = -1;
+    else if (w->o.durable && fsync(fd) < 0)
+        rc = vfdswmr_errtext(err, errlen, "cannot sync metadata file %s: %s", tmp, strerror(errno));
+    if (rc < 0)
         unlink(tmp);
-        return -1;
-    }
-    return 0;
+    return rc;
 }
 
 int
@@ -551,13 +536,11 @@ vfdswmr_mdw_link(vfdswmr_mdw_t *w, bool replace, char *err, size_t errlen)
     if (rc < 0) {
         int e = errno;
         if (e == EEXIST)
-            snprintf(err, errlen,
-                     "metadata file %s already exists: another writer has just opened this file; nothing was "
-                     "changed",
-                     w->md_path);
-        else
-            snprintf(err, errlen, "cannot create metadata file %s: %s", w->md_path, strerror(e));
-        return -1;
+            return vfdswmr_errtext(err, errlen,
+                                   "metadata file %s already exists: another writer has just opened this file; "
+                                   "nothing was changed",
+                                   w->md_path);
+        return vfdswmr_errtext(err, errlen, "cannot create metadata file %s: %s", w->md_path, strerror(e));
     }
     if (!replace)
         unlink(w->tmp_path);
@@ -576,8 +559,8 @@ vfdswmr_mdw_go_live(vfdswmr_mdw_t *w, char *err, size_t errlen)
     for (size_t i = 0; i < w->nheld; i++) {
         struct held_ud *h = &w->held[i];
         if (rc == 0 && vfdswmr_updater_write(w->ud_base, h->seq, h->buf, h->len, w->o.durable) < 0)
-            rc = fail(w, "cannot write updater file %s.%llu: %s", w->ud_base, (unsigned long long)h->seq,
-                      strerror(errno));
+            rc = vfdswmr_errtext(err, errlen, "cannot write updater file %s.%llu: %s", w->ud_base,
+                                 (unsigned long long)h->seq, strerror(errno));
         if (rc == 0)
             retire_updaters(w, h->seq, h->tick);
         free(h->buf);
@@ -585,8 +568,6 @@ vfdswmr_mdw_go_live(vfdswmr_mdw_t *w, char *err, size_t errlen)
     free(w->held);
     w->held = NULL;
     w->nheld = 0;
-    if (rc < 0)
-        snprintf(err, errlen, "%s", w->err);
     return rc;
 }
 
@@ -650,38 +631,35 @@ vfdswmr_mdw_open(const vfdswmr_mdw_opts_t *opts, vfdswmr_mdw_t **out, char *err,
     *out = NULL;
     if (check_opts(opts, err, errlen) < 0)
         return -1;
-    if (NULL == (w = calloc(1, sizeof *w))) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
+    if (NULL == (w = calloc(1, sizeof *w)))
+        return vfdswmr_errtext(err, errlen, "out of memory");
     w->o = *opts;
     w->fd = -1;
     while (w->o.session == 0)
         if (getrandom(&w->o.session, sizeof w->o.session, 0) != sizeof w->o.session) {
-            snprintf(err, errlen, "cannot draw a session identifier: %s", strerror(errno));
             free(w);
-            return -1;
+            return vfdswmr_errtext(err, errlen, "cannot draw a session identifier: %s", strerror(errno));
         }
     w->md_path = opts->md_path ? strdup(opts->md_path) : NULL;
     w->ud_base = opts->ud_base ? strdup(opts->ud_base) : NULL;
     w->ud_hold = opts->defer_link;
     w->space = vfdswmr_space_new(opts->reserved_pages);
     if ((opts->md_path && !w->md_path) || (opts->ud_base && !w->ud_base) || !w->space) {
-        fail(w, "out of memory");
+        vfdswmr_errtext(err, errlen, "out of memory");
         goto fail;
     }
-    if (w->ud_base && sink_updater(w, NULL, VFDSWMR_UD_CREATE_ONLY) < 0)
+    if (w->ud_base && sink_updater(w, NULL, VFDSWMR_UD_CREATE_ONLY, err, errlen) < 0)
         goto fail;
-    if (w->md_path ? create_md_file(w) < 0 : emit(w, 0, 0, &(merged_t){0}, NULL, 0, false) < 0)
+    if (w->md_path ? create_md_file(w, err, errlen) < 0
+                   : emit(w, 0, 0, &(merged_t){0}, NULL, 0, false, err, errlen) < 0)
         goto fail;
     /* create_md_file emitted tick 0 before the file has its name; the
      * updater of tick 0 was written then too. */
-    if (w->fd >= 0 && !opts->defer_link && vfdswmr_mdw_link(w, false, w->err, sizeof w->err) < 0)
+    if (w->fd >= 0 && !opts->defer_link && vfdswmr_mdw_link(w, false, err, errlen) < 0)
         goto fail;
     *out = w;
     return 0;
 fail:
-    snprintf(err, errlen, "%s", w->err);
     if (w->tmp_path && !w->linked)
         unlink(w->tmp_path);
     if (w->fd >= 0)
@@ -697,14 +675,13 @@ vfdswmr_mdw_close(vfdswmr_mdw_t *w, bool keep_md, char *err, size_t errlen)
 
     if (w->fd >= 0) {
         if (w->o.durable && fsync(w->fd) < 0)
-            rc = fail(w, "cannot sync metadata file %s: %s", w->md_path, strerror(errno));
+            rc = vfdswmr_errtext(err, errlen, "cannot sync metadata file %s: %s", w->md_path, strerror(errno));
         /* removed while still locked: no other writer ever finds it unlocked */
         if ((!keep_md || !w->linked) && remove_md_file(w) < 0)
-            rc = fail(w, "cannot remove metadata file %s: %s", w->md_path, strerror(errno));
+            rc = vfdswmr_errtext(err, errlen, "cannot remove metadata file %s: %s", w->md_path, strerror(errno));
         if (close(w->fd) < 0)
-            rc = fail(w, "cannot close metadata file %s: %s", w->md_path, strerror(errno));
+            rc = vfdswmr_errtext(err, errlen, "cannot close metadata file %s: %s", w->md_path, strerror(errno));
     }
-    report(w, rc, err, errlen);
     mdw_free(w);
     return rc;
 }

@@ -98,13 +98,13 @@ vfdswmr_open_regular(const char *path, int flags)
         if ((e == EISDIR || e == ENXIO) && stat(path, &st) == 0 && !S_ISREG(st.st_mode))
             goto not_regular;
         errno = e;
-        return -1;
+        return VFDSWMR_OPEN_FAILED;
     }
     if (fstat(fd, &st) < 0) {
         int e = errno;
         close(fd);
         errno = e;
-        return -1;
+        return VFDSWMR_OPEN_FAILED;
     }
     if (!S_ISREG(st.st_mode)) {
         close(fd);
@@ -114,12 +114,12 @@ vfdswmr_open_regular(const char *path, int flags)
         int e = errno;
         close(fd);
         errno = e;
-        return -1;
+        return VFDSWMR_OPEN_FAILED;
     }
     return fd;
 not_regular:
     errno = EINVAL;
-    return -2;
+    return VFDSWMR_OPEN_NOT_REGULAR;
 }
 
 const char *

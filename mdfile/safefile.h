@@ -5,8 +5,8 @@
  * truncated, a FIFO or device where a file is about to be read.
  *
  * Error contract: every function returns -1 with errno set on failure
- * (vfdswmr_open_regular() also -2, see there) and prints nothing; the
- * caller formats the message, naming the path.
+ * (vfdswmr_open_regular() also VFDSWMR_OPEN_NOT_REGULAR, see there) and
+ * prints nothing; the caller formats the message, naming the path.
  */
 #ifndef VFDSWMR_MDFILE_SAFEFILE_H
 #define VFDSWMR_MDFILE_SAFEFILE_H
@@ -46,16 +46,20 @@ bool vfdswmr_is_temp_suffix(const char *s);
  * fopen(3) does.
  *
  * Anything but a regular file -- a FIFO, a device, a directory, a socket,
- * or a symbolic link (read) to one -- is refused with -2 (errno EINVAL)
+ * or a symbolic link (read) to one -- is refused with
+ * VFDSWMR_OPEN_NOT_REGULAR (errno EINVAL)
  * without blocking: it is looked at with stat(2) before it is opened (a
  * device is not even opened), and the opened file is checked again with
  * fstat(2) (it may have been swapped in between; O_NONBLOCK keeps that
  * open from waiting for a FIFO's other end).
  *
- * Returns the descriptor, O_NONBLOCK cleared again; -2 not a regular file;
- * -1 with errno when open(2) or fstat(2) fails (ENOENT: it does not exist).
+ * Returns the descriptor, O_NONBLOCK cleared again; VFDSWMR_OPEN_NOT_REGULAR;
+ * or VFDSWMR_OPEN_FAILED with errno when open(2) or fstat(2) fails (ENOENT:
+ * it does not exist).
  */
 int vfdswmr_open_regular(const char *path, int flags);
+/* vfdswmr_open_regular()'s failures (a descriptor is >= 0). */
+enum { VFDSWMR_OPEN_FAILED = -1, VFDSWMR_OPEN_NOT_REGULAR = -2 };
 
 /*
  * A side file of the writer (read-mark table, raw-data write log) made

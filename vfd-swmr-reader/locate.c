@@ -85,7 +85,9 @@ vfdswmr_rdr_md_open(const char *path, int *fd, dev_t *dev, ino_t *ino)
     struct stat st;
 
     if ((*fd = vfdswmr_open_regular(path, O_RDONLY)) < 0) {
-        rdr_md_open_t rc = *fd == -2 ? RDR_MD_NOT_REGULAR : errno == ENOENT ? RDR_MD_ABSENT : RDR_MD_FAILED;
+        rdr_md_open_t rc = *fd == VFDSWMR_OPEN_NOT_REGULAR ? RDR_MD_NOT_REGULAR
+                           : errno == ENOENT               ? RDR_MD_ABSENT
+                                                           : RDR_MD_FAILED;
         *fd = -1;
         return rc;
     }
@@ -241,11 +243,11 @@ vfdswmr_rdr_md_attach(rdr_md_t *md, bool wait, unsigned timeout_ds)
         rc = try_attach(md, 0, why, sizeof why);
         /* absent: the pretend snapshot, tick 0 and no entries (reader.h) */
         VFDSWMR_ASSERT(rc != MD_ABSENT || (md->fd < 0 && md->snap.hdr.tick == 0 && md->snap.idx.nentries == 0));
-        return rc < 0 ? attach_failed(md, rc, why) : (int)rc;
+        return rc < 0 ? attach_failed(md, rc, why) : 0;
     }
     for (;;) { /* one attempt per look: the deadline bounds the wait */
         if ((rc = try_attach(md, 1, why, sizeof why)) != MD_ABSENT)
-            return rc < 0 ? attach_failed(md, rc, why) : (int)rc;
+            return rc < 0 ? attach_failed(md, rc, why) : 0;
         if (vfdswmr_now() >= deadline)
             return wait_failed(md, timeout_ds, why);
         vfdswmr_sleep(RDR_POLL_US * 1e-6);
@@ -277,7 +279,7 @@ vfdswmr_rdr_mark(rdr_md_t *md)
         unmark(md); /* another writer session: its own table */
     if (md->mark.fd >= 0 && md->mark.session != s->session)
         return; /* could not: registered on the old slot's byte, the new writer waits for us */
-    if (md->mark.fd < 0 && vfdswmr_mark_attach(&md->mark, md->path, s->session) != 1)
+    if (md->mark.fd < 0 && vfdswmr_mark_attach(&md->mark, md->path, s->session) != VFDSWMR_ATTACHED)
         return;
     if (vfdswmr_mark_set(&md->mark, s->tick) < 0)
         return;
@@ -288,6 +290,7 @@ vfdswmr_rdr_mark(rdr_md_t *md)
     if (vfdswmr_mdr_read_header(md->fd, &h) == VFDSWMR_MD_OK && h.session == s->session &&
         h.tick < s->tick + md->max_lag)
         md->marked_tick = s->tick;
+    vfdswmr_rdr_assert_marks(md);
 }
 
 void
@@ -298,6 +301,7 @@ vfdswmr_rdr_md_release(rdr_md_t *md)
     unmark(md);
     vfdswmr_mark_detach(&md->mark); /* also when unmark could not: we are going */
     md->marked_tick = 0;
+    VFDSWMR_ASSERT(md->mark.fd < 0 && md->succ_mark.fd < 0); /* nothing of ours left in a table */
     if (md->fd >= 0)
         close(md->fd);
     md->fd = -1;

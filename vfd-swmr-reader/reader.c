@@ -126,10 +126,21 @@ refuse_unpublished(rdr_t *r, const char *name)
     return -1;
 }
 
+/* The log file (log_file_path), when one is configured: 0, or -1 pushed. */
+static int
+open_log(rdr_t *r)
+{
+    if (vfdswmr_log_open(&r->log, r->base.cfg.log_file_path) < 0)
+        VFDSWMR_ERR(H5E_CANTOPENFILE, "%s: cannot open the log file \"%s\" (log_file_path): %s", RDR_NAME,
+                    r->base.cfg.log_file_path, strerror(errno));
+    return r->base.cfg.log_file_path[0] && r->log.fp == NULL ? -1 : 0;
+}
+
 static H5FD_t *
 reader_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr)
 {
     rdr_t *r;
+    bool lower_open = false;
 
     /* The configuration is parsed here, once, whatever the access mode. */
     if (NULL == (r = (rdr_t *)vfdswmr_stack_new(fapl, sizeof *r, RDR_NAME, NULL)))
@@ -140,57 +151,41 @@ reader_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr)
         return NULL;
     }
     r->md.fd = -1;
-    if (vfdswmr_ccf_init(&r->cc, &r->base.cfg, RDR_NAME) < 0) {
-        vfdswmr_ccf_fini(&r->cc);
-        free(r);
-        return NULL;
-    }
-    if (vfdswmr_rdr_md_init(&r->md, &r->base.cfg, name) < 0) { /* paths only: nothing read */
-        vfdswmr_ccf_fini(&r->cc);
-        free(r);
-        return NULL;
-    }
+    if (vfdswmr_ccf_init(&r->cc, &r->base.cfg, RDR_NAME) < 0 ||
+        vfdswmr_rdr_md_init(&r->md, &r->base.cfg, name) < 0) /* paths only: nothing read */
+        goto fini_cc;
     register_reader(r, name);
     /* Find (or, with presume_posix_semantics=0, wait for) the metadata file
      * and load its snapshot, before the HDF5 file is opened. */
-    if (vfdswmr_rdr_md_attach(&r->md, !r->base.cfg.presume_posix_semantics, r->base.cfg.open_timeout) < 0) {
-        unregister_reader(r);
-        vfdswmr_ccf_fini(&r->cc);
-        free(r);
-        return NULL;
-    }
-    if (vfdswmr_stack_open_lower(&r->base, name, flags, maxaddr) < 0) {
-        vfdswmr_rdr_md_release(&r->md);
-        unregister_reader(r);
-        vfdswmr_ccf_fini(&r->cc);
-        free(r);
-        return NULL;
-    }
-    if (refuse_unpublished(r, name) < 0) {
-        vfdswmr_rdr_md_release(&r->md);
-        unregister_reader(r);
-        vfdswmr_ccf_fini(&r->cc);
-        vfdswmr_stack_close(&r->base);
-        return NULL;
-    }
+    if (vfdswmr_rdr_md_attach(&r->md, !r->base.cfg.presume_posix_semantics, r->base.cfg.open_timeout) < 0)
+        goto unregister; /* released already */
+    if (vfdswmr_stack_open_lower(&r->base, name, flags, maxaddr) < 0)
+        goto release;
+    lower_open = true;
+    if (refuse_unpublished(r, name) < 0)
+        goto release;
     r->lib_eoa = HADDR_UNDEF;
-    if (vfdswmr_log_open(&r->log, r->base.cfg.log_file_path) < 0)
-        VFDSWMR_ERR(H5E_CANTOPENFILE, "%s: cannot open the log file \"%s\" (log_file_path): %s", RDR_NAME,
-                    r->base.cfg.log_file_path, strerror(errno));
-    if ((r->base.cfg.log_file_path[0] && r->log.fp == NULL) || vfdswmr_rdr_forward_eoa(r) < 0) {
-        vfdswmr_log_close(&r->log);
-        vfdswmr_rdr_md_release(&r->md);
-        unregister_reader(r);
-        vfdswmr_ccf_fini(&r->cc);
-        vfdswmr_stack_close(&r->base);
-        return NULL;
-    }
+    if (open_log(r) < 0 || vfdswmr_rdr_forward_eoa(r) < 0)
+        goto close_log;
     vfdswmr_rdr_log(r, "open \"%s\" %s: tick=%llu session=%016llx entries=%u eoa=%llu attempts=%u max_lag=%u", name,
                     r->md.fd >= 0 ? "with metadata file" : "without writer (no metadata file)",
                     (unsigned long long)r->md.snap.hdr.tick, (unsigned long long)r->md.snap.hdr.session,
                     r->md.snap.idx.nentries, (unsigned long long)r->md.snap.hdr.eoa, r->md.snap.attempts,
                     r->md.max_lag);
     return &r->base.pub;
+close_log:
+    vfdswmr_log_close(&r->log);
+release:
+    vfdswmr_rdr_md_release(&r->md);
+unregister:
+    unregister_reader(r);
+fini_cc:
+    vfdswmr_ccf_fini(&r->cc);
+    if (lower_open)
+        vfdswmr_stack_close(&r->base); /* frees r */
+    else
+        free(r);
+    return NULL;
 }
 
 static herr_t

@@ -52,6 +52,7 @@
 #include <sys/types.h>
 
 #include "ccfile.h"
+#include "check.h"
 #include "marks.h"
 #include "mdlock.h"
 #include "mdreader.h"
@@ -119,7 +120,8 @@ int vfdswmr_rdr_md_init(rdr_md_t *md, const vfdswmr_config_t *cfg, const char *n
  * Open the metadata file and load its snapshot. With `wait`, keep looking
  * (every RDR_POLL_US) until it exists and holds a valid snapshot, up to
  * timeout_ds tenths of a second. Without, an absent file is fine.
- * Returns 1 loaded, 0 absent (no writer), -1 with the reason on the stack.
+ * Returns 0 (md->fd >= 0: loaded; -1: absent, no writer), or -1 with the
+ * reason on the stack (md released).
  */
 int vfdswmr_rdr_md_attach(rdr_md_t *md, bool wait, unsigned timeout_ds);
 /* Close the file, free the snapshot. */
@@ -152,6 +154,17 @@ int vfdswmr_rdr_check_header(rdr_md_t *md, const vfdswmr_mdhdr_t *h);
  * first when needed); sets md->marked_tick when the mark is in time. Never
  * fails: without a mark the max_lag contract applies. */
 void vfdswmr_rdr_mark(rdr_md_t *md);
+/* What the writer's process relies on (marks.h, mdlock.h): marked_tick is
+ * the adopted snapshot's tick, held by a mark of that snapshot's session;
+ * succ_session is set only while our tick-0 mark is in that session's
+ * table. Asserted wherever the marks change or are relied on. */
+static inline void
+vfdswmr_rdr_assert_marks(const rdr_md_t *md)
+{
+    VFDSWMR_ASSERT(md->marked_tick == 0 || (md->mark.fd >= 0 && md->mark.session == md->snap.hdr.session &&
+                                            md->marked_tick == md->snap.hdr.tick));
+    VFDSWMR_ASSERT(md->succ_session == 0 || (md->succ_mark.fd >= 0 && md->succ_mark.session == md->succ_session));
+}
 
 /* ---- snapshot.c ---------------------------------------------------------- */
 

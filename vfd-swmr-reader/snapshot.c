@@ -309,7 +309,7 @@ mark_tick0(rdr_t *r, const vfdswmr_mdhdr_t *h)
         return;
     vfdswmr_mark_detach(&md->succ_mark);
     md->succ_session = 0;
-    if (h->tick >= h->max_lag || vfdswmr_mark_attach(&md->succ_mark, md->path, h->session) != 1 ||
+    if (h->tick >= h->max_lag || vfdswmr_mark_attach(&md->succ_mark, md->path, h->session) != VFDSWMR_ATTACHED ||
         vfdswmr_mark_set(&md->succ_mark, 0) < 0)
         return;
     if ((rc = vfdswmr_rdr_md_open(md->path, &fd, &dev, &ino)) <= 0)
@@ -317,6 +317,7 @@ mark_tick0(rdr_t *r, const vfdswmr_mdhdr_t *h)
     if (vfdswmr_mdr_read_header(fd, &now) == VFDSWMR_MD_OK && now.session == h->session && now.tick < now.max_lag)
         md->succ_session = h->session;
     close(fd);
+    vfdswmr_rdr_assert_marks(md);
 }
 
 /* A writer that started after the state we hold was current: `at_start`
@@ -361,6 +362,7 @@ vfdswmr_rdr_lag_check(rdr_t *r)
     vfdswmr_mdhdr_t h;
     vfdswmr_mderr_t err;
 
+    vfdswmr_rdr_assert_marks(&r->md);
     if (r->md.fd < 0)
         return check_successor(r, true);
     if ((err = vfdswmr_mdr_read_header(r->md.fd, &h)) != VFDSWMR_MD_OK)

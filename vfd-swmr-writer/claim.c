@@ -78,20 +78,24 @@ vfdswmr_registry_remove(const vfdswmr_writer_t *w)
     pthread_mutex_unlock(&reg_lock);
 }
 
-/* 1: the metadata file (dev, ino) is held by a writer of this process whose
- * HDF5 file is no longer the file at h5_name (deleted or replaced); 0: it is
- * that file (opened twice); -1: not one of ours. */
-static int
+/* Whose is the metadata file (dev, ino) that a live writer locks? */
+typedef enum reg_owner_t {
+    REG_NOT_OURS,  /* no writer of this process */
+    REG_OURS_GONE, /* ours, and its HDF5 file is no longer the file at h5_name (deleted or replaced) */
+    REG_OURS_SAME  /* ours, of that very file (opened twice) */
+} reg_owner_t;
+
+static reg_owner_t
 registry_lookup(dev_t dev, ino_t ino, const char *h5_name)
 {
     struct stat st;
-    int rc = -1;
+    reg_owner_t rc = REG_NOT_OURS;
     bool gone = stat(h5_name, &st) < 0;
 
     pthread_mutex_lock(&reg_lock);
     for (size_t i = 0; i < reg_n; i++)
         if (reg[i].md_dev == dev && reg[i].md_ino == ino) {
-            rc = gone || st.st_dev != reg[i].h5_dev || st.st_ino != reg[i].h5_ino;
+            rc = gone || st.st_dev != reg[i].h5_dev || st.st_ino != reg[i].h5_ino ? REG_OURS_GONE : REG_OURS_SAME;
             break;
         }
     pthread_mutex_unlock(&reg_lock);
@@ -121,11 +125,11 @@ vfdswmr_registry_writes(const char *h5_name)
 
 /* ---- the claim ---------------------------------------------------------------- */
 
-static int
+static vfdswmr_claim_t
 refuse(const char *fmt, const char *md_path, const char *h5_name)
 {
     VFDSWMR_ERR(H5E_CANTOPENFILE, fmt, VFDSWMR_WRITER_NAME, md_path, h5_name);
-    return -1;
+    return VFDSWMR_CLAIM_REFUSED;
 }
 
 /* A crashed writer's metadata file, locked by us: does it belong to this
@@ -170,92 +174,99 @@ check_owner(int fd, const char *md_path, const char *h5_name)
 /*
  * The HDF5 file itself: a live writer holds its writer lock there too
  * (mdlock.h), which still refuses a second writer when the metadata file
- * was removed or moved. 0 free (or no such file yet), 1 this process's own
- * writer has it, -1 refused.
+ * was removed or moved. FREE (or no such file yet), AGAIN (this process's
+ * own writer has it) or REFUSED.
  */
-static int
+static vfdswmr_claim_t
 check_hdf5_lock(const char *h5_name, const char *md_path)
 {
     struct stat st;
     int fd = vfdswmr_open_regular(h5_name, O_RDONLY), held;
 
     if (fd < 0)
-        return 0; /* not there yet (or not a file: the lower driver will say so) */
+        return VFDSWMR_CLAIM_FREE; /* not there yet (or not a file: the lower driver will say so) */
     held = fstat(fd, &st) == 0 ? vfdswmr_mdlock_hdf5_held(fd) : -1;
     close(fd);
     if (held <= 0)
-        return 0;
+        return VFDSWMR_CLAIM_FREE;
     if (registry_has_hdf5(st.st_dev, st.st_ino))
-        return 1;
+        return VFDSWMR_CLAIM_AGAIN;
     return refuse("%1$s: another writer has \"%3$s\" open (it holds the file's writer lock; its metadata file "
                   "should be %2$s); nothing was changed",
                   md_path, h5_name);
 }
 
-int
-vfdswmr_claim_md(vfdswmr_writer_t *w, const char *h5_name, int *old_fd, bool *replace, bool *again)
+/* The metadata file (st) is locked by a live writer: ours, or another's. */
+static vfdswmr_claim_t
+held_by_writer(const struct stat *st, const char *md_path, const char *h5_name)
 {
-    int own;
-
-    *old_fd = -1;
-    *replace = false;
-    *again = false;
-    if ((own = check_hdf5_lock(h5_name, w->md_path)) != 0) {
-        *again = own == 1;
-        return own < 0 ? -1 : 0;
+    switch (registry_lookup(st->st_dev, st->st_ino, h5_name)) {
+    case REG_OURS_GONE: /* our own writer of a file that is gone: make way */
+        return VFDSWMR_CLAIM_REPLACE;
+    case REG_OURS_SAME: /* the same file again: HDF5 will find it open and share it */
+        return VFDSWMR_CLAIM_AGAIN;
+    case REG_NOT_OURS:
+        break;
     }
-    for (int attempt = 0; attempt < 8; attempt++) {
-        struct stat st, now;
-        int fd = vfdswmr_open_regular(w->md_path, O_RDWR), lk;
+    return refuse("%s: metadata file %s is locked: another writer has \"%s\" open (or is recovering it); nothing "
+                  "was changed",
+                  md_path, h5_name);
+}
 
-        if (fd == -2)
-            return refuse("%s: metadata file %s is not a regular file; nothing was changed (\"%s\")", w->md_path,
-                          h5_name);
-        if (fd < 0 && errno == ENOENT)
-            return 0; /* no writer, alive or dead */
-        if (fd < 0 || fstat(fd, &st) < 0) {
-            VFDSWMR_ERR(H5E_CANTOPENFILE, "%s: cannot open metadata file %s: %s; nothing was changed",
-                        VFDSWMR_WRITER_NAME, w->md_path, strerror(errno));
-            if (fd >= 0)
-                close(fd);
-            return -1;
-        }
-        if ((lk = vfdswmr_mdlock_take(fd)) < 0) {
+/* One look at the metadata file's name; *raced: the file there was replaced
+ * between open and lock (look again). */
+static vfdswmr_claim_t
+claim_once(vfdswmr_writer_t *w, const char *h5_name, int *old_fd, bool *raced)
+{
+    struct stat st, now;
+    int fd = vfdswmr_open_regular(w->md_path, O_RDWR);
+    vfdswmr_take_t lk;
+
+    if (fd == VFDSWMR_OPEN_NOT_REGULAR)
+        return refuse("%s: metadata file %s is not a regular file; nothing was changed (\"%s\")", w->md_path, h5_name);
+    if (fd < 0 && errno == ENOENT)
+        return VFDSWMR_CLAIM_FREE; /* no writer, alive or dead */
+    if (fd < 0 || fstat(fd, &st) < 0) {
+        VFDSWMR_ERR(H5E_CANTOPENFILE, "%s: cannot open metadata file %s: %s; nothing was changed", VFDSWMR_WRITER_NAME,
+                    w->md_path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return VFDSWMR_CLAIM_REFUSED;
+    }
+    if ((lk = vfdswmr_mdlock_take(fd)) != VFDSWMR_TAKEN) {
+        if (lk == VFDSWMR_TAKE_ERROR)
             VFDSWMR_ERR(H5E_CANTOPENFILE,
                         "%s: cannot lock metadata file %s: %s (the file system must support fcntl locks); "
                         "nothing was changed",
                         VFDSWMR_WRITER_NAME, w->md_path, strerror(errno));
-            close(fd);
-            return -1;
-        }
-        if (lk == 1) {
-            int ours = registry_lookup(st.st_dev, st.st_ino, h5_name);
-            close(fd);
-            if (ours == 1) { /* our own writer of a file that is gone: make way */
-                *replace = true;
-                return 0;
-            }
-            if (ours == 0) { /* the same file again: HDF5 will find it open and share it */
-                *again = true;
-                return 0;
-            }
-            return refuse("%s: metadata file %s is locked: another writer has \"%s\" open (or is recovering "
-                          "it); nothing was changed",
-                          w->md_path, h5_name);
-        }
-        /* Ours now. Still the file at that name? (It may have been replaced
-         * between open and lock.) */
-        if (stat(w->md_path, &now) < 0 || now.st_dev != st.st_dev || now.st_ino != st.st_ino) {
-            close(fd);
-            continue;
-        }
-        if (check_owner(fd, w->md_path, h5_name) < 0) {
-            close(fd);
-            return -1;
-        }
-        *old_fd = fd;
-        *replace = true;
-        return 0;
+        close(fd);
+        return lk == VFDSWMR_TAKE_ERROR ? VFDSWMR_CLAIM_REFUSED : held_by_writer(&st, w->md_path, h5_name);
+    }
+    /* Ours now. Still the file at that name? */
+    *raced = stat(w->md_path, &now) < 0 || now.st_dev != st.st_dev || now.st_ino != st.st_ino;
+    if (*raced || check_owner(fd, w->md_path, h5_name) < 0) {
+        close(fd);
+        return *raced ? VFDSWMR_CLAIM_FREE : VFDSWMR_CLAIM_REFUSED;
+    }
+    *old_fd = fd;
+    return VFDSWMR_CLAIM_CRASHED;
+}
+
+vfdswmr_claim_t
+vfdswmr_claim_md(vfdswmr_writer_t *w, const char *h5_name, int *old_fd)
+{
+    vfdswmr_claim_t rc;
+    bool raced = false;
+
+    *old_fd = -1;
+    if ((rc = check_hdf5_lock(h5_name, w->md_path)) != VFDSWMR_CLAIM_FREE)
+        return rc;
+    for (int attempt = 0; attempt < 8; attempt++) {
+        rc = claim_once(w, h5_name, old_fd, &raced);
+        /* a crashed writer's file is ours, locked, exactly then (writer.h) */
+        VFDSWMR_ASSERT((rc == VFDSWMR_CLAIM_CRASHED) == (*old_fd >= 0));
+        if (!raced)
+            return rc;
     }
     return refuse("%s: metadata file %s keeps being replaced by other processes; nothing was changed (\"%s\")",
                   w->md_path, h5_name);

@@ -45,7 +45,7 @@ readers_current(vfdswmr_writer_t *w, uint64_t tick, int *registered)
     VFDSWMR_ASSERT_LOCKED(w);
     *registered = -1;
     if (!w->base.cfg.maintain_metadata_file || w->base.cfg.generate_updater_files ||
-        (fd = vfdswmr_lower_fd(LOWER(w))) < 0 || vfdswmr_mdlock_readers(fd, &own) != 0)
+        (fd = vfdswmr_lower_fd(LOWER(w))) < 0 || vfdswmr_mdlock_readers(fd, &own) != VFDSWMR_COUNTED)
         return false;
     current = own == 0;
     *registered = (int)own;
@@ -57,7 +57,7 @@ readers_current(vfdswmr_writer_t *w, uint64_t tick, int *registered)
         }
         if (held) {
             (*registered)++;
-            current = current && vfdswmr_marks_tick(w->marks, i, &t) == 1 && t >= tick;
+            current = current && vfdswmr_marks_tick(w->marks, i, &t) == VFDSWMR_SLOT_MARKED && t >= tick;
         }
     }
     return current;

@@ -73,11 +73,12 @@ prepare_swmr(vfdswmr_writer_t *w, const char *name, hid_t fapl, char *ud_base, s
 static int
 take_hdf5_lock(vfdswmr_writer_t *w, const char *name)
 {
-    int fd = vfdswmr_lower_fd(LOWER(w)), rc;
+    int fd = vfdswmr_lower_fd(LOWER(w));
+    vfdswmr_take_t rc;
 
-    if (fd < 0 || (rc = vfdswmr_mdlock_hdf5_take(fd)) == 0)
+    if (fd < 0 || (rc = vfdswmr_mdlock_hdf5_take(fd)) == VFDSWMR_TAKEN)
         return 0;
-    if (rc < 0) { /* a file system (or descriptor) without locks: the metadata file's lock alone */
+    if (rc == VFDSWMR_TAKE_ERROR) { /* a file system (or descriptor) without locks: the metadata file's lock alone */
         VFDSWMR_LOG(&w->log, "warning", "cannot lock the HDF5 file: %s", strerror(errno));
         return 0;
     }
@@ -230,17 +231,19 @@ start_swmr(vfdswmr_writer_t *w, const char *name, unsigned flags, hid_t fapl, ha
                             .durable = cfg->durable,
                             .defer_link = true};
     int old_fd = -1;
-    bool replace = false, again = false, recovered = false, trunc = (flags & H5F_ACC_TRUNC) != 0;
+    vfdswmr_claim_t claim = VFDSWMR_CLAIM_FREE;
+    bool replace, recovered = false, trunc = (flags & H5F_ACC_TRUNC) != 0;
 
     if (prepare_swmr(w, name, fapl, ud_base, sizeof ud_base) < 0)
         return -1;
     o.md_path = cfg->maintain_metadata_file ? w->md_path : NULL;
     o.ud_base = cfg->generate_updater_files ? ud_base : NULL;
     o.ud_keep_ticks = cfg->updater_keep_ticks ? cfg->updater_keep_ticks : cfg->max_lag + 1;
-    if (o.md_path && vfdswmr_claim_md(w, name, &old_fd, &replace, &again) < 0)
+    if (o.md_path && (claim = vfdswmr_claim_md(w, name, &old_fd)) == VFDSWMR_CLAIM_REFUSED)
         return -1;
-    if (again)
+    if (claim == VFDSWMR_CLAIM_AGAIN)
         return open_again(w, name, flags, maxaddr);
+    replace = claim == VFDSWMR_CLAIM_CRASHED || claim == VFDSWMR_CLAIM_REPLACE;
     if (create_md(w, &o, replace) == 0 && open_hdf5(w, name, flags, maxaddr) == 0 &&
         (old_fd < 0 || trunc || recover_crashed(w, old_fd, name, &recovered) == 0) &&
         (trunc || vfdswmr_seal_at_open(w, name, recovered) == 0) && go_live(w, name, replace, &old_fd) == 0)

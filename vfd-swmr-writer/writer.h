@@ -125,11 +125,15 @@ int vfdswmr_writer_sync_hdf5(vfdswmr_writer_t *w);
 int vfdswmr_writer_check_error(vfdswmr_writer_t *w);
 
 /* claim.c: the metadata file before the HDF5 file is opened (see there). */
-/* 0 with *old_fd (a crashed writer's metadata file, locked, or -1),
- * *replace (our metadata file must replace the one at the name) and *again
- * (a writer of this process has this very file open already); -1 refused,
- * with the reason on the error stack. */
-int vfdswmr_claim_md(vfdswmr_writer_t *w, const char *h5_name, int *old_fd, bool *replace, bool *again);
+typedef enum vfdswmr_claim_t {
+    VFDSWMR_CLAIM_REFUSED = -1, /* the reason on the error stack; nothing was changed */
+    VFDSWMR_CLAIM_FREE,         /* no metadata file: ours takes the name */
+    VFDSWMR_CLAIM_CRASHED,      /* a dead writer's, open and locked in *old_fd: recover, then ours replaces it */
+    VFDSWMR_CLAIM_REPLACE,      /* a writer of this process of a file that is gone: ours replaces it */
+    VFDSWMR_CLAIM_AGAIN         /* a writer of this process has this very file open: HDF5 shares it */
+} vfdswmr_claim_t;
+/* *old_fd: the crashed writer's metadata file with CRASHED, else -1. */
+vfdswmr_claim_t vfdswmr_claim_md(vfdswmr_writer_t *w, const char *h5_name, int *old_fd);
 void vfdswmr_registry_add(const vfdswmr_writer_t *w, const char *h5_name);
 void vfdswmr_registry_remove(const vfdswmr_writer_t *w);
 /* Does a writer of this process have the HDF5 file at h5_name open? */

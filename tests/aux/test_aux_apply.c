@@ -255,13 +255,22 @@ start(void)
     return start_with(&o);
 }
 
+/* The message of the last poll or run that failed (aux.h: the caller's err). */
+static char last_err[AUX_ERRLEN];
+
+static aux_status_t
+poll1(aux_t *a)
+{
+    return aux_poll(a, last_err, sizeof last_err);
+}
+
 /* Poll until nothing more can be done now. */
 static aux_status_t
 drain(aux_t *a)
 {
     aux_status_t s;
 
-    while ((s = aux_poll(a)) == AUX_PROGRESS)
+    while ((s = poll1(a)) == AUX_PROGRESS)
         ;
     return s;
 }
@@ -271,7 +280,7 @@ static void
 steps(aux_t *a, unsigned n)
 {
     for (unsigned i = 0; i < n; i++)
-        assert_int_equal(aux_poll(a), AUX_PROGRESS);
+        assert_int_equal(poll1(a), AUX_PROGRESS);
 }
 
 /* ---- comparing with the writer's own metadata file ------------------------- */
@@ -418,7 +427,7 @@ test_apply_all(void **state)
     assert_int_equal(errno, ENOENT);
     assert_int_equal(compare_fd(held, ref), 0);
     close(held);
-    assert_int_equal(aux_poll(a), AUX_DONE);
+    assert_int_equal(poll1(a), AUX_DONE);
     assert_int_equal(st->applied, 28);
     aux_close(a);
     assert_int_equal(log_count(logpath, " applying seq="), 28);
@@ -890,7 +899,7 @@ test_restart_after_final(void **state)
     free(buf);
     a = start();
     assert_int_equal(aux_expected(a), 6);
-    assert_int_equal(aux_poll(a), AUX_DONE);
+    assert_int_equal(poll1(a), AUX_DONE);
     assert_int_equal(access(local, F_OK), -1);
     assert_true(aux_stats(a)->applied == 0 && aux_stats(a)->skipped == 0);
     aux_close(a);
@@ -983,9 +992,11 @@ at_four(void)
 static void
 fails_with(aux_t *a, const char *want)
 {
+    last_err[0] = '\0';
     assert_int_equal(drain(a), AUX_FATAL);
-    assert_int_equal(aux_poll(a), AUX_FATAL); /* stays failed */
-    assert_string_equal(aux_error(a), want);
+    assert_string_equal(last_err, want);
+    assert_int_equal(poll1(a), AUX_FATAL); /* stays failed, and says so */
+    assert_string_equal(last_err, "an earlier poll failed (its reason was reported then)");
     assert_int_equal(local_tick(), 2); /* untouched */
     aux_close(a);
     assert_int_equal(log_count(logpath, " error updater file "), 1);
@@ -1108,7 +1119,7 @@ test_local_errors(void **state)
     a = start_with(&o);
     assert_int_equal(drain(a), AUX_FATAL);
     snprintf(want, sizeof want, "cannot create the local metadata file %s: No such file or directory", path);
-    assert_string_equal(aux_error(a), want);
+    assert_string_equal(last_err, want);
     aux_close(a);
     /* the local file is a directory */
     snprintf(path, sizeof path, "%s/local", dir);
@@ -1253,7 +1264,7 @@ test_updater_fifo_later(void **state)
              "updater file %s is not a regular file (a FIFO); the local metadata file %s stays at tick 4",
              ud(ud_nfs, 6), local);
     assert_int_equal(drain(a), AUX_FATAL);
-    assert_string_equal(aux_error(a), want);
+    assert_string_equal(last_err, want);
     assert_int_equal(local_tick(), 4);
     aux_close(a);
     gen_close(&g);
@@ -1302,7 +1313,7 @@ test_trailing_create_only(void **state)
              "updater file %s is damaged: trailing bytes after the updater's last image (the file has %zu bytes, the "
              "updater ends at byte %zu); the local metadata file %s stays not created",
              ud(ud_nfs, 0), len + 1, len, local);
-    assert_string_equal(aux_error(a), want);
+    assert_string_equal(last_err, want);
     assert_int_equal(access(local, F_OK), -1);
     aux_close(a);
     free(b);
@@ -1570,17 +1581,17 @@ test_run(void **state)
     gen_tick(&g, VFDSWMR_MDW_FINAL); /* 0 .. 5 */
     move_range(0, 5);
     a = start();
-    assert_int_equal(aux_run(a, &stop), 0);
+    assert_int_equal(aux_run(a, &stop, last_err, sizeof last_err), 0);
     assert_true(aux_expected(a) == 0 && aux_stats(a)->applied == 0);
     stop = 0;
-    assert_int_equal(aux_run(a, &stop), 0);
+    assert_int_equal(aux_run(a, &stop, last_err, sizeof last_err), 0);
     assert_int_equal(aux_stats(a)->applied, 6);
     assert_int_equal(access(local, F_OK), -1);
     aux_close(a);
     /* fatal: 1 */
     spill(ud(ud_nfs, 0), "VUDHjunk", 8); /* wrong length for a header: torn (ESHORT), retried... */
     a = start();
-    assert_int_equal(aux_poll(a), AUX_WAITING);
+    assert_int_equal(poll1(a), AUX_WAITING);
     aux_close(a);
     {
         size_t len;
@@ -1589,7 +1600,9 @@ test_run(void **state)
         free(b);
     }
     a = start();
-    assert_int_equal(aux_run(a, &stop), 1);
+    last_err[0] = '\0';
+    assert_int_equal(aux_run(a, &stop, last_err, sizeof last_err), 1);
+    assert_non_null(strstr(last_err, "is damaged"));
     aux_close(a);
     gen_close(&g);
 }

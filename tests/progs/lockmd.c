@@ -24,7 +24,8 @@ int
 main(int argc, char **argv)
 {
     char line[64];
-    int fd, rc;
+    int fd;
+    vfdswmr_take_t rc;
 
     if (argc != 2) {
         fprintf(stderr, "usage: lockmd MDFILE\n");
@@ -35,8 +36,8 @@ main(int argc, char **argv)
         fprintf(stderr, "lockmd: cannot open %s: %s\n", argv[1], strerror(errno));
         return 1;
     }
-    if ((rc = vfdswmr_mdlock_take(fd)) != 0) {
-        if (rc < 0)
+    if ((rc = vfdswmr_mdlock_take(fd)) != VFDSWMR_TAKEN) {
+        if (rc == VFDSWMR_TAKE_ERROR)
             fprintf(stderr, "lockmd: cannot lock %s: %s\n", argv[1], strerror(errno));
         else
             printf("held\n");

@@ -65,8 +65,8 @@ test_lag_follows_oldest_mark(void **state)
     assert_int_equal(vfdswmr_marks_create(md, 7, &m), 0);
     assert_int_equal(vfdswmr_marks_lag(m, 10, 3, 60, &n), 3); /* nobody: max_lag */
     assert_int_equal(n, 0);
-    assert_int_equal(vfdswmr_mark_attach(&a, md, 7), 1);
-    assert_int_equal(vfdswmr_mark_attach(&b, md, 7), 1);
+    assert_int_equal(vfdswmr_mark_attach(&a, md, 7), VFDSWMR_ATTACHED);
+    assert_int_equal(vfdswmr_mark_attach(&b, md, 7), VFDSWMR_ATTACHED);
     assert_int_not_equal(a.slot, b.slot);
     assert_int_equal(vfdswmr_marks_lag(m, 10, 3, 60, &n), 3); /* registered, no tick yet */
     assert_int_equal(vfdswmr_mark_set(&a, 4), 0);
@@ -81,7 +81,7 @@ test_lag_follows_oldest_mark(void **state)
     vfdswmr_mark_detach(&b);
     assert_int_equal(vfdswmr_marks_lag(m, 20, 3, 60, &n), 3);
     /* tick 0 (a reader holding the file as it was before the writer) is a mark too */
-    assert_int_equal(vfdswmr_mark_attach(&a, md, 7), 1);
+    assert_int_equal(vfdswmr_mark_attach(&a, md, 7), VFDSWMR_ATTACHED);
     assert_int_equal(vfdswmr_mark_set(&a, 0), 0);
     assert_int_equal(vfdswmr_marks_lag(m, 20, 3, 60, &n), 21);
     assert_int_equal(n, 1);
@@ -102,8 +102,8 @@ test_release(void **state)
 
     (void)state;
     assert_int_equal(vfdswmr_marks_create(md, 7, &m), 0);
-    assert_int_equal(vfdswmr_mark_attach(&a, md, 7), 1);
-    assert_int_equal(vfdswmr_mark_attach(&b, md, 7), 1);
+    assert_int_equal(vfdswmr_mark_attach(&a, md, 7), VFDSWMR_ATTACHED);
+    assert_int_equal(vfdswmr_mark_attach(&b, md, 7), VFDSWMR_ATTACHED);
     assert_int_equal(vfdswmr_mark_set(&a, 5), 0);
     assert_int_equal(vfdswmr_mark_set(&b, 50), 0);
     assert_int_equal(vfdswmr_marks_lag(m, 64, 3, 60, &n), 60); /* 5 still kept: exactly the limit */
@@ -133,13 +133,13 @@ test_not_registered(void **state)
     vfdswmr_mark_t r[VFDSWMR_MARKS_SLOTS + 1];
 
     (void)state;
-    assert_int_equal(vfdswmr_mark_attach(&r[0], md, 7), 0); /* no table */
+    assert_int_equal(vfdswmr_mark_attach(&r[0], md, 7), VFDSWMR_ATTACH_NONE); /* no table */
     assert_int_equal(r[0].fd, -1);
     assert_int_equal(vfdswmr_marks_create(md, 7, &m), 0);
-    assert_int_equal(vfdswmr_mark_attach(&r[0], md, 8), 0); /* another session's table */
+    assert_int_equal(vfdswmr_mark_attach(&r[0], md, 8), VFDSWMR_ATTACH_NONE); /* another session's table */
     for (unsigned i = 0; i < VFDSWMR_MARKS_SLOTS; i++)
-        assert_int_equal(vfdswmr_mark_attach(&r[i], md, 7), 1);
-    assert_int_equal(vfdswmr_mark_attach(&r[VFDSWMR_MARKS_SLOTS], md, 7), 0); /* full */
+        assert_int_equal(vfdswmr_mark_attach(&r[i], md, 7), VFDSWMR_ATTACHED);
+    assert_int_equal(vfdswmr_mark_attach(&r[VFDSWMR_MARKS_SLOTS], md, 7), VFDSWMR_ATTACH_NONE); /* full */
     for (unsigned i = 0; i < VFDSWMR_MARKS_SLOTS; i++)
         vfdswmr_mark_detach(&r[i]);
     vfdswmr_marks_close(m);
@@ -154,29 +154,29 @@ test_marks_tick(void **state)
 
     (void)state;
     assert_int_equal(vfdswmr_marks_create(md, 7, &m), 0);
-    assert_int_equal(vfdswmr_marks_tick(m, 0, &t), -1); /* free */
-    assert_int_equal(vfdswmr_mark_attach(&a, md, 7), 1);
-    assert_int_equal(vfdswmr_marks_tick(m, a.slot, &t), 0); /* live, not marked yet */
+    assert_int_equal(vfdswmr_marks_tick(m, 0, &t), VFDSWMR_SLOT_FREE); /* free */
+    assert_int_equal(vfdswmr_mark_attach(&a, md, 7), VFDSWMR_ATTACHED);
+    assert_int_equal(vfdswmr_marks_tick(m, a.slot, &t), VFDSWMR_SLOT_UNMARKED); /* live, not marked yet */
     assert_int_equal(vfdswmr_mark_set(&a, 5), 0);
-    assert_int_equal(vfdswmr_marks_tick(m, a.slot, &t), 1);
+    assert_int_equal(vfdswmr_marks_tick(m, a.slot, &t), VFDSWMR_SLOT_MARKED);
     assert_int_equal(t, 5);
-    assert_int_equal(vfdswmr_mark_attach(&b, md, 7), 1);
+    assert_int_equal(vfdswmr_mark_attach(&b, md, 7), VFDSWMR_ATTACHED);
     assert_int_equal(vfdswmr_mark_set(&b, 9), 0);
     /* b goes, leaving 9 in its slot; c takes the slot: until c marks, the
      * slot is "not marked yet", never tick 9 */
     unsigned slot = b.slot;
     vfdswmr_mark_detach(&b);
-    assert_int_equal(vfdswmr_marks_tick(m, slot, &t), -1);
-    assert_int_equal(vfdswmr_mark_attach(&c, md, 7), 1);
+    assert_int_equal(vfdswmr_marks_tick(m, slot, &t), VFDSWMR_SLOT_FREE);
+    assert_int_equal(vfdswmr_mark_attach(&c, md, 7), VFDSWMR_ATTACHED);
     assert_int_equal(c.slot, slot);
-    assert_int_equal(vfdswmr_marks_tick(m, slot, &t), 0);
+    assert_int_equal(vfdswmr_marks_tick(m, slot, &t), VFDSWMR_SLOT_UNMARKED);
     assert_int_equal(vfdswmr_mark_set(&c, 11), 0);
-    assert_int_equal(vfdswmr_marks_tick(m, slot, &t), 1);
+    assert_int_equal(vfdswmr_marks_tick(m, slot, &t), VFDSWMR_SLOT_MARKED);
     assert_int_equal(t, 11);
     vfdswmr_mark_detach(&a);
     vfdswmr_mark_detach(&c);
-    assert_int_equal(vfdswmr_marks_tick(NULL, 0, &t), -1); /* no table: cannot tell */
-    assert_int_equal(vfdswmr_marks_tick(m, VFDSWMR_MARKS_SLOTS, &t), -1);
+    assert_int_equal(vfdswmr_marks_tick(NULL, 0, &t), VFDSWMR_SLOT_FREE); /* no table: cannot tell */
+    assert_int_equal(vfdswmr_marks_tick(m, VFDSWMR_MARKS_SLOTS, &t), VFDSWMR_SLOT_FREE);
     vfdswmr_marks_close(m);
 }
 
@@ -191,29 +191,29 @@ test_reader_count(void **state)
     (void)state;
     snprintf(path, sizeof path, "%s/count.h5", dir);
     assert_true((w = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644)) >= 0);
-    assert_int_equal(vfdswmr_mdlock_readers(w, &n), 0);
+    assert_int_equal(vfdswmr_mdlock_readers(w, &n), VFDSWMR_COUNTED);
     assert_int_equal(n, 0);
     for (int i = 0; i < 40; i++) { /* each open() is a reader of its own */
         assert_true((fd = open(path, O_RDONLY)) >= 0);
         assert_int_equal(vfdswmr_reg_join(&r[i], fd), 0);
-        assert_int_equal(vfdswmr_mdlock_readers(w, &n), 0);
+        assert_int_equal(vfdswmr_mdlock_readers(w, &n), VFDSWMR_COUNTED);
         assert_int_equal(n, (unsigned)i + 1);
     }
     for (int i = 0; i < 40; i += 2)
         vfdswmr_reg_leave(&r[i]); /* a reader that closes or dies */
-    assert_int_equal(vfdswmr_mdlock_readers(w, &n), 0);
+    assert_int_equal(vfdswmr_mdlock_readers(w, &n), VFDSWMR_COUNTED);
     assert_int_equal(n, 20);
     /* a reader with a mark moves to its slot's byte, and back */
     assert_int_equal(vfdswmr_mdlock_marked(w, 3), 0);
     assert_int_equal(vfdswmr_reg_marked(&r[1], 3), 0);
     assert_int_equal(vfdswmr_mdlock_marked(w, 3), 1);
-    assert_int_equal(vfdswmr_mdlock_readers(w, &n), 0);
+    assert_int_equal(vfdswmr_mdlock_readers(w, &n), VFDSWMR_COUNTED);
     assert_int_equal(n, 19);
     assert_int_equal(vfdswmr_reg_marked(&r[1], 3), 0);  /* again: nothing changes */
     assert_int_equal(vfdswmr_reg_marked(&r[1], 4), -1); /* one slot at a time */
     assert_int_equal(vfdswmr_reg_unmarked(&r[1]), 0);
     assert_int_equal(vfdswmr_mdlock_marked(w, 3), 0);
-    assert_int_equal(vfdswmr_mdlock_readers(w, &n), 0);
+    assert_int_equal(vfdswmr_mdlock_readers(w, &n), VFDSWMR_COUNTED);
     assert_int_equal(n, 20);
     /* a marked reader that dies: its slot byte goes with it */
     assert_int_equal(vfdswmr_reg_marked(&r[3], 5), 0);
@@ -223,11 +223,11 @@ test_reader_count(void **state)
     struct flock fl = {.l_type = F_RDLCK, .l_whence = SEEK_SET, .l_start = VFDSWMR_READER_LOCK_OFFSET, .l_len = 1};
     assert_true((fd = open(path, O_RDONLY)) >= 0);
     assert_int_equal(fcntl(fd, F_OFD_SETLK, &fl), 0);
-    assert_int_equal(vfdswmr_mdlock_readers(w, &n), 1);
+    assert_int_equal(vfdswmr_mdlock_readers(w, &n), VFDSWMR_COUNT_SHARED);
     close(fd);
     for (int i = 1; i < 40; i += 2)
         vfdswmr_reg_leave(&r[i]);
-    assert_int_equal(vfdswmr_mdlock_readers(w, &n), 0);
+    assert_int_equal(vfdswmr_mdlock_readers(w, &n), VFDSWMR_COUNTED);
     assert_int_equal(n, 0);
     close(w);
 }

@@ -350,10 +350,10 @@ test_open_regular_fifo(void **state)
     assert_int_equal(symlink(p, link), 0);
     for (size_t i = 0; i < 3; i++) {
         errno = 0;
-        assert_int_equal(vfdswmr_open_regular(p, MODES[i]), -2);
+        assert_int_equal(vfdswmr_open_regular(p, MODES[i]), VFDSWMR_OPEN_NOT_REGULAR);
         assert_int_equal(errno, EINVAL);
-        assert_int_equal(vfdswmr_open_regular(link, MODES[i]), -2);
-        assert_int_equal(vfdswmr_open_regular(p, MODES[i] | O_CREAT), -2);
+        assert_int_equal(vfdswmr_open_regular(link, MODES[i]), VFDSWMR_OPEN_NOT_REGULAR);
+        assert_int_equal(vfdswmr_open_regular(p, MODES[i] | O_CREAT), VFDSWMR_OPEN_NOT_REGULAR);
     }
     assert_string_equal(vfdswmr_path_kind(p), "a FIFO");
     assert_string_equal(vfdswmr_path_kind(link), "a FIFO");
@@ -367,8 +367,8 @@ test_open_regular_dir_dev(void **state)
     (void)state;
     assert_int_equal(mkdir(d, 0755), 0);
     for (size_t i = 0; i < 3; i++) {
-        assert_int_equal(vfdswmr_open_regular(d, MODES[i]), -2);
-        assert_int_equal(vfdswmr_open_regular("/dev/null", MODES[i]), -2);
+        assert_int_equal(vfdswmr_open_regular(d, MODES[i]), VFDSWMR_OPEN_NOT_REGULAR);
+        assert_int_equal(vfdswmr_open_regular("/dev/null", MODES[i]), VFDSWMR_OPEN_NOT_REGULAR);
     }
     assert_string_equal(vfdswmr_path_kind(d), "a directory");
     assert_string_equal(vfdswmr_path_kind("/dev/null"), "a character device");

@@ -76,23 +76,24 @@ lock_md(const char *md_path, const char *file, int *fd)
 {
     for (int attempt = 0; attempt < 8; attempt++) {
         struct stat st, now;
-        int lk;
+        vfdswmr_take_t lk;
 
         *fd = vfdswmr_open_regular(md_path, O_RDWR);
-        if (*fd == -2)
+        if (*fd == VFDSWMR_OPEN_NOT_REGULAR)
             return die(1, "metadata file %s is not a regular file", md_path);
         if (*fd < 0 && errno == ENOENT)
             return 0; /* no metadata file: see no_metadata_file */
         if (*fd < 0 || fstat(*fd, &st) < 0)
             return die(1, "cannot open metadata file %s: %s", md_path, strerror(errno));
-        if ((lk = vfdswmr_mdlock_take(*fd)) != 0) {
+        if ((lk = vfdswmr_mdlock_take(*fd)) != VFDSWMR_TAKEN) {
             int e = errno;
             close(*fd);
-            return lk > 0 ? die(3,
-                                "%s: a writer is running, or another recovery (it holds metadata file %s); "
-                                "nothing done",
-                                file, md_path)
-                          : die(1, "cannot lock metadata file %s: %s", md_path, strerror(e));
+            return lk == VFDSWMR_TAKE_BUSY
+                       ? die(3,
+                             "%s: a writer is running, or another recovery (it holds metadata file %s); "
+                             "nothing done",
+                             file, md_path)
+                       : die(1, "cannot lock metadata file %s: %s", md_path, strerror(e));
         }
         if (stat(md_path, &now) == 0 && now.st_dev == st.st_dev && now.st_ino == st.st_ino)
             return 0;
