@@ -71,6 +71,7 @@ struct key_spec {
 
 static int parse_uint(struct parse_ctx *, const struct key_spec *, const struct slice *);
 static int parse_bool(struct parse_ctx *, const struct key_spec *, const struct slice *);
+static int parse_publish(struct parse_ctx *, const struct key_spec *, const struct slice *);
 static int parse_path(struct parse_ctx *, const struct key_spec *, const struct slice *);
 static int parse_file_name(struct parse_ctx *, const struct key_spec *, const struct slice *);
 static int parse_under(struct parse_ctx *, const struct key_spec *, const struct slice *);
@@ -86,6 +87,7 @@ static int parse_size(struct parse_ctx *, const struct key_spec *, const struct 
     X(generate_updater_files, parse_bool, generate_updater_files, 0, 1, NULL)                           \
     X(durable, parse_bool, durable, 0, 1, NULL)                                                         \
     X(flush_raw_data, parse_bool, durable, 0, 1, NULL) /* durable's former name */                      \
+    X(publish, parse_publish, publish_at_tick_only, 0, 1, NULL)                                         \
     X(md_file_path, parse_path, md_file_path, 0, 0, NULL)                                               \
     X(md_file_name, parse_file_name, md_file_name, 0, 0, NULL)                                          \
     X(updater_file_path, parse_path, updater_file_path, 0, 0, NULL)                                     \
@@ -393,6 +395,30 @@ parse_bool(struct parse_ctx *ctx, const struct key_spec *spec, const struct slic
     return 0;
 }
 
+/* publish=flush (a consistency point is published before the flush
+ * returns) or publish=tick (only at the end of each tick). */
+static int
+parse_publish(struct parse_ctx *ctx, const struct key_spec *spec, const struct slice *v)
+{
+    char word[sizeof "flush" + 1]; /* one more than the longest word */
+    size_t n = 0;
+    for (size_t i = 0; i < v->len && n < sizeof word - 1;)
+        word[n++] = ascii_lower(next_char(v, &i));
+    word[n] = '\0';
+
+    bool *dst = field(ctx->cfg, spec);
+    if (strcmp(word, "flush") == 0)
+        *dst = false;
+    else if (strcmp(word, "tick") == 0)
+        *dst = true;
+    else {
+        char shown[ECHO_SIZE];
+        echo(v, shown);
+        return vfdswmr_errtext(ctx->errbuf, ctx->errlen, "%s=%s: expected flush or tick", spec->name, shown);
+    }
+    return 0;
+}
+
 /* Unescapes a path value into its field; *len receives its length. */
 static int
 store_path(struct parse_ctx *ctx, const struct key_spec *spec, const struct slice *v, size_t *len)
@@ -586,6 +612,7 @@ vfdswmr_config_defaults(vfdswmr_config_t *cfg)
     cfg->maintain_metadata_file = true;
     cfg->generate_updater_files = false;
     cfg->durable = false;
+    cfg->publish_at_tick_only = false;
     cfg->pb_expansion_threshold = 0;
     cfg->open_timeout = VFDSWMR_DEFAULT_OPEN_TIMEOUT;
     cfg->keep_metadata_file = false;

@@ -47,6 +47,7 @@ typedef struct vfdswmr_config_t {
     bool maintain_metadata_file;
     bool generate_updater_files;
     bool durable;                                     /* keys durable and flush_raw_data (its former name) */
+    bool publish_at_tick_only;                        /* publish=tick; false: publish=flush (the default) */
     uint32_t pb_expansion_threshold;                  /* 0..100, 0 disables */
     uint32_t open_timeout;                            /* tenths of a second a reader waits for the metadata file */
     bool keep_metadata_file;                          /* writer: leave the metadata file at close */

@@ -58,6 +58,17 @@
  *                          file descriptor (sec2, log)
  * flush_raw_data           durable's former name, still accepted
  *                          (give one of the two)
+ * publish                  writer: when a consistency point is    flush
+ *                          published. flush: before the H5Fflush
+ *                          (or, in SWMR-write mode, H5Dflush,
+ *                          H5Oflush ...) that makes it returns,
+ *                          so readers see it at their next
+ *                          refresh and recovery restores it;
+ *                          tick: only at the end of each tick
+ *                          (readers see a flush within a tick; a
+ *                          crash loses up to a tick of flushes).
+ *                          The reader lag max_lag stays ticks
+ *                          either way
  * md_file_path             directory of the metadata file         directory of
  *                          (at most VFDSWMR_MAX_PATH bytes)       the HDF5 file
  * md_file_name             file name of the metadata file         <HDF5 file

@@ -30,7 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define VFDSWMR_FORMAT_VERSION 2
+#define VFDSWMR_FORMAT_VERSION 3
 
 /* Page sizes accepted by the formats: powers of two in this range. */
 #define VFDSWMR_MIN_PAGE_SIZE 512u
@@ -58,7 +58,7 @@ typedef enum vfdswmr_mderr_t {
     VFDSWMR_MD_EIO,         /* a read or write failed (errno says why) */
     VFDSWMR_MD_ENOMEM,      /* out of memory */
     VFDSWMR_MD_ERANGE,      /* a metadata range is invalid (empty, outside its image, unsorted, miscounted) */
-    VFDSWMR_MD_EFIELD,      /* a header field has a value the format forbids (max_lag below 3) */
+    VFDSWMR_MD_EFIELD,      /* a header field has a value the format forbids (max_lag below 3, epoch > tick) */
     VFDSWMR_MD_NERRORS
 } vfdswmr_mderr_t;
 
@@ -76,7 +76,7 @@ vfdswmr_pages(uint64_t len, uint32_t page_size)
 bool vfdswmr_page_size_valid(uint32_t page_size);
 
 /* ---- metadata file header ("VHDR"), at offset 0 of the metadata file ---- */
-#define VFDSWMR_MDHDR_SIZE        72
+#define VFDSWMR_MDHDR_SIZE        80
 #define VFDSWMR_MDHDR_FINAL       0x0001u /* the writer closed cleanly: index empty, HDF5 file complete */
 #define VFDSWMR_MDHDR_FAILED      0x0002u /* the writer can no longer publish: this is its last snapshot */
 #define VFDSWMR_MDHDR_MIN_MAX_LAG 3u      /* smallest max_lag a header may state */
@@ -91,13 +91,19 @@ typedef struct vfdswmr_mdhdr_t {
     uint32_t tick_len;     /* the writer's tick length, tenths of a second */
     uint32_t max_lag;      /* the writer's max_lag, ticks, >= VFDSWMR_MDHDR_MIN_MAX_LAG */
     uint64_t hdf5_id;      /* st_ino of the HDF5 file, 0 = unknown */
+    /* The writer's tick count when it published this snapshot: ends of tick
+     * (the ticker's, explicit ones, close's) advance it, publishes at a flush
+     * do not. max_lag is counted in it (DESIGN.md "The lag is a time");
+     * never decreases, <= tick. */
+    uint64_t epoch;
 } vfdswmr_mdhdr_t;
 
 void vfdswmr_mdhdr_encode(const vfdswmr_mdhdr_t *h, uint8_t out[VFDSWMR_MDHDR_SIZE]);
 /*
- * A whole version-1 header (56 bytes, version 1, its own checksum valid) is
- * EVERSION. Also checks: flags (unknown bits: ERESERVED; FINAL with FAILED:
- * EFLAGS), max_lag >= VFDSWMR_MDHDR_MIN_MAX_LAG (EFIELD), index_offset >=
+ * A whole header of an earlier version (version 1: 56 bytes, version 2: 72,
+ * its own checksum valid) is EVERSION. Also checks: flags (unknown bits:
+ * ERESERVED; FINAL with FAILED: EFLAGS), max_lag >=
+ * VFDSWMR_MDHDR_MIN_MAX_LAG and epoch <= tick (EFIELD), index_offset >=
  * VFDSWMR_MDHDR_SIZE and a multiple of 8 (EBOUNDS), index_length ==
  * vfdswmr_mdidx_size(n, m) for some n, m (ELENGTH), offset + length does not
  * overflow (EBOUNDS).
@@ -232,7 +238,7 @@ vfdswmr_mderr_t vfdswmr_udcl_decode(const uint8_t *buf, size_t len, uint32_t pag
 
 /* ---- read-mark table ("VRDM"), "<metadata file>.readers" (marks.h) ------ */
 #define VFDSWMR_MARKSHDR_SIZE        64
-#define VFDSWMR_MARKS_FORMAT_VERSION 1
+#define VFDSWMR_MARKS_FORMAT_VERSION 2
 typedef struct vfdswmr_markshdr_t {
     uint64_t session;       /* the writer session the table belongs to */
     uint64_t release_below; /* marks below this tick are released */

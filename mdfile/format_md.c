@@ -261,8 +261,12 @@ vfdswmr_mdidx_check_place(uint64_t offset, uint64_t length)
 
 /* ---- metadata file header ----------------------------------------------- */
 
-/* Version 1 of the header: 56 bytes, checksum at 52. */
-#define MDHDR_V1_SIZE 56
+/* Earlier versions of the header: version 1, 56 bytes; version 2, 72
+ * bytes (no epoch); each with its checksum in its last 4 bytes. */
+static const struct {
+    uint16_t version;
+    size_t size;
+} MDHDR_OLD[] = {{1, 56}, {2, 72}};
 
 void
 vfdswmr_mdhdr_encode(const vfdswmr_mdhdr_t *h, uint8_t out[VFDSWMR_MDHDR_SIZE])
@@ -280,19 +284,27 @@ vfdswmr_mdhdr_encode(const vfdswmr_mdhdr_t *h, uint8_t out[VFDSWMR_MDHDR_SIZE])
     p = put32(p, h->tick_len);
     p = put32(p, h->max_lag);
     p = put64(p, h->hdf5_id);
+    p = put64(p, h->epoch);
     VFDSWMR_ASSERT(p + CKSUM_LEN == out + VFDSWMR_MDHDR_SIZE);
     seal(out, p);
 }
 
-/* A whole, intact header of format version 1: refused as such (EVERSION)
- * rather than reported as a checksum mismatch, which a reader would retry. */
+/* A whole, intact header of an earlier format version: refused as such
+ * (EVERSION) rather than reported as a checksum mismatch, which a reader
+ * would retry. */
 static bool
-is_v1_header(const uint8_t *buf, size_t len)
+is_old_header(const uint8_t *buf, size_t len)
 {
     const uint8_t *p = buf + MAGIC_LEN;
+    uint16_t version = take16(&p);
 
-    return len >= MDHDR_V1_SIZE && take16(&p) == 1 &&
-           vfdswmr_le32_decode(buf + MDHDR_V1_SIZE - CKSUM_LEN) == vfdswmr_checksum(buf, MDHDR_V1_SIZE - CKSUM_LEN);
+    for (size_t i = 0; i < sizeof MDHDR_OLD / sizeof MDHDR_OLD[0]; i++) {
+        size_t n = MDHDR_OLD[i].size;
+        if (version == MDHDR_OLD[i].version && len >= n &&
+            vfdswmr_le32_decode(buf + n - CKSUM_LEN) == vfdswmr_checksum(buf, n - CKSUM_LEN))
+            return true;
+    }
+    return false;
 }
 
 static vfdswmr_mderr_t
@@ -304,7 +316,7 @@ check_mdhdr_fields(const vfdswmr_mdhdr_t *h)
         return VFDSWMR_MD_EFLAGS;
     if (!vfdswmr_page_size_valid(h->page_size))
         return VFDSWMR_MD_EPAGESIZE;
-    if (h->max_lag < VFDSWMR_MDHDR_MIN_MAX_LAG)
+    if (h->max_lag < VFDSWMR_MDHDR_MIN_MAX_LAG || h->epoch > h->tick)
         return VFDSWMR_MD_EFIELD;
     return vfdswmr_mdidx_check_place(h->index_offset, h->index_length);
 }
@@ -317,7 +329,7 @@ vfdswmr_mdhdr_decode(const uint8_t *buf, size_t len, vfdswmr_mdhdr_t *h)
     vfdswmr_mderr_t err;
 
     *h = v;
-    if (len >= MAGIC_LEN && memcmp(buf, MAGIC_VHDR, MAGIC_LEN) == 0 && is_v1_header(buf, len))
+    if (len >= MAGIC_LEN + 2 && memcmp(buf, MAGIC_VHDR, MAGIC_LEN) == 0 && is_old_header(buf, len))
         return VFDSWMR_MD_EVERSION;
     if ((err = check_frame(buf, len, VFDSWMR_MDHDR_SIZE, MAGIC_VHDR)) != VFDSWMR_MD_OK)
         return err;
@@ -334,6 +346,7 @@ vfdswmr_mdhdr_decode(const uint8_t *buf, size_t len, vfdswmr_mdhdr_t *h)
     v.tick_len = take32(&p);
     v.max_lag = take32(&p);
     v.hdf5_id = take64(&p);
+    v.epoch = take64(&p);
     if ((err = check_mdhdr_fields(&v)) != VFDSWMR_MD_OK)
         return err;
     *h = v;

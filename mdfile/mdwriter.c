@@ -29,7 +29,7 @@
 struct held_ud {
     uint8_t *buf;
     size_t len;
-    uint64_t seq, tick;
+    uint64_t seq, epoch;
 };
 
 struct vfdswmr_mdw {
@@ -39,7 +39,9 @@ struct vfdswmr_mdw {
     int fd;            /* metadata file, or -1; its writer lock is held (mdlock.h) */
     char *tmp_path;    /* its name until vfdswmr_mdw_link() */
     bool linked;       /* visible under md_path */
-    uint32_t keep_lag; /* superseded space is kept this many ticks (>= max_lag: read marks) */
+    uint32_t keep_lag; /* superseded space is kept this many epochs (>= max_lag: read marks) */
+    bool epoch_given;  /* vfdswmr_mdw_set_epoch() was called: publishes carry next_epoch, else their tick */
+    uint64_t next_epoch;
     /* With defer_link, updater files are held back until vfdswmr_mdw_go_live(): an open
      * that fails later (HDF5 tries opens it expects to fail) must leave none behind. */
     bool ud_hold;
@@ -49,8 +51,8 @@ struct vfdswmr_mdw {
     ino_t ino;
     vfdswmr_space_t *space;
     uint64_t tick;
-    uint64_t sequence;  /* next updater sequence number */
-    uint64_t *ud_ticks; /* tick carried by updater sequence (oldest_ud + i), for deletion */
+    uint64_t sequence;   /* next updater sequence number */
+    uint64_t *ud_epochs; /* epoch of updater sequence (oldest_ud + i)'s snapshot, for deletion */
     size_t n_ud, cap_ud;
     uint64_t oldest_ud;     /* lowest sequence number not deleted yet */
     vfdswmr_mdentry_t *idx; /* published index */
@@ -71,12 +73,13 @@ VFDSWMR_CHECKER const char *check_index(const vfdswmr_mdw_t *w, uint64_t *size);
 /* ---- sinks ------------------------------------------------------------ */
 
 /*
- * Remember which tick updater `seq` carries, and delete the updater files
- * whose tick is ud_keep_ticks or more behind `tick`. A file that cannot be
+ * Remember the epoch of the snapshot updater `seq` carries, and delete the
+ * updater files whose epoch is ud_keep_ticks or more behind `epoch` (a time,
+ * like max_lag: publishes at flushes do not shorten it). A file that cannot be
  * deleted (already gone) is no error: deletion only bounds disk use.
  */
 static void
-retire_updaters(vfdswmr_mdw_t *w, uint64_t seq, uint64_t tick)
+retire_updaters(vfdswmr_mdw_t *w, uint64_t seq, uint64_t epoch)
 {
     char name[4096 + 32];
     size_t drop = 0;
@@ -85,22 +88,22 @@ retire_updaters(vfdswmr_mdw_t *w, uint64_t seq, uint64_t tick)
         return;
     if (w->n_ud == w->cap_ud) {
         size_t cap = w->cap_ud ? 2 * w->cap_ud : 64;
-        uint64_t *p = realloc(w->ud_ticks, cap * sizeof *p);
+        uint64_t *p = realloc(w->ud_epochs, cap * sizeof *p);
         if (p == NULL)
             return; /* keep the files: a leak of disk space, not of correctness */
-        w->ud_ticks = p;
+        w->ud_epochs = p;
         w->cap_ud = cap;
     }
     if (w->n_ud == 0)
         w->oldest_ud = seq;
-    w->ud_ticks[w->n_ud++] = tick;
-    while (drop < w->n_ud && w->ud_ticks[drop] + w->o.ud_keep_ticks <= tick) {
+    w->ud_epochs[w->n_ud++] = epoch;
+    while (drop < w->n_ud && w->ud_epochs[drop] + w->o.ud_keep_ticks <= epoch) {
         if (vfdswmr_updater_name(name, sizeof name, w->ud_base, w->oldest_ud + drop) == 0)
             unlink(name);
         drop++;
     }
     if (drop) {
-        memmove(w->ud_ticks, w->ud_ticks + drop, (w->n_ud - drop) * sizeof *w->ud_ticks);
+        memmove(w->ud_epochs, w->ud_epochs + drop, (w->n_ud - drop) * sizeof *w->ud_epochs);
         w->n_ud -= drop;
         w->oldest_ud += drop;
     }
@@ -125,7 +128,7 @@ sink_updater(vfdswmr_mdw_t *w, const vfdswmr_mdplan_t *plan, uint16_t flags, cha
             return vfdswmr_errtext(err, errlen, "out of memory");
         }
         w->held = h;
-        h[w->nheld++] = (struct held_ud){buf, len, w->sequence, w->tick};
+        h[w->nheld++] = (struct held_ud){buf, len, w->sequence, w->hdr.epoch};
         w->sequence++;
         return 0;
     }
@@ -134,7 +137,7 @@ sink_updater(vfdswmr_mdw_t *w, const vfdswmr_mdplan_t *plan, uint16_t flags, cha
     if (rc < 0)
         return vfdswmr_errtext(err, errlen, "cannot write updater file %s.%llu: %s", w->ud_base,
                                (unsigned long long)w->sequence, strerror(errno));
-    retire_updaters(w, w->sequence, w->tick);
+    retire_updaters(w, w->sequence, w->hdr.epoch); /* sink_md set w->hdr to this publish's */
     w->sequence++;
     return 0;
 }
@@ -169,9 +172,9 @@ first_ending_after(const vfdswmr_mdw_t *w, uint64_t page)
 }
 
 static int
-defer_entry(vfdswmr_mdw_t *w, const vfdswmr_mdentry_t *e, uint64_t tick)
+defer_entry(vfdswmr_mdw_t *w, const vfdswmr_mdentry_t *e, uint64_t epoch)
 {
-    return vfdswmr_space_defer(w->space, e->md_page, vfdswmr_pages(e->length, w->o.page_size), tick);
+    return vfdswmr_space_defer(w->space, e->md_page, vfdswmr_pages(e->length, w->o.page_size), epoch);
 }
 
 /* A change's ranges: sorted, disjoint, nonempty, inside its image. */
@@ -219,11 +222,11 @@ check_sorted(vfdswmr_mdw_t *w, const vfdswmr_mdchange_t *c, size_t nc, const uin
 
 /*
  * Mark in drop[] the old entries that the changes supersede or the removals
- * name, and defer their space with `tick`.
+ * name, and defer their space with `epoch` (the publishing one).
  */
 static int
 drop_superseded(vfdswmr_mdw_t *w, bool *drop, const vfdswmr_mdchange_t *c, size_t nc, const uint64_t *r, size_t nr,
-                uint64_t tick, char *err, size_t errlen)
+                uint64_t epoch, char *err, size_t errlen)
 {
     for (size_t i = 0; i < nc; i++) {
         uint64_t end = c[i].hdf5_page + vfdswmr_pages(c[i].length, w->o.page_size);
@@ -236,7 +239,7 @@ drop_superseded(vfdswmr_mdw_t *w, bool *drop, const vfdswmr_mdchange_t *c, size_
             drop[k] = true;
     }
     for (uint32_t k = 0; k < w->n; k++)
-        if (drop[k] && defer_entry(w, &w->idx[k], tick) < 0)
+        if (drop[k] && defer_entry(w, &w->idx[k], epoch) < 0)
             return vfdswmr_errtext(err, errlen, "out of memory");
     return 0;
 }
@@ -314,7 +317,7 @@ merge_index(const vfdswmr_mdw_t *w, const bool *drop, const vfdswmr_mdimage_t *i
  * space of a previously relocated index is deferred. Returns the byte
  * offset, or 0. */
 static uint64_t
-place_index(vfdswmr_mdw_t *w, size_t len, uint64_t tick)
+place_index(vfdswmr_mdw_t *w, size_t len, uint64_t epoch)
 {
     uint64_t old_page = w->idx_page, old_pages = w->idx_pages, off;
     const uint32_t rp = w->o.reserved_pages, ps = w->o.page_size;
@@ -332,7 +335,7 @@ place_index(vfdswmr_mdw_t *w, size_t len, uint64_t tick)
         w->idx_pages = pages;
         off = page * w->o.page_size;
     }
-    if (old_pages && vfdswmr_space_defer(w->space, old_page, old_pages, tick) < 0)
+    if (old_pages && vfdswmr_space_defer(w->space, old_page, old_pages, epoch) < 0)
         return 0;
     /* the index the current header names is never overwritten (mdwriter.h) */
     VFDSWMR_ASSERT(w->hdr.index_length == 0 || off + len <= w->hdr.index_offset ||
@@ -340,10 +343,10 @@ place_index(vfdswmr_mdw_t *w, size_t len, uint64_t tick)
     return off;
 }
 
-/* Encode index and header of `tick` and send the plan to the sinks. */
+/* Encode index and header of `tick` (of `epoch`) and send the plan to the sinks. */
 static int
-emit(vfdswmr_mdw_t *w, uint64_t tick, uint64_t eoa, const merged_t *m, const vfdswmr_mdimage_t *images, size_t nimages,
-     bool final, char *err, size_t errlen)
+emit(vfdswmr_mdw_t *w, uint64_t tick, uint64_t epoch, uint64_t eoa, const merged_t *m, const vfdswmr_mdimage_t *images,
+     size_t nimages, bool final, char *err, size_t errlen)
 {
     vfdswmr_mdidx_t idx = {
         .session = w->o.session, .tick = tick, .nentries = m->n, .entries = m->e, .nranges = m->nr, .ranges = m->r};
@@ -357,7 +360,8 @@ emit(vfdswmr_mdw_t *w, uint64_t tick, uint64_t eoa, const merged_t *m, const vfd
                            .eoa = eoa,
                            .tick_len = w->o.tick_len,
                            .max_lag = w->o.max_lag,
-                           .hdf5_id = w->o.hdf5_id};
+                           .hdf5_id = w->o.hdf5_id,
+                           .epoch = epoch};
     vfdswmr_mdplan_t plan = {.page_size = w->o.page_size,
                              .session = w->o.session,
                              .tick = tick,
@@ -370,16 +374,20 @@ emit(vfdswmr_mdw_t *w, uint64_t tick, uint64_t eoa, const merged_t *m, const vfd
 
     /* ticks increase by one per publish; tick 0 is the empty index of a new file (mdwriter.h) */
     VFDSWMR_ASSERT(tick == w->tick + 1 || (tick == 0 && w->tick == 0 && m->n == 0));
+    /* epochs never decrease and never pass the tick (format.h) */
+    VFDSWMR_ASSERT(epoch >= w->hdr.epoch && epoch <= tick);
     if (idx_image == NULL)
         return vfdswmr_errtext(err, errlen, "out of memory");
-    if (0 == (hdr.index_offset = plan.index_offset = place_index(w, len, tick))) {
+    if (0 == (hdr.index_offset = plan.index_offset = place_index(w, len, epoch))) {
         vfdswmr_errtext(err, errlen, "cannot allocate metadata file space for the index");
         goto done;
     }
     vfdswmr_mdidx_encode(&idx, idx_image);
     vfdswmr_mdhdr_encode(&hdr, hdr_image);
     w->tick = tick;
-    vfdswmr_space_release(w->space, tick, w->keep_lag > w->o.max_lag ? w->keep_lag : w->o.max_lag);
+    /* Space superseded at epoch E is free for the publish after the one
+     * whose epoch reaches E + keep (DESIGN.md "The lag is a time"). */
+    vfdswmr_space_release(w->space, epoch, w->keep_lag > w->o.max_lag ? w->keep_lag : w->o.max_lag);
     if (sink_md(w, &plan, &hdr, err, errlen) < 0 ||
         sink_updater(w, &plan, final ? VFDSWMR_UD_FINAL : 0, err, errlen) < 0)
         goto done;
@@ -393,7 +401,7 @@ static int
 publish(vfdswmr_mdw_t *w, uint64_t eoa, const vfdswmr_mdchange_t *changes, size_t nchanges, const uint64_t *removals,
         size_t nremovals, unsigned flags, char *err, size_t errlen)
 {
-    uint64_t tick = w->tick + 1, nranges = w->nranges;
+    uint64_t tick = w->tick + 1, nranges = w->nranges, epoch = w->epoch_given ? w->next_epoch : tick;
     bool *drop = NULL;
     vfdswmr_mdimage_t *images = NULL;
     merged_t m = {0};
@@ -413,11 +421,11 @@ publish(vfdswmr_mdw_t *w, uint64_t eoa, const vfdswmr_mdchange_t *changes, size_
         vfdswmr_errtext(err, errlen, "out of memory");
         goto done;
     }
-    if (drop_superseded(w, drop, changes, nchanges, removals, nremovals, tick, err, errlen) < 0 ||
+    if (drop_superseded(w, drop, changes, nchanges, removals, nremovals, epoch, err, errlen) < 0 ||
         place_changes(w, changes, nchanges, images, err, errlen) < 0)
         goto done;
     merge_index(w, drop, images, changes, nchanges, &m);
-    if (emit(w, tick, eoa, &m, images, nchanges, (flags & VFDSWMR_MDW_FINAL) != 0, err, errlen) < 0)
+    if (emit(w, tick, epoch, eoa, &m, images, nchanges, (flags & VFDSWMR_MDW_FINAL) != 0, err, errlen) < 0)
         goto done;
     free(w->idx);
     free(w->ranges);
@@ -516,7 +524,7 @@ create_md_file(vfdswmr_mdw_t *w, char *err, size_t errlen)
     w->file_pages = w->o.reserved_pages;
     if (ftruncate(fd, (off_t)((uint64_t)w->o.reserved_pages * w->o.page_size)) < 0)
         rc = vfdswmr_errtext(err, errlen, "cannot write metadata file %s: %s", tmp, strerror(errno));
-    else if (emit(w, 0, 0, &(merged_t){0}, NULL, 0, false, err, errlen) < 0)
+    else if (emit(w, 0, 0, 0, &(merged_t){0}, NULL, 0, false, err, errlen) < 0)
         rc = -1;
     else if (w->o.durable && fsync(fd) < 0)
         rc = vfdswmr_errtext(err, errlen, "cannot sync metadata file %s: %s", tmp, strerror(errno));
@@ -562,7 +570,7 @@ vfdswmr_mdw_go_live(vfdswmr_mdw_t *w, char *err, size_t errlen)
             rc = vfdswmr_errtext(err, errlen, "cannot write updater file %s.%llu: %s", w->ud_base,
                                  (unsigned long long)h->seq, strerror(errno));
         if (rc == 0)
-            retire_updaters(w, h->seq, h->tick);
+            retire_updaters(w, h->seq, h->epoch);
         free(h->buf);
     }
     free(w->held);
@@ -585,6 +593,13 @@ void
 vfdswmr_mdw_set_keep_lag(vfdswmr_mdw_t *w, uint32_t lag)
 {
     w->keep_lag = lag;
+}
+
+void
+vfdswmr_mdw_set_epoch(vfdswmr_mdw_t *w, uint64_t epoch)
+{
+    w->epoch_given = true;
+    w->next_epoch = epoch;
 }
 
 void
@@ -616,7 +631,7 @@ mdw_free(vfdswmr_mdw_t *w)
     vfdswmr_space_destroy(w->space);
     free(w->idx);
     free(w->ranges);
-    free(w->ud_ticks);
+    free(w->ud_epochs);
     free(w->md_path);
     free(w->tmp_path);
     free(w->ud_base);
@@ -651,7 +666,7 @@ vfdswmr_mdw_open(const vfdswmr_mdw_opts_t *opts, vfdswmr_mdw_t **out, char *err,
     if (w->ud_base && sink_updater(w, NULL, VFDSWMR_UD_CREATE_ONLY, err, errlen) < 0)
         goto fail;
     if (w->md_path ? create_md_file(w, err, errlen) < 0
-                   : emit(w, 0, 0, &(merged_t){0}, NULL, 0, false, err, errlen) < 0)
+                   : emit(w, 0, 0, 0, &(merged_t){0}, NULL, 0, false, err, errlen) < 0)
         goto fail;
     /* create_md_file emitted tick 0 before the file has its name; the
      * updater of tick 0 was written then too. */

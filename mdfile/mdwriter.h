@@ -8,14 +8,16 @@
  *    (plan.h); an index never names space that is free or that holds
  *    anything but the image it names.
  *  - Space an index stops naming (superseded images, a relocated index) is
- *    deferred with the publishing tick and reused only max_lag ticks later.
+ *    deferred with the publishing epoch and reused only by a publish after
+ *    one whose epoch is max_lag (or the keep lag) later.
  *  - The index the metadata file's current header names is never
  *    overwritten: an index that fits goes to the reserved-page slot the
  *    current header does not name (ping-pong, format.h), a larger one to
  *    freshly allocated pages. So a writer killed between index and header
  *    leaves the previous snapshot whole.
  *  - Ticks strictly increase by one per publish; tick 0 is the empty index
- *    written when the file is created.
+ *    written when the file is created. Epochs never decrease and never
+ *    pass the tick.
  *
  * Error contract: a function that fails returns -1 and writes a one-line
  * English message into the caller's err[errlen] (NUL-terminated, truncated
@@ -88,6 +90,10 @@ int vfdswmr_mdw_link(vfdswmr_mdw_t *w, bool replace, char *err, size_t errlen);
  * the next publish on: readers registered with read marks (marks.h) may
  * hold older snapshots than max_lag allows. */
 void vfdswmr_mdw_set_keep_lag(vfdswmr_mdw_t *w, uint32_t lag);
+/* The epoch (format.h) of the publishes from the next on. Never smaller
+ * than the last one published, never past the tick a publish gets. Without
+ * a call, each publish's epoch is its tick (every publish ends a tick). */
+void vfdswmr_mdw_set_epoch(vfdswmr_mdw_t *w, uint64_t epoch);
 
 /* The metadata file's identity (device, inode): 0, or -1 without one. */
 int vfdswmr_mdw_file_id(const vfdswmr_mdw_t *w, dev_t *dev, ino_t *ino);

@@ -281,14 +281,14 @@ vfdswmr_rdr_mark(rdr_md_t *md)
         return; /* could not: registered on the old slot's byte, the new writer waits for us */
     if (md->mark.fd < 0 && vfdswmr_mark_attach(&md->mark, md->path, s->session) != VFDSWMR_ATTACHED)
         return;
-    if (vfdswmr_mark_set(&md->mark, s->tick) < 0)
+    if (vfdswmr_mark_set(&md->mark, s->epoch) < 0)
         return;
-    /* The mark holds our snapshot's tick: register on its slot (mdlock.h). */
+    /* The mark holds our snapshot's epoch: register on its slot (mdlock.h). */
     vfdswmr_reg_marked(&md->reg, md->mark.slot);
-    /* In time when the writer had not gone max_lag ticks past the snapshot
-     * once the mark was there: from then on it honours it at every tick. */
+    /* In time when the writer had not gone max_lag epochs past the snapshot
+     * once the mark was there: from then on it honours it at every publish. */
     if (vfdswmr_mdr_read_header(md->fd, &h) == VFDSWMR_MD_OK && h.session == s->session &&
-        h.tick < s->tick + md->max_lag)
+        h.epoch < s->epoch + md->max_lag)
         md->marked_tick = s->tick;
     vfdswmr_rdr_assert_marks(md);
 }

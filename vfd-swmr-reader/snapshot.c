@@ -5,14 +5,16 @@
  *  - A snapshot is replaced only by one vfdswmr_mdr_load() accepted, and
  *    the page image cache (filled by pages.c) is emptied at that moment, so
  *    no cached byte outlives the snapshot it came from.
- *  - The writer publishes the header of tick T before any HDF5 write or
- *    metadata file reuse that a reader at tick T - max_lag could notice.
- *    So after a read, a header of the same session with a tick below
- *    snapshot tick + max_lag proves no byte of the read was overwritten.
+ *  - The writer publishes a header of epoch E before any HDF5 write or
+ *    metadata file reuse that a reader at epoch E - max_lag could notice
+ *    (DESIGN.md "The lag is a time"). So after a read, a header of the same
+ *    session with an epoch below the snapshot's epoch + max_lag proves no
+ *    byte of the read was overwritten.
  *  - A reader with no writer (md.fd < 0), or holding the final empty
  *    snapshot of a writer that closed, holds the HDF5 file as it is: tick 0
- *    of any writer that starts later, which overwrites nothing before its
- *    tick max_lag. The lag check therefore also looks for such a writer.
+ *    (epoch 0) of any writer that starts later, which overwrites nothing
+ *    before its epoch max_lag. The lag check therefore also looks for such
+ *    a writer.
  */
 #include "rawlog.h"
 #include "reader.h"
@@ -231,10 +233,11 @@ vfdswmr_rdr_refresh(rdr_t *r)
     return adopt(r, &snap, fd, dev, ino);
 }
 
+/* (tick and writer_tick: epochs, the ticks max_lag counts) */
 static int
 lag_error(rdr_t *r, uint64_t tick, uint64_t writer_tick)
 {
-    vfdswmr_rdr_log(r, "lag error snapshot tick=%llu writer tick=%llu max_lag=%u", (unsigned long long)tick,
+    vfdswmr_rdr_log(r, "lag error snapshot epoch=%llu writer epoch=%llu max_lag=%u", (unsigned long long)tick,
                     (unsigned long long)writer_tick, r->md.max_lag);
     VFDSWMR_ERR(H5E_READERROR,
                 "%s: reader fell behind: its snapshot (tick %llu) is max_lag=%u or more ticks older than the "
@@ -247,7 +250,7 @@ lag_error(rdr_t *r, uint64_t tick, uint64_t writer_tick)
 static int
 released_error(rdr_t *r, uint64_t tick, uint64_t writer_tick)
 {
-    vfdswmr_rdr_log(r, "released snapshot tick=%llu writer tick=%llu", (unsigned long long)tick,
+    vfdswmr_rdr_log(r, "released snapshot epoch=%llu writer epoch=%llu", (unsigned long long)tick,
                     (unsigned long long)writer_tick);
     VFDSWMR_ERR(H5E_READERROR,
                 "%s: reader fell behind: the writer released its snapshot (tick %llu) after it stayed %u times "
@@ -309,12 +312,12 @@ mark_tick0(rdr_t *r, const vfdswmr_mdhdr_t *h)
         return;
     vfdswmr_mark_detach(&md->succ_mark);
     md->succ_session = 0;
-    if (h->tick >= h->max_lag || vfdswmr_mark_attach(&md->succ_mark, md->path, h->session) != VFDSWMR_ATTACHED ||
+    if (h->epoch >= h->max_lag || vfdswmr_mark_attach(&md->succ_mark, md->path, h->session) != VFDSWMR_ATTACHED ||
         vfdswmr_mark_set(&md->succ_mark, 0) < 0)
         return;
     if ((rc = vfdswmr_rdr_md_open(md->path, &fd, &dev, &ino)) <= 0)
         return;
-    if (vfdswmr_mdr_read_header(fd, &now) == VFDSWMR_MD_OK && now.session == h->session && now.tick < now.max_lag)
+    if (vfdswmr_mdr_read_header(fd, &now) == VFDSWMR_MD_OK && now.session == h->session && now.epoch < now.max_lag)
         md->succ_session = h->session;
     close(fd);
     vfdswmr_rdr_assert_marks(md);
@@ -351,8 +354,8 @@ check_successor(rdr_t *r, bool at_start)
         return session_error(r);
     mark_tick0(r, &h);
     if (r->md.succ_session == h.session) /* our tick-0 mark holds the file as we read it */
-        return vfdswmr_mark_released(&r->md.succ_mark, 0) == 1 ? released_error(r, 0, h.tick) : 0;
-    return h.tick >= h.max_lag ? lag_error(r, 0, h.tick) : 0;
+        return vfdswmr_mark_released(&r->md.succ_mark, 0) == 1 ? released_error(r, 0, h.epoch) : 0;
+    return h.epoch >= h.max_lag ? lag_error(r, 0, h.epoch) : 0;
 }
 
 int
@@ -373,11 +376,11 @@ vfdswmr_rdr_lag_check(rdr_t *r)
         return failed_error(r, &h);
     if (r->md.marked_tick && r->md.marked_tick == s->hdr.tick) {
         /* Our read mark holds the snapshot, unless the writer released it. */
-        if (vfdswmr_mark_released(&r->md.mark, s->hdr.tick) == 1)
-            return released_error(r, s->hdr.tick, h.tick);
+        if (vfdswmr_mark_released(&r->md.mark, s->hdr.epoch) == 1)
+            return released_error(r, s->hdr.epoch, h.epoch);
     }
-    else if (h.tick >= s->hdr.tick + r->md.max_lag)
-        return lag_error(r, s->hdr.tick, h.tick);
+    else if (h.epoch >= s->hdr.epoch + r->md.max_lag)
+        return lag_error(r, s->hdr.epoch, h.epoch);
     if (!vfdswmr_rdr_md_unlinked(&r->md))
         return 0;
     /* The writer closed: its last header is final. */

@@ -24,7 +24,8 @@ report_incomplete(vfdswmr_writer_t *w, const char *what)
 }
 
 /*
- * Does no reader hold a snapshot older than `tick`? Only answerable when
+ * Does no reader hold a snapshot older than the one of `epoch`, which no
+ * earlier snapshot has (publish_final)? Only answerable when
  * every reader is local (a metadata file, no updater files) and the lower
  * driver has a descriptor. Every reader is registered on the HDF5 file from
  * before it reads anything (mdlock.h): on a byte of its own until it holds
@@ -36,7 +37,7 @@ report_incomplete(vfdswmr_writer_t *w, const char *what)
  * *registered gets the readers seen (-1: cannot tell).
  */
 static bool
-readers_current(vfdswmr_writer_t *w, uint64_t tick, int *registered)
+readers_current(vfdswmr_writer_t *w, uint64_t epoch, int *registered)
 {
     unsigned own;
     int fd, held;
@@ -57,7 +58,7 @@ readers_current(vfdswmr_writer_t *w, uint64_t tick, int *registered)
         }
         if (held) {
             (*registered)++;
-            current = current && vfdswmr_marks_tick(w->marks, i, &t) == VFDSWMR_SLOT_MARKED && t >= tick;
+            current = current && vfdswmr_marks_tick(w->marks, i, &t) == VFDSWMR_SLOT_MARKED && t >= epoch;
         }
     }
     return current;
@@ -70,17 +71,26 @@ close_tick(vfdswmr_writer_t *w)
     VFDSWMR_ASSERT_LOCKED(w);
     if (vfdswmr_writer_end_tick(w, false) < 0)
         return 0; /* publishing failed: handled by the caller through w->error */
-    return vfdswmr_pb_store_due(w->pb, w->tick, w->lag, w->eoa, vfdswmr_writer_store_page, w) < 0 ? -1 : 0;
+    return vfdswmr_pb_store_due(w->pb, w->pub_epoch, w->lag, w->eoa, vfdswmr_writer_store_page, w) < 0 ? -1 : 0;
+}
+
+/* Does the file end lower than the high-water mark once closed (HDF5 freed
+ * space at its end)? */
+static bool
+shrinks(const vfdswmr_writer_t *w)
+{
+    return w->hdf5_closing && w->lib_eoa != 0 && w->lib_eoa < w->eoa;
 }
 
 /* The final state: the superblock was written after the last flush, so
- * this consistency point is whole; publish it. */
+ * this consistency point is whole; publish it in an epoch of its own (a
+ * read mark at that epoch then means this snapshot: readers_current). */
 static void
 publish_final(vfdswmr_writer_t *w)
 {
     if (vfdswmr_pb_consistency_point(w->pb, w->eoa) == 0) {
-        w->cp_eoa = w->eoa;
-        vfdswmr_writer_end_tick(w, false);
+        w->cp_eoa = shrinks(w) ? w->lib_eoa : w->eoa; /* the final state ends where HDF5 says */
+        vfdswmr_writer_publish_fresh(w);
     }
     else if (!w->error[0])
         vfdswmr_writer_stop_publishing(w, "out of memory at close");
@@ -98,7 +108,7 @@ static bool
 store_when_readers_allow(vfdswmr_writer_t *w)
 {
     int stored = 0, registered = -1;
-    uint64_t t0 = w->tick, due = 0;
+    uint64_t t0 = w->pub_epoch, tick0 = w->tick, due = 0;
     double slice = vfdswmr_tick_seconds(w->base.cfg.tick_len) / 10,
            next = vfdswmr_now() + vfdswmr_tick_seconds(w->base.cfg.tick_len);
 
@@ -107,7 +117,10 @@ store_when_readers_allow(vfdswmr_writer_t *w)
             due = UINT64_MAX / 2;
             break;
         }
-        if (w->tick >= vfdswmr_pb_last_due_tick(w->pb, w->lag))
+        /* Shrinking, a reader of an older snapshot may read above the new
+         * end: the file keeps those bytes until it falls behind (its check
+         * fails once the epoch reaches its own + max_lag). */
+        if (w->pub_epoch >= vfdswmr_pb_last_due_tick(w->pb, w->lag) && (!shrinks(w) || w->pub_epoch >= t0 + w->lag))
             break;
         vfdswmr_sleep(slice);
         if (vfdswmr_now() >= next) {
@@ -116,13 +129,32 @@ store_when_readers_allow(vfdswmr_writer_t *w)
         }
     }
     VFDSWMR_LOG(&w->log, "close_wait", "readers=%d all_current=%d waited_ticks=%llu", registered, due != 0,
-                (unsigned long long)(w->tick - t0));
+                (unsigned long long)(w->tick - tick0));
     if (stored < 0 ||
-        vfdswmr_pb_store_due(w->pb, due ? due : w->tick, w->lag, w->eoa, vfdswmr_writer_store_page, w) < 0) {
+        vfdswmr_pb_store_due(w->pb, due ? due : w->pub_epoch, w->lag, w->eoa, vfdswmr_writer_store_page, w) < 0) {
         report_incomplete(w, "cannot write metadata pages to the HDF5 file at close");
         return false;
     }
     return !w->error[0];
+}
+
+/* Every page is in the HDF5 file and no reader can read above HDF5's own
+ * end of allocation any more (store_when_readers_allow): the file ends
+ * there, as sec2 leaves it. A failure leaves a longer file, not a wrong
+ * one: logged, not fatal. */
+static void
+shrink_to_hdf5_eoa(vfdswmr_writer_t *w)
+{
+    if (!shrinks(w))
+        return;
+    if (VFDSWMR_GUARDED(herr_t, H5FDset_eoa(LOWER(w), H5FD_MEM_DEFAULT, w->lib_eoa), _r < 0) < 0 ||
+        VFDSWMR_GUARDED(herr_t, H5FDtruncate(LOWER(w), H5P_DEFAULT, true), _r < 0) < 0) {
+        VFDSWMR_LOG(&w->log, "warning", "cannot shrink the HDF5 file to %llu bytes at close",
+                    (unsigned long long)w->lib_eoa);
+        return;
+    }
+    vfdswmr_rawlog_add(w->rawlog, vfdswmr_writer_write_tick(w), w->lib_eoa, UINT64_MAX - w->lib_eoa);
+    w->eoa = w->lib_eoa;
 }
 
 /* Every page is in the HDF5 file (durable first with durable=1): only
@@ -180,13 +212,17 @@ vfdswmr_writer_close(H5FD_t *file)
         complete = true; /* publishing failed, but the HDF5 file got every page */
     else if (w->error[0])
         report_incomplete(w, "publishing failed and the HDF5 file cannot take the metadata either");
+    if (complete && !w->error[0])
+        shrink_to_hdf5_eoa(w);
     complete = complete && unseal(w);
     if (complete && !w->error[0])
         vfdswmr_writer_end_tick(w, true); /* empty index, FINAL: readers read the HDF5 file only */
     if (!complete || vfdswmr_writer_check_error(w) < 0)
         rc = -1;
-    VFDSWMR_LOG(&w->log, "close", "ticks=%llu pages_published=%llu pages_written=%llu complete=%d",
-                (unsigned long long)w->tick, w->pages_published, w->pages_stored, complete);
+    VFDSWMR_LOG(&w->log, "close",
+                "ticks=%llu pages_published=%llu pages_written=%llu complete=%d eoa=%llu lib_eoa=%llu",
+                (unsigned long long)w->tick, w->pages_published, w->pages_stored, complete, (unsigned long long)w->eoa,
+                (unsigned long long)w->lib_eoa);
     if (vfdswmr_mdw_close(w->mdw, w->base.cfg.keep_metadata_file || !complete, err, sizeof err) < 0) {
         VFDSWMR_ERR(H5E_CANTCLOSEFILE, "%s: %s", VFDSWMR_WRITER_NAME, err);
         rc = -1;

@@ -193,6 +193,7 @@ go_live(vfdswmr_writer_t *w, const char *name, bool replace, int *old_fd)
     *old_fd = -1;
     w->eoa = w->cp_eoa = VFDSWMR_GUARDED(haddr_t, H5FDget_eoa(LOWER(w), H5FD_MEM_DEFAULT), false);
     w->tick = vfdswmr_mdw_tick(w->mdw);
+    w->epoch = 1; /* tick 0 is epoch 0 (pub_epoch, pub_eoa 0) */
     vfdswmr_mdw_index(w->mdw, &w->index_entries);
     if (vfdswmr_ticker_start(w) < 0) {
         VFDSWMR_ERR(H5E_CANTINIT, "%s: cannot start the tick thread: %s", VFDSWMR_WRITER_NAME, strerror(errno));

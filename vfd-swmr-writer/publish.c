@@ -30,8 +30,16 @@
 #include "clock.h"
 #include "writer.h"
 
+/* What a publish does to the epoch (writer.h). */
+typedef enum epoch_step_t {
+    EPOCH_KEEP,  /* a flush: in the current epoch */
+    EPOCH_END,   /* an end of tick: in the current epoch, which then ends */
+    EPOCH_FRESH, /* in an epoch no earlier snapshot has */
+} epoch_step_t;
+
 typedef struct publish_t {
-    uint64_t tick;
+    uint64_t tick, epoch;
+    epoch_step_t step;
     bool final;
     bool early; /* ended early (pb_expansion_threshold): for the log */
     const vfdswmr_mdchange_t *changes;
@@ -85,27 +93,50 @@ vfdswmr_writer_stop_publishing(vfdswmr_writer_t *w, const char *why)
         VFDSWMR_LOG(&w->log, "error", "cannot mark the metadata file failed: %s", err);
 }
 
+/* The raw-data log keeps the ticks of the last `lag` epochs (a reader whose
+ * snapshot is older drops its whole cache), counted in ticks. */
+static uint64_t
+rawlog_window(const vfdswmr_writer_t *w, const publish_t *p)
+{
+    uint64_t first;
+
+    if (w->lag >= VFDSWMR_EPOCH_RING || p->epoch < w->lag)
+        return w->lag > p->tick ? w->lag : p->tick;
+    first = w->epoch_first_tick[(p->epoch - w->lag + 1) % VFDSWMR_EPOCH_RING];
+    return first && first <= p->tick ? p->tick - first + 1 : w->lag;
+}
+
 static int
-begin(vfdswmr_writer_t *w, bool final, publish_t *p)
+begin(vfdswmr_writer_t *w, bool final, epoch_step_t step, publish_t *p)
 {
     VFDSWMR_ASSERT_LOCKED(w);
     VFDSWMR_ASSERT(!w->publishing);
-    *p = (publish_t){.tick = w->tick + 1, .final = final, .eoa = w->cp_eoa, .t0 = vfdswmr_now()};
+    if (step == EPOCH_FRESH && w->epoch_published) {
+        w->epoch++;
+        w->epoch_published = false;
+    }
+    if (!w->epoch_published)
+        w->epoch_first_tick[w->epoch % VFDSWMR_EPOCH_RING] = w->tick + 1;
+    *p = (publish_t){
+        .tick = w->tick + 1, .epoch = w->epoch, .step = step, .final = final, .eoa = w->cp_eoa, .t0 = vfdswmr_now()};
+    /* epochs never decrease and never pass the tick (mdfile/format.h) */
+    VFDSWMR_ASSERT(p->epoch >= w->pub_epoch && p->epoch <= p->tick);
     p->early = w->early_tick; /* this publish's, not one a publish under way finishes first */
     w->early_tick = false;
     /* What local readers hold (read marks) decides what must be kept. */
     /* Closing, a stalled reader must not hold the close for long: marks
      * older than max_lag are released then. */
-    w->lag = vfdswmr_marks_lag(w->marks, p->tick, w->base.cfg.max_lag,
+    w->lag = vfdswmr_marks_lag(w->marks, p->epoch, w->base.cfg.max_lag,
                                w->closing ? w->base.cfg.max_lag : VFDSWMR_MARK_RELEASE_FACTOR * w->base.cfg.max_lag,
                                &w->marked_readers);
     vfdswmr_mdw_set_keep_lag(w->mdw, w->lag);
-    if (vfdswmr_pb_prepare(w->pb, p->tick, w->lag, final, &p->changes, &p->nc, &p->removals, &p->nr) < 0) {
+    vfdswmr_mdw_set_epoch(w->mdw, p->epoch);
+    if (vfdswmr_pb_prepare(w->pb, p->epoch, w->lag, final, &p->changes, &p->nc, &p->removals, &p->nr) < 0) {
         vfdswmr_writer_stop_publishing(w, "out of memory preparing a tick");
         return -1;
     }
     if (w->rawlog)
-        vfdswmr_rawlog_prepare(w->rawlog, p->tick, w->lag);
+        vfdswmr_rawlog_prepare(w->rawlog, p->tick, rawlog_window(w, p));
     return 0;
 }
 
@@ -147,8 +178,15 @@ finish(vfdswmr_writer_t *w, const publish_t *p)
             VFDSWMR_LOG(&w->log, "error", "cannot mark the metadata file failed: %s", p->mark_why);
         return -1;
     }
-    vfdswmr_pb_published(w->pb, p->tick);
+    vfdswmr_pb_published(w->pb, p->epoch);
     w->tick = p->tick;
+    w->pub_epoch = p->epoch;
+    w->pub_eoa = p->eoa;
+    w->epoch_published = true;
+    if (p->step == EPOCH_END) {
+        w->epoch++;
+        w->epoch_published = false;
+    }
     vfdswmr_mdw_index(w->mdw, &n);
     w->index_entries = n;
     w->publishes++;
@@ -157,22 +195,22 @@ finish(vfdswmr_writer_t *w, const publish_t *p)
     vfdswmr_pb_stats(w->pb, &st);
     w->tick_start_images = st.images;
     VFDSWMR_LOG(&w->log, "end_of_tick",
-                "tick=%llu pages=%zu removed=%zu index=%u relocated=%d md_pages=%llu eoa=%llu lag=%u "
+                "tick=%llu epoch=%llu%s pages=%zu removed=%zu index=%u relocated=%d md_pages=%llu eoa=%llu lag=%u "
                 "marked_readers=%u early=%d time_us=%.0f",
-                (unsigned long long)p->tick, p->nc, p->nr, n, vfdswmr_mdw_index_relocated(w->mdw),
-                (unsigned long long)vfdswmr_mdw_file_pages(w->mdw), (unsigned long long)p->eoa, w->lag,
-                w->marked_readers, p->early, p->seconds * 1e6);
+                (unsigned long long)p->tick, (unsigned long long)p->epoch, p->step == EPOCH_KEEP ? " flush" : "", p->nc,
+                p->nr, n, vfdswmr_mdw_index_relocated(w->mdw), (unsigned long long)vfdswmr_mdw_file_pages(w->mdw),
+                (unsigned long long)p->eoa, w->lag, w->marked_readers, p->early, p->seconds * 1e6);
     return 0;
 }
 
 static int
-end_tick(vfdswmr_writer_t *w, bool final, bool unlock_io)
+end_tick(vfdswmr_writer_t *w, bool final, epoch_step_t step, bool unlock_io)
 {
     publish_t p;
     int rc;
 
     wait_idle(w);
-    if (w->error[0] || begin(w, final, &p) < 0)
+    if (w->error[0] || begin(w, final, step, &p) < 0)
         return -1;
     if (unlock_io) {
         vfdswmr_writer_publishing(w, true);
@@ -191,11 +229,28 @@ end_tick(vfdswmr_writer_t *w, bool final, bool unlock_io)
 int
 vfdswmr_writer_end_tick(vfdswmr_writer_t *w, bool final)
 {
-    return end_tick(w, final, false);
+    return end_tick(w, final, EPOCH_END, false);
 }
 
 int
 vfdswmr_writer_end_tick_unlocked_io(vfdswmr_writer_t *w)
 {
-    return end_tick(w, false, true);
+    return end_tick(w, false, EPOCH_END, true);
+}
+
+int
+vfdswmr_writer_publish_flush(vfdswmr_writer_t *w)
+{
+    wait_idle(w);
+    if (w->error[0])
+        return -1;
+    if (!vfdswmr_pb_pending(w->pb) && w->cp_eoa == w->pub_eoa)
+        return 0; /* the publish that was under way carried it */
+    return end_tick(w, false, EPOCH_KEEP, false);
+}
+
+int
+vfdswmr_writer_publish_fresh(vfdswmr_writer_t *w)
+{
+    return end_tick(w, false, EPOCH_FRESH, false);
 }

@@ -218,6 +218,8 @@ writer_flush(H5FD_t *file, hid_t dxpl, hbool_t closing)
         return prc;
     }
     vfdswmr_writer_lock(w);
+    if (closing)
+        w->closing_flushed = true;
     if (w->swmr_write || w->truncated) {
         if (w->base.cfg.durable && vfdswmr_writer_sync_hdf5(w) < 0)
             rc = -1;
@@ -234,14 +236,17 @@ writer_flush(H5FD_t *file, hid_t dxpl, hbool_t closing)
         if (rc >= 0 && !w->truncated)
             rc = vfdswmr_pt_truncate(file, dxpl, false);
         VFDSWMR_LOG(&w->log, "consistency_point", "eoa=%llu", (unsigned long long)w->eoa);
+        /* A failure of either publish is in w->error: check_error below. */
         if (rc >= 0 && expanded(w)) {
             w->early_tick = true;
             w->next_tick = vfdswmr_now() + vfdswmr_tick_seconds(w->base.cfg.tick_len);
-            vfdswmr_writer_end_tick(w, false); /* a failure is in w->error: check_error below */
+            vfdswmr_writer_end_tick(w, false);
         }
+        else if (rc >= 0 && !w->base.cfg.publish_at_tick_only)
+            vfdswmr_writer_publish_flush(w); /* visible, and restored by recovery, when the flush returns */
     }
     w->truncated = false;
-    if (rc >= 0 && vfdswmr_pb_store_due(w->pb, w->tick, w->lag, w->eoa, vfdswmr_writer_store_page, w) < 0) {
+    if (rc >= 0 && vfdswmr_pb_store_due(w->pb, w->pub_epoch, w->lag, w->eoa, vfdswmr_writer_store_page, w) < 0) {
         VFDSWMR_ERR(H5E_WRITEERROR, "%s: cannot write delayed metadata pages to the HDF5 file", VFDSWMR_WRITER_NAME);
         rc = -1;
     }
@@ -265,6 +270,8 @@ writer_truncate(H5FD_t *file, hid_t dxpl, hbool_t closing)
         return rc;
     }
     vfdswmr_writer_lock(w);
+    if (closing && w->closing_flushed)
+        w->hdf5_closing = true;
     rc = vfdswmr_pt_truncate(file, dxpl, closing);
     haddr_t eof = rc < 0 ? 0 : vfdswmr_pt_get_eof(file, H5FD_MEM_DEFAULT);
     eof = eof == HADDR_UNDEF ? 0 : eof;
@@ -281,7 +288,8 @@ writer_truncate(H5FD_t *file, hid_t dxpl, hbool_t closing)
  * allocation -- e.g. the new version of a compressed chunk that was just
  * rewritten -- while readers with an older snapshot still read the old data
  * there (raw data is not versioned by snapshots). Keeping the high-water mark
- * makes HDF5 allocate above it instead; the unused tail costs file space only.
+ * makes HDF5 allocate above it instead; the unused tail costs file space only
+ * -- until close, which gives the file HDF5's own EOA back (hdf5_closing).
  */
 static herr_t
 writer_set_eoa(H5FD_t *file, H5FD_mem_t type, haddr_t addr)
@@ -292,11 +300,25 @@ writer_set_eoa(H5FD_t *file, H5FD_mem_t type, haddr_t addr)
     if (!w->active)
         return vfdswmr_pt_set_eoa(file, type, addr);
     vfdswmr_writer_lock(w);
+    w->lib_eoa = addr;
     if (addr > w->eoa)
         w->eoa = addr;
     rc = vfdswmr_pt_set_eoa(file, type, w->eoa);
     vfdswmr_writer_unlock(w);
     return rc;
+}
+
+/* HDF5 gets back the EOA it set once it closes the file (it allocates
+ * nothing more then): the superblock records what sec2's would. Before,
+ * the high-water mark, from which HDF5 allocates. */
+static haddr_t
+writer_get_eoa(const H5FD_t *file, H5FD_mem_t type)
+{
+    const vfdswmr_writer_t *w = (const vfdswmr_writer_t *)file;
+
+    if (w->active && w->hdf5_closing && w->lib_eoa != 0)
+        return w->lib_eoa;
+    return vfdswmr_pt_get_eoa(file, type);
 }
 
 /* The file as the writer sees it reaches at least its EOA, even while
@@ -420,6 +442,7 @@ static const H5FD_class_t writer_class = {
     .write = writer_write,
     .flush = writer_flush,
     .truncate = writer_truncate,
+    .get_eoa = writer_get_eoa,
     .set_eoa = writer_set_eoa,
     .get_eof = writer_get_eof,
     .lock = writer_lock,

@@ -45,6 +45,8 @@
 
 /* The page size of snapshots and of the metadata file. */
 #define VFDSWMR_WRITER_PAGE_SIZE 4096u
+/* Epochs whose first tick the writer remembers (writer_t.epoch_first_tick). */
+#define VFDSWMR_EPOCH_RING 64u
 /* pb_expansion_threshold compares with at least this many page images
  * (1 MiB), so a small page buffer does not end ticks at every flush. */
 #define VFDSWMR_PB_EXPANSION_MIN_IMAGES 256u
@@ -72,13 +74,30 @@ typedef struct vfdswmr_writer_t {
 
     vfdswmr_pagebuf_t *pb;
     vfdswmr_mdw_t *mdw;
-    vfdswmr_marks_t *marks;     /* read marks of local readers (marks.h), or NULL */
-    vfdswmr_rawlog_t *rawlog;   /* what this session wrote to the HDF5 file, per tick (rawlog.h) */
-    uint32_t lag;               /* what is kept for readers: max_lag, or more for read marks */
-    unsigned marked_readers;    /* live read marks at the last tick */
-    uint64_t eoa;               /* current end of allocated space */
-    uint64_t cp_eoa;            /* the EOA of the last consistency point */
-    uint64_t tick;              /* the last tick published (mdw's, readable while publishing) */
+    vfdswmr_marks_t *marks;   /* read marks of local readers (marks.h), or NULL */
+    vfdswmr_rawlog_t *rawlog; /* what this session wrote to the HDF5 file, per tick (rawlog.h) */
+    uint32_t lag;             /* what is kept for readers: max_lag, or more for read marks */
+    unsigned marked_readers;  /* live read marks at the last tick */
+    uint64_t eoa;             /* current end of allocated space: the high-water mark of HDF5's */
+    uint64_t lib_eoa;         /* HDF5's own, as it last set it (lower when it freed space at the end) */
+    /* HDF5 is closing the file and has released its file space (the
+     * truncate with `closing` after the flush with `closing`: H5MF_close is
+     * done), so it allocates nothing more: get_eoa answers lib_eoa, the
+     * superblock records it, and close shrinks the file to it once no reader
+     * can read above it. Flipped any earlier, HDF5's free-space shutdown would
+     * see space at its end it had not seen before, and fail. */
+    bool closing_flushed, hdf5_closing;
+    uint64_t cp_eoa; /* the EOA of the last consistency point */
+    uint64_t tick;   /* the last tick published (mdw's, readable while publishing) */
+    /* Epochs (mdfile/format.h): the lag is counted in them. `epoch` is the
+     * current one, which the next publish carries; an end of tick (ticker,
+     * explicit, close) ends it after publishing, a publish at a flush does
+     * not. pub_epoch and pub_eoa: those of the last snapshot published. */
+    uint64_t epoch, pub_epoch, pub_eoa;
+    bool epoch_published; /* a snapshot of the current epoch is published */
+    /* the first tick of each of the last VFDSWMR_EPOCH_RING epochs (the
+     * raw-data log's window is counted in ticks) */
+    uint64_t epoch_first_tick[VFDSWMR_EPOCH_RING];
     uint32_t index_entries;     /* entries of its index */
     bool publishing;            /* tick + 1 is being written without the lock (publish.c) */
     bool early_tick;            /* the tick being ended ends early (pb_expansion_threshold) */
@@ -166,9 +185,17 @@ void vfdswmr_ticker_stop(vfdswmr_writer_t *w);
  * w->tick; wait first for a publish under way. 0, or -1 with the failure in w->error.
  * end_tick keeps the lock throughout (a call of the application's, or
  * close); end_tick_unlocked_io releases it while writing to disk (the
- * ticker). */
+ * ticker). Both end the epoch. */
 int vfdswmr_writer_end_tick(vfdswmr_writer_t *w, bool final);
 int vfdswmr_writer_end_tick_unlocked_io(vfdswmr_writer_t *w);
+/* A flush made a consistency point (publish=flush): publish it in the
+ * current epoch before the flush returns -- unless a publish that was under
+ * way took it already (group commit) and nothing changed since. */
+int vfdswmr_writer_publish_flush(vfdswmr_writer_t *w);
+/* Publish the latest consistency point in an epoch no earlier snapshot
+ * has, so that a read mark at that epoch or later means this snapshot or a
+ * later one (close). */
+int vfdswmr_writer_publish_fresh(vfdswmr_writer_t *w);
 /* Stop publishing for good (out of memory, ...): w->error, readers told. */
 void vfdswmr_writer_stop_publishing(vfdswmr_writer_t *w, const char *why);
 /* The tick that publishes what is written to the HDF5 file now. */

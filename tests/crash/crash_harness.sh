@@ -61,6 +61,9 @@ TRIALS=$1 SEED=$2
 : "${H5DUMP:?set H5DUMP to h5dump (make check does)}"
 : "${HDF5_PLUGIN_PATH:?set HDF5_PLUGIN_PATH to the vfd_swmr plugins (make check does)}"
 CONFIG=${CRASH_CONFIG:-tick_len=1;max_lag=5}
+# publish=flush (the default): every flush that returned is in the last
+# snapshot, so recovery restores at least the newest state a flush returned for.
+case ";$CONFIG;" in *";publish=tick;"*) FLUSHED_KEPT=() ;; *) FLUSHED_KEPT=(--flushed-kept) ;; esac
 # The kill hooks (VFDSWMR_TEST_KILL_AT, common/recover.h) exist in invariant builds only:
 # without them, writers are killed inside H5Fclose from outside only, and recoveries are not killed.
 HOOKS=${VFDSWMR_TEST_HOOKS:-1}
@@ -460,7 +463,7 @@ trial() {
     # the last snapshot, through vfd_swmr_reader, before anything recovers
     local out
     if ! out=$(as_reader "$CRASH_PROGS/crash_verify" --file "$D/f.h5" --progress "$D/progress" --seed "$TSEED" \
-        --mix "$MIX" "${SEEN_ARGS[@]}" --label snapshot 2>&1); then
+        --mix "$MIX" "${SEEN_ARGS[@]}" "${FLUSHED_KEPT[@]}" --label snapshot 2>&1); then
         printf '%s\n' "$out" >"$D/verify-snapshot.log"
         tfail "the crashed file read through vfd_swmr_reader: $(short_err <<<"$out")"
         return 1

@@ -5,7 +5,7 @@
  * or with HDF5_DRIVER=vfd_swmr_reader to read the last published snapshot.
  *
  *   crash_verify --file F --progress P --seed S --mix M [--seen LOG]... [--exact K]
- *                [--label TEXT] [--print]
+ *                [--flushed-kept] [--label TEXT] [--print]
  *
  * It checks that
  *   1. every walk in the seen logs is exactly the model's state it claims (the readers'
@@ -15,7 +15,9 @@
  *   3. the file as a whole is exactly ONE state K of the workload -- nothing of a later,
  *      unpublished operation mixed in, nothing of an earlier one left over -- with
  *      K >= every state a reader saw and K <= the newest state the writer began to publish
- *      (progress file); with --exact, K is that state;
+ *      (progress file); with --exact, K is that state; with --flushed-kept (the writer
+ *      published at every flush: publish=flush), K >= the newest state a flush call
+ *      returned for;
  *   4. every object and every element of every walk is in the file with the same values
  *      (a dataset's checksum over the walk's extent recomputed from the file's data), unless
  *      the model deleted or rewrote it between the walk's state and K.
@@ -43,14 +45,14 @@ static struct {
     const char *label, *seen[MAX_SEEN];
     int nseen;
     long exact;
-    bool print;
+    bool print, flushed_kept;
 } opt = {.exact = -1};
 
 static void
 usage(void)
 {
     fprintf(stderr, "usage: crash_verify --file F --progress P --seed S --mix M [--seen LOG]... [--exact K]\n"
-                    "  [--label TEXT] [--print]\n");
+                    "  [--flushed-kept] [--label TEXT] [--print]\n");
     exit(2);
 }
 
@@ -59,7 +61,8 @@ parse(int argc, char **argv)
 {
     static const struct option lo[] = {{"file", 1, 0, 'f'},  {"progress", 1, 0, 'p'}, {"seed", 1, 0, 's'},
                                        {"mix", 1, 0, 'm'},   {"seen", 1, 0, 'l'},     {"exact", 1, 0, 'e'},
-                                       {"label", 1, 0, 'b'}, {"print", 0, 0, 'P'},    {0, 0, 0, 0}};
+                                       {"label", 1, 0, 'b'}, {"print", 0, 0, 'P'},    {"flushed-kept", 0, 0, 'k'},
+                                       {0, 0, 0, 0}};
     int c;
 
     while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -76,6 +79,9 @@ parse(int argc, char **argv)
             break;
         case 'b':
             opt.label = optarg;
+            break;
+        case 'k':
+            opt.flushed_kept = true;
             break;
         case 'P':
             opt.print = true;
@@ -161,6 +167,10 @@ main(int argc, char **argv)
             lo = seen.walks[w].state;
             lo_who = seen.walks[w].reader;
         }
+    if (opt.flushed_kept && p.last_flushed > lo) {
+        lo = p.last_flushed;
+        lo_who = "<the writer: its flush of that state had returned>";
+    }
     if (lo > hi)
         swmr_fail("reader %s saw state %d, but the writer began to publish only up to state %d", lo_who, lo, hi);
 

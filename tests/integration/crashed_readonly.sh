@@ -15,7 +15,7 @@
 . "${VFDSWMR_TESTLIB:?}"
 . "${VFDSWMR_PROCLIB:?}"
 
-cfg="tick_len=0;max_lag=3"
+cfg="tick_len=0;max_lag=3;publish=tick" # flushes between ticks stay unpublished
 f=$WORK/f.h5
 [ -x "$VFDSWMR_RECOVER" ] || fail "the recovery command is not built: $VFDSWMR_RECOVER"
 

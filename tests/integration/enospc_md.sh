@@ -21,7 +21,7 @@ mount -t tmpfs -o size=1m vfdswmr-test "$mnt" 2>"$WORK/mount.err" \
     || { echo "SKIP: cannot mount a tmpfs: $(cat "$WORK/mount.err")"; exit 77; }
 CLEANUP+=("umount '$mnt' || umount -l '$mnt'")
 
-f=$WORK/f.h5 cfg="tick_len=0;max_lag=3;md_file_path=$mnt"
+f=$WORK/f.h5 cfg="tick_len=0;max_lag=3;publish=tick;md_file_path=$mnt" # flushes between ticks stay unpublished
 VFDSWMR_WRITER_FAILED=4 # include/vfdswmr.h
 proc_start w env HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$cfg" ${VFDSWMR_VALGRIND:-} \
     "$VFDSWMR_PROGS/rowwriter" "$f" create

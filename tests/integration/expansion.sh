@@ -14,7 +14,7 @@
 run_writer() {
     local thr=$1 n=$2 f=$WORK/exp$1.h5 last=0 k tick
     proc_start w env HDF5_DRIVER=vfd_swmr_writer \
-        HDF5_DRIVER_CONFIG="tick_len=0;max_lag=3;pb_expansion_threshold=$thr;log_file_path=$WORK/exp$thr.log" \
+        HDF5_DRIVER_CONFIG="tick_len=0;max_lag=3;publish=tick;pb_expansion_threshold=$thr;log_file_path=$WORK/exp$thr.log" \
         ${VFDSWMR_VALGRIND:-} "$VFDSWMR_PROGS/rowwriter" "$f" create
     proc_read w
     [ "$ANSWER" = "ready 0" ] || fail "the writer answered \"$ANSWER\": $(proc_err w)"

@@ -25,7 +25,7 @@
 . "${VFDSWMR_TESTLIB:?}"
 . "${VFDSWMR_PROCLIB:?}"
 
-cfg="tick_len=0;max_lag=3"
+cfg="tick_len=0;max_lag=3;publish=tick" # flushes between ticks stay unpublished
 data=$WORK/data
 mkdir "$data"
 [ -x "$VFDSWMR_RECOVER" ] || fail "the recovery command is not built: $VFDSWMR_RECOVER"

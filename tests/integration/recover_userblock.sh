@@ -16,7 +16,7 @@
 . "${VFDSWMR_TESTLIB:?}"
 . "${VFDSWMR_PROCLIB:?}"
 
-cfg="tick_len=0;max_lag=3"
+cfg="tick_len=0;max_lag=3;publish=tick" # flushes between ticks stay unpublished
 [ -x "$VFDSWMR_RECOVER" ] || fail "the recovery command is not built: $VFDSWMR_RECOVER"
 
 # plain_check FILE ROWS GROUPS: plain HDF5 (no driver) reads exactly ROWS

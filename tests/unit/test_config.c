@@ -15,10 +15,10 @@
 
 #include "drvconfig.h"
 
-#define KEY_LIST                                                                                       \
-    "tick_len, max_lag, md_pages_reserved, presume_posix_semantics, maintain_metadata_file, "          \
-    "generate_updater_files, durable, flush_raw_data, md_file_path, md_file_name, updater_file_path, " \
-    "log_file_path, pb_expansion_threshold, open_timeout, keep_metadata_file, updater_keep_ticks, "    \
+#define KEY_LIST                                                                                                \
+    "tick_len, max_lag, md_pages_reserved, presume_posix_semantics, maintain_metadata_file, "                   \
+    "generate_updater_files, durable, flush_raw_data, publish, md_file_path, md_file_name, updater_file_path, " \
+    "log_file_path, pb_expansion_threshold, open_timeout, keep_metadata_file, updater_keep_ticks, "             \
     "chunk_cache_size, chunk_cache_max_entry, chunk_cache_dset_min, chunk_cache_tag, under"
 
 #define UNDER_FORM ": expected a driver name ([A-Za-z0-9_]+), optionally followed by (its configuration)"
@@ -121,6 +121,7 @@ test_keys_table(void **state)
                                            "generate_updater_files",
                                            "durable",
                                            "flush_raw_data",
+                                           "publish",
                                            "md_file_path",
                                            "md_file_name",
                                            "updater_file_path",
@@ -540,6 +541,29 @@ test_trailing_backslash(void **state)
     free(cfg);
 }
 
+/* publish=flush (the default) or publish=tick, any case; nothing else. */
+static void
+test_publish(void **state)
+{
+    (void)state;
+    vfdswmr_config_t *cfg = parse_ok("");
+    assert_false(cfg->publish_at_tick_only);
+    free(cfg);
+    cfg = parse_ok("publish=tick");
+    assert_true(cfg->publish_at_tick_only);
+    free(cfg);
+    cfg = parse_ok("publish = Tick ");
+    assert_true(cfg->publish_at_tick_only);
+    free(cfg);
+    cfg = parse_ok("publish=flush");
+    assert_false(cfg->publish_at_tick_only);
+    free(cfg);
+    expect_error("publish=1", "publish=1: expected flush or tick");
+    expect_error("publish=flushes", "publish=flushes: expected flush or tick");
+    expect_error("publish=", "publish=: expected flush or tick");
+    expect_error("publish=tick;publish=flush", "duplicate key \"publish\"");
+}
+
 static void
 test_sizes(void **state)
 {
@@ -830,6 +854,7 @@ main(void)
         cmocka_unit_test(test_blanks_and_separators),
         cmocka_unit_test(test_trailing_backslash),
         cmocka_unit_test(test_key_errors),
+        cmocka_unit_test(test_publish),
         cmocka_unit_test(test_sizes),
         cmocka_unit_test(test_echo_truncated_and_sanitized),
         cmocka_unit_test(test_under_valid),

@@ -119,7 +119,7 @@ check_valid_snapshot(const vfdswmr_mdr_io_t *io, const vfdswmr_mdsnap_t *s)
     assert_int_equal(s->hdr.flags, 0);
     assert_int_equal(s->hdr.tick_len, FX_TICK_LEN);
     assert_int_equal(s->hdr.max_lag, FX_MAX_LAG);
-    assert_true(s->hdr.hdf5_id == FX_HDF5_ID);
+    assert_true(s->hdr.hdf5_id == FX_HDF5_ID && s->hdr.epoch == FX_EPOCH);
     assert_int_equal(s->idx.nentries, FX_NENTRIES);
     assert_int_equal(s->idx.nranges, FX_NRANGES);
     for (unsigned k = 0; k < FX_NRANGES; k++) {
@@ -164,6 +164,7 @@ static const struct md_case md_cases[] = {
     {"hdr_torn_at_56.md", VFDSWMR_MD_ECHECKSUM},
     {"hdr_torn_at_60.md", VFDSWMR_MD_ECHECKSUM},
     {"hdr_torn_at_68.md", VFDSWMR_MD_ECHECKSUM},
+    {"hdr_torn_at_76.md", VFDSWMR_MD_ECHECKSUM},
     {"hdr_checksum.md", VFDSWMR_MD_ECHECKSUM},
     {"idx_checksum.md", VFDSWMR_MD_ECHECKSUM},
     {"tick_ahead.md", VFDSWMR_MD_ETICK_AHEAD},
@@ -193,6 +194,7 @@ static const struct md_case md_cases[] = {
     {"idx_wrong_magic.md", VFDSWMR_MD_EMAGIC},
     {"wrong_version.md", VFDSWMR_MD_EVERSION},
     {"v1_file.md", VFDSWMR_MD_EVERSION},
+    {"v2_file.md", VFDSWMR_MD_EVERSION},
     {"page_size_zero.md", VFDSWMR_MD_EPAGESIZE},
     {"page_size_not_pow2.md", VFDSWMR_MD_EPAGESIZE},
     {"empty.md", VFDSWMR_MD_ESHORT},

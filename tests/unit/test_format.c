@@ -737,12 +737,12 @@ test_pages_and_sizes(void **state)
     assert_int_equal(vfdswmr_mdidx_size(UINT32_MAX, UINT32_MAX), 32 + 40 * (uint64_t)UINT32_MAX);
     /* index slots: half of the reserved bytes after the header, a multiple of 8 */
     assert_int_equal(vfdswmr_mdidx_slot_size(1, 512), 216);
-    assert_int_equal(vfdswmr_mdidx_slot_offset(0, 1, 512), 72);
-    assert_int_equal(vfdswmr_mdidx_slot_offset(1, 1, 512), 72 + 216);
+    assert_int_equal(vfdswmr_mdidx_slot_offset(0, 1, 512), 80);
+    assert_int_equal(vfdswmr_mdidx_slot_offset(1, 1, 512), 80 + 216);
     assert_int_equal(vfdswmr_mdidx_slot_size(2, 4096), 4056);
-    assert_int_equal(vfdswmr_mdidx_slot_offset(1, 2, 4096), 72 + 4056);
-    assert_int_equal(vfdswmr_mdidx_slot_size(3, 1u << 30), ((3ull << 30) - 72) / 2 / 8 * 8);
-    assert_int_equal(vfdswmr_mdidx_slot_size(UINT32_MAX, 1u << 30), (((uint64_t)UINT32_MAX << 30) - 72) / 2 / 8 * 8);
+    assert_int_equal(vfdswmr_mdidx_slot_offset(1, 2, 4096), 80 + 4056);
+    assert_int_equal(vfdswmr_mdidx_slot_size(3, 1u << 30), ((3ull << 30) - 80) / 2 / 8 * 8);
+    assert_int_equal(vfdswmr_mdidx_slot_size(UINT32_MAX, 1u << 30), (((uint64_t)UINT32_MAX << 30) - 80) / 2 / 8 * 8);
     assert_int_equal(vfdswmr_mdidx_slot_size(0, 512), 0);
     assert_int_equal(vfdswmr_udcl_size(0), 60);
     assert_int_equal(vfdswmr_udcl_size(1), 92);
@@ -765,14 +765,17 @@ test_mdhdr_layout(void **state)
                          .eoa = 0x4142434445464748ull,
                          .tick_len = 0x51525354,
                          .max_lag = 0x61626364,
-                         .hdf5_id = 0x7172737475767778ull};
+                         .hdf5_id = 0x7172737475767778ull,
+                         .epoch = 0x0a0b0c0d0e0f1011ull};
     uint8_t b[VFDSWMR_MDHDR_SIZE];
-    assert_int_equal(VFDSWMR_MDHDR_SIZE, 72);
+    assert_int_equal(VFDSWMR_MDHDR_SIZE, 80);
     vfdswmr_mdhdr_encode(&h, b);
     assert_memory_equal(b, "VHDR", 4);
-    assert_int_equal(vfdswmr_le_decode(b + 4, 2), 2);
+    assert_int_equal(vfdswmr_le_decode(b + 4, 2), 3);
     assert_int_equal(vfdswmr_le_decode(b + 6, 2), 0x0002);
     assert_int_equal(vfdswmr_le_decode(b + 8, 4), h.page_size);
+    assert_int_equal(vfdswmr_le_decode(b + 60, 8), h.hdf5_id);
+    assert_int_equal(vfdswmr_le_decode(b + 68, 8), h.epoch);
     assert_int_equal(vfdswmr_le_decode(b + 12, 8), h.session);
     assert_int_equal(vfdswmr_le_decode(b + 20, 8), h.tick);
     assert_int_equal(vfdswmr_le_decode(b + 28, 8), h.index_offset);
@@ -781,7 +784,8 @@ test_mdhdr_layout(void **state)
     assert_int_equal(vfdswmr_le_decode(b + 52, 4), h.tick_len);
     assert_int_equal(vfdswmr_le_decode(b + 56, 4), h.max_lag);
     assert_int_equal(vfdswmr_le_decode(b + 60, 8), h.hdf5_id);
-    assert_int_equal(vfdswmr_le_decode(b + 68, 4), vfdswmr_checksum(b, 68));
+    assert_int_equal(vfdswmr_le_decode(b + 68, 8), h.epoch);
+    assert_int_equal(vfdswmr_le_decode(b + 76, 4), vfdswmr_checksum(b, 76));
     assert_int_equal(b[8], 0x44); /* little-endian */
 }
 
@@ -820,7 +824,7 @@ test_mdhdr_roundtrip(void **state)
     roundtrip_mdhdr(&h);
 }
 
-/* A whole page read from offset 0: the header is its first 72 bytes. */
+/* A whole page read from offset 0: the header is its first 80 bytes. */
 static void
 test_mdhdr_in_page(void **state)
 {
@@ -850,10 +854,11 @@ test_mdhdr_version(void **state)
 {
     (void)state;
     vfdswmr_mdhdr_t h = sample_mdhdr();
-    assert_int_equal(mdhdr_with(&h, 4, 2, 2), VFDSWMR_MD_OK);
+    assert_int_equal(mdhdr_with(&h, 4, 3, 2), VFDSWMR_MD_OK);
     assert_int_equal(mdhdr_with(&h, 4, 0, 2), VFDSWMR_MD_EVERSION);
     assert_int_equal(mdhdr_with(&h, 4, 1, 2), VFDSWMR_MD_EVERSION);
-    assert_int_equal(mdhdr_with(&h, 4, 3, 2), VFDSWMR_MD_EVERSION);
+    assert_int_equal(mdhdr_with(&h, 4, 2, 2), VFDSWMR_MD_EVERSION);
+    assert_int_equal(mdhdr_with(&h, 4, 4, 2), VFDSWMR_MD_EVERSION);
     assert_int_equal(mdhdr_with(&h, 4, 0x0200, 2), VFDSWMR_MD_EVERSION);
     assert_int_equal(mdhdr_with(&h, 4, 0xffff, 2), VFDSWMR_MD_EVERSION);
 }
@@ -896,6 +901,48 @@ test_mdhdr_v1_refused(void **state)
     b[30] ^= 1;
     b[0] = 'X';
     assert_int_equal(mdhdr_dec(b, sizeof b, &out), VFDSWMR_MD_EMAGIC);
+}
+
+/* A version-2 header as version 2 wrote it: the version-3 layout without
+ * the epoch, 72 bytes, checksum of bytes 0-67 at 68, index in slot 0 (72). */
+static void
+v2_header(uint8_t *b, size_t len)
+{
+    vfdswmr_mdhdr_t h = sample_mdhdr();
+
+    memset(b, 0x33, len);
+    vfdswmr_mdhdr_encode(&h, b);
+    vfdswmr_le_encode(b + 4, 2, 2);
+    vfdswmr_le_encode(b + 28, 72, 8);
+    reseal(b, 72);
+}
+
+/* A version-2 file is refused as such, not as a checksum mismatch. */
+static void
+test_mdhdr_v2_refused(void **state)
+{
+    (void)state;
+    uint8_t b[PS];
+    vfdswmr_mdhdr_t out;
+    v2_header(b, sizeof b);
+    assert_int_equal(mdhdr_dec(b, sizeof b, &out), VFDSWMR_MD_EVERSION);
+    assert_int_equal(mdhdr_dec(b, 80, &out), VFDSWMR_MD_EVERSION);
+    assert_int_equal(mdhdr_dec(b, 72, &out), VFDSWMR_MD_EVERSION);
+    assert_int_equal(mdhdr_dec(b, 71, &out), VFDSWMR_MD_ESHORT);
+    b[30] ^= 1; /* v2 checksum broken: torn, retried */
+    assert_int_equal(mdhdr_dec(b, sizeof b, &out), VFDSWMR_MD_ECHECKSUM);
+}
+
+/* The epoch never passes the tick. */
+static void
+test_mdhdr_epoch(void **state)
+{
+    (void)state;
+    vfdswmr_mdhdr_t h = sample_mdhdr();
+    assert_int_equal(mdhdr_with(&h, 68, h.tick, 8), VFDSWMR_MD_OK);
+    assert_int_equal(mdhdr_with(&h, 68, 0, 8), VFDSWMR_MD_OK);
+    assert_int_equal(mdhdr_with(&h, 68, h.tick + 1, 8), VFDSWMR_MD_EFIELD);
+    assert_int_equal(mdhdr_with(&h, 68, UINT64_MAX, 8), VFDSWMR_MD_EFIELD);
 }
 
 static void
@@ -949,13 +996,13 @@ static void
 test_mdhdr_index_offset(void **state)
 {
     (void)state;
-    static const uint64_t bad[] = {0, 1, 8, 56, 64, 71, 73, 76, 4097, 4096 + 4, UINT64_MAX};
+    static const uint64_t bad[] = {0, 1, 8, 56, 64, 71, 72, 79, 81, 84, 4097, 4096 + 4, UINT64_MAX};
     vfdswmr_mdhdr_t h = sample_mdhdr();
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         assert_int_equal(mdhdr_with(&h, 28, bad[i], 8), VFDSWMR_MD_EBOUNDS);
-    assert_int_equal(mdhdr_with(&h, 28, 72, 8), VFDSWMR_MD_OK);
     assert_int_equal(mdhdr_with(&h, 28, 80, 8), VFDSWMR_MD_OK);
-    assert_int_equal(mdhdr_with(&h, 28, 72 + 2008, 8), VFDSWMR_MD_OK); /* slot 1 of one 4 KiB page */
+    assert_int_equal(mdhdr_with(&h, 28, 88, 8), VFDSWMR_MD_OK);
+    assert_int_equal(mdhdr_with(&h, 28, 80 + 2008, 8), VFDSWMR_MD_OK); /* slot 1 of one 4 KiB page */
     assert_int_equal(mdhdr_with(&h, 28, 4096, 8), VFDSWMR_MD_OK);
     assert_int_equal(mdhdr_with(&h, 28, 4096 * 1000, 8), VFDSWMR_MD_OK);
 }
@@ -1008,7 +1055,7 @@ test_mdhdr_check_order(void **state)
     vfdswmr_le_encode(b + 4, 9, 2);  /* version */
     reseal(b, sizeof b);
     assert_int_equal(mdhdr_dec(b, sizeof b, &out), VFDSWMR_MD_EVERSION);
-    patch(b, sizeof b, 4, 2, 2);
+    patch(b, sizeof b, 4, 3, 2);
     assert_int_equal(mdhdr_dec(b, sizeof b, &out), VFDSWMR_MD_ERESERVED);
     patch(b, sizeof b, 6, 3, 2);
     assert_int_equal(mdhdr_dec(b, sizeof b, &out), VFDSWMR_MD_EFLAGS);
@@ -1018,7 +1065,7 @@ test_mdhdr_check_order(void **state)
     assert_int_equal(mdhdr_dec(b, sizeof b, &out), VFDSWMR_MD_EFIELD);
     patch(b, sizeof b, 56, 3, 4);
     assert_int_equal(mdhdr_dec(b, sizeof b, &out), VFDSWMR_MD_EBOUNDS);
-    patch(b, sizeof b, 28, 72, 8);
+    patch(b, sizeof b, 28, 80, 8);
     assert_int_equal(mdhdr_dec(b, sizeof b, &out), VFDSWMR_MD_ELENGTH);
     patch(b, sizeof b, 36, 32, 8);
     assert_int_equal(mdhdr_dec(b, sizeof b, &out), VFDSWMR_MD_OK);
@@ -1321,7 +1368,7 @@ test_udhdr_layout(void **state)
     uint8_t b[VFDSWMR_UDHDR_SIZE];
     vfdswmr_udhdr_encode(&h, b);
     assert_memory_equal(b, "VUDH", 4);
-    assert_int_equal(vfdswmr_le_decode(b + 4, 2), 2);
+    assert_int_equal(vfdswmr_le_decode(b + 4, 2), 3);
     assert_int_equal(vfdswmr_le_decode(b + 6, 2), h.flags);
     assert_int_equal(vfdswmr_le_decode(b + 8, 4), h.page_size);
     assert_int_equal(vfdswmr_le_decode(b + 12, 8), h.session);
@@ -1374,7 +1421,7 @@ static void
 test_udhdr_version(void **state)
 {
     (void)state;
-    static const uint16_t bad[] = {0, 1, 3, 0x0100, 0x0200, 0xffff};
+    static const uint16_t bad[] = {0, 1, 2, 4, 0x0100, 0x0300, 0xffff};
     vfdswmr_udhdr_t h = sample_udhdr(), out;
     uint8_t b[VFDSWMR_UDHDR_SIZE];
     vfdswmr_udhdr_encode(&h, b);
@@ -1382,7 +1429,7 @@ test_udhdr_version(void **state)
         patch(b, sizeof b, 4, bad[i], 2);
         assert_int_equal(udhdr_dec(b, sizeof b, &out), VFDSWMR_MD_EVERSION);
     }
-    patch(b, sizeof b, 4, 2, 2);
+    patch(b, sizeof b, 4, 3, 2);
     assert_int_equal(udhdr_dec(b, sizeof b, &out), VFDSWMR_MD_OK);
 }
 
@@ -1581,7 +1628,7 @@ cl_fixture(void)
     assert_int_equal(f.cl.entries[2].ud_page, 4);
     assert_int_equal(f.cl.idx_ud_page, 5);
     assert_int_equal(f.cl.hdr_ud_page, 6);
-    assert_int_equal(f.file_len, 6 * 512 + 72);
+    assert_int_equal(f.file_len, 6 * 512 + 80);
     return f;
 }
 
@@ -1666,10 +1713,10 @@ test_udcl_index_md_offset(void **state)
     CL_CASE(VFDSWMR_MD_EBOUNDS, f.cl.idx_md_offset = 0);
     CL_CASE(VFDSWMR_MD_EBOUNDS, f.cl.idx_md_offset = 56);
     CL_CASE(VFDSWMR_MD_EBOUNDS, f.cl.idx_md_offset = 71);
-    CL_CASE(VFDSWMR_MD_EBOUNDS, f.cl.idx_md_offset = 73);
+    CL_CASE(VFDSWMR_MD_EBOUNDS, f.cl.idx_md_offset = 79);
     CL_CASE(VFDSWMR_MD_EBOUNDS, f.cl.idx_md_offset = 513);
-    CL_CASE(VFDSWMR_MD_OK, f.cl.idx_md_offset = 72);
-    CL_CASE(VFDSWMR_MD_OK, f.cl.idx_md_offset = 72 + 216); /* slot 1 of one 512-byte page */
+    CL_CASE(VFDSWMR_MD_OK, f.cl.idx_md_offset = 80);
+    CL_CASE(VFDSWMR_MD_OK, f.cl.idx_md_offset = 80 + 216); /* slot 1 of one 512-byte page */
     CL_CASE(VFDSWMR_MD_OK, f.cl.idx_md_offset = 512);
     CL_CASE(VFDSWMR_MD_OK, f.cl.idx_md_offset = 512 * 1000);
     /* on the last page: offset + length must not wrap */
@@ -1749,7 +1796,7 @@ test_udcl_entry_order(void **state)
     CL_CASE(VFDSWMR_MD_OK, f.cl.entries[2].ud_page = 4);
     /* a gap is fine */
     CL_CASE(VFDSWMR_MD_OK, f.cl.entries[2].ud_page = 5; f.cl.idx_ud_page = 6; f.cl.hdr_ud_page = 7;
-            f.file_len = 7 * 512 + 72);
+            f.file_len = 7 * 512 + 80);
 }
 
 static void
@@ -1766,12 +1813,12 @@ test_udcl_index_image(void **state)
     /* past the end of the file */
     CL_CASE(VFDSWMR_MD_EBOUNDS, f.cl.idx_ud_page = 7; f.cl.hdr_ud_page = 8);
     /* no entries: the index image must still follow the change list */
-    CL_CASE(VFDSWMR_MD_OK, f.cl.nentries = 0; f.cl.idx_ud_page = 1; f.cl.hdr_ud_page = 2; f.file_len = 2 * 512 + 72);
+    CL_CASE(VFDSWMR_MD_OK, f.cl.nentries = 0; f.cl.idx_ud_page = 1; f.cl.hdr_ud_page = 2; f.file_len = 2 * 512 + 80);
     CL_CASE(VFDSWMR_MD_EBOUNDS, f.cl.nentries = 0; f.cl.idx_ud_page = 0; f.cl.hdr_ud_page = 2);
     /* an index image longer than a page */
     CL_CASE(VFDSWMR_MD_EOVERLAP, f.cl.idx_len = 32 + 32 * 20; f.file_len = 8 * 512);
     CL_CASE(VFDSWMR_MD_EBOUNDS, f.cl.idx_len = 32 + 32 * 20); /* it ends past the file */
-    CL_CASE(VFDSWMR_MD_OK, f.cl.idx_len = 32 + 32 * 20; f.cl.hdr_ud_page = 7; f.file_len = 7 * 512 + 72);
+    CL_CASE(VFDSWMR_MD_OK, f.cl.idx_len = 32 + 32 * 20; f.cl.hdr_ud_page = 7; f.file_len = 7 * 512 + 80);
 }
 
 static void
@@ -1786,7 +1833,7 @@ test_udcl_header_image(void **state)
     CL_CASE(VFDSWMR_MD_EBOUNDS, f.cl.hdr_ud_page = 7);
     CL_CASE(VFDSWMR_MD_EBOUNDS, f.file_len -= 1);
     CL_CASE(VFDSWMR_MD_OK, f.file_len += 1000);
-    CL_CASE(VFDSWMR_MD_OK, f.cl.hdr_ud_page = 7; f.file_len = 7 * 512 + 72);
+    CL_CASE(VFDSWMR_MD_OK, f.cl.hdr_ud_page = 7; f.file_len = 7 * 512 + 80);
 }
 
 /* The one search of an index (format.h) against a linear scan: every page
@@ -1842,6 +1889,8 @@ main(void)
         cmocka_unit_test(test_mdhdr_in_page),
         cmocka_unit_test(test_mdhdr_version),
         cmocka_unit_test(test_mdhdr_v1_refused),
+        cmocka_unit_test(test_mdhdr_v2_refused),
+        cmocka_unit_test(test_mdhdr_epoch),
         cmocka_unit_test(test_mdhdr_flags),
         cmocka_unit_test(test_mdhdr_max_lag),
         cmocka_unit_test(test_mdhdr_page_size),

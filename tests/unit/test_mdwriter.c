@@ -757,7 +757,7 @@ test_index_slots_ping_pong(void **state)
     char err[512];
 
     (void)state;
-    assert_int_equal(s1, 72 + 216);
+    assert_int_equal(s1, 80 + 216);
     o.max_lag = 3;
     assert_int_equal(vfdswmr_mdw_open(&o, &w, err, sizeof err), 0);
     for (uint64_t t = 1; t <= sizeof pp_sizes / sizeof pp_sizes[0]; t++) {

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Files close at sec2's size. A program creates a file with a 1 MiB
+# dataset and a small one, flushes, deletes the big one and closes: HDF5
+# frees the space at the end of the file. During the session the writer
+# keeps its end-of-allocation high-water mark (readers of older snapshots
+# may still read there); at close, once no reader can, the file takes
+# HDF5's own end of allocation: the same size as on sec2, with no reader
+# and with a reader attached during the session, and plain HDF5 reads it.
+. "${VFDSWMR_TESTLIB:?}"
+. "${VFDSWMR_PROCLIB:?}"
+
+cfg="tick_len=1;max_lag=3"
+out=$(env -u HDF5_DRIVER "$VFDSWMR_PROGS/eoaclose" write "$WORK/sec2.h5" 2>&1) || fail "sec2: $out"
+[[ $out =~ closed\ ([0-9]+) ]] || fail "sec2: $out"
+want=${BASH_REMATCH[1]}
+[ "$want" -lt 100000 ] || fail "sec2's file is $want bytes: the program did not free the space"
+
+out=$(HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$cfg" ${VFDSWMR_VALGRIND:-} \
+    "$VFDSWMR_PROGS/eoaclose" write "$WORK/w.h5" 2>&1) || fail "writer: $out"
+[[ $out =~ closed\ ([0-9]+) ]] || fail "writer: $out"
+[ "${BASH_REMATCH[1]}" = "$want" ] || fail "through vfd_swmr_writer the file closed at ${BASH_REMATCH[1]} bytes, on sec2 at $want"
+[ "$(stat -c %s "$WORK/w.h5")" = "$want" ] || fail "the file is $(stat -c %s "$WORK/w.h5") bytes"
+out=$(env -u HDF5_DRIVER "$VFDSWMR_PROGS/eoaclose" read "$WORK/w.h5" </dev/null 2>&1) || fail "plain HDF5: $out"
+ok "no reader: the file closed at $want bytes, as on sec2, and plain HDF5 reads it"
+
+proc_start w env HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$cfg" ${VFDSWMR_VALGRIND:-} \
+    "$VFDSWMR_PROGS/eoaclose" write "$WORK/r.h5" wait
+proc_read w
+[ "$ANSWER" = flushed ] || fail "writer: $ANSWER $(proc_err w)"
+proc_start r env HDF5_DRIVER=vfd_swmr_reader ${VFDSWMR_VALGRIND:-} "$VFDSWMR_PROGS/eoaclose" read "$WORK/r.h5"
+proc_read r
+[ "$ANSWER" = opened ] || fail "reader: $ANSWER $(proc_err r)"
+proc_ask w go
+[ "$ANSWER" = "closed $want" ] || fail "with a reader attached the writer answered \"$ANSWER\", on sec2 the file closed at $want bytes: $(proc_err w)"
+proc_end w
+[ "$PROC_STATUS" = 0 ] || fail "writer exit status $PROC_STATUS: $(proc_err w)"
+proc_ask r go
+proc_end r
+out=$(env -u HDF5_DRIVER "$VFDSWMR_PROGS/eoaclose" read "$WORK/r.h5" </dev/null 2>&1) || fail "plain HDF5: $out"
+ok "a reader attached during the session: the file closed at $want bytes, as on sec2, and plain HDF5 reads it"
+finish
