@@ -42,15 +42,6 @@ for line in sys.stdin:
 """ % swmrtest.HERE
 
 
-def rows_ok(f, n, how):
-    d = f["rows"]
-    if d.shape != (n,):
-        swmrtest.fail("%s: %s rows, expected %d" % (how, d.shape, n))
-    want = np.array([swmrtest.row_value(i) for i in range(n)], dtype="<i8")
-    if not np.array_equal(d[...], want):
-        swmrtest.fail("%s: wrong row values" % how)
-
-
 d = swmrtest.workdir()
 for mode in ("file", "swmr"):
     for trial, steps in enumerate((1, 4, 9)):
@@ -65,14 +56,14 @@ for mode in ("file", "swmr"):
                 total += 7 * k
                 w.expect(str(7 * k), "flushed %d" % total)
                 vfdswmr.refresh(r)
-                rows_ok(r, total, "%s: the reader's next refresh after flush %d" % (mode, k))
+                swmrtest.rows_ok(r, total, "%s: the reader's next refresh after flush %d" % (mode, k))
         w.kill()  # right after its last answer: every answered flush had returned
         rec = subprocess.run([os.environ["VFDSWMR_RECOVER"], "--config", CONFIG, path], capture_output=True,
                              text=True)
         if rec.returncode != 0 or "recovered tick" not in rec.stdout:
             swmrtest.fail("%s: vfd_swmr_recover: %s %s" % (mode, rec.stdout, rec.stderr))
         with h5py.File(path, "r") as f:
-            rows_ok(f, total, "%s: plain h5py after the kill and vfd_swmr_recover" % mode)
+            swmrtest.rows_ok(f, total, "%s: plain h5py after the kill and vfd_swmr_recover" % mode)
     swmrtest.ok("%s: %s -- 3 writers killed after 1, 4 and 9 flushes, no tick ended: each flushed row was "
                 "visible at the reader's next refresh, and recovered for plain h5py"
                 % (mode, "Dataset.flush() in swmr_mode" if mode == "swmr" else "File.flush()"))

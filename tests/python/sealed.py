@@ -35,15 +35,6 @@ for line in sys.stdin:
 """ % swmrtest.HERE
 
 
-def rows_ok(f, n, how):
-    d = f["rows"]
-    if d.shape != (n,):
-        swmrtest.fail("%s: %s rows, expected %d" % (how, d.shape, n))
-    want = np.array([swmrtest.row_value(i) for i in range(n)], dtype="<i8")
-    if not np.array_equal(d[...], want):
-        swmrtest.fail("%s: wrong row values" % how)
-
-
 d = swmrtest.workdir()
 path = os.path.join(d, "f.h5")
 with h5py.File(path, "w") as f:
@@ -70,13 +61,13 @@ swmrtest.ok("h5py writer killed within its first ticks: plain h5py refuses the f
             "(\"bad flag value for superblock\"), byte-identical")
 
 with vfdswmr.File(path, "r", config=CONFIG) as f:
-    rows_ok(f, 45, "through vfd_swmr_reader")
+    swmrtest.rows_ok(f, 45, "through vfd_swmr_reader")
 swmrtest.ok("vfdswmr.File reads the 45 flushed rows of the dead writer's file")
 
 rec = subprocess.run([os.environ["VFDSWMR_RECOVER"], "--config", CONFIG, path], capture_output=True, text=True)
 if rec.returncode != 0 or "recovered tick" not in rec.stdout:
     swmrtest.fail("vfd_swmr_recover: %s %s" % (rec.stdout, rec.stderr))
 with h5py.File(path, "r") as f:
-    rows_ok(f, 45, "plain h5py after vfd_swmr_recover")
+    swmrtest.rows_ok(f, 45, "plain h5py after vfd_swmr_recover")
 swmrtest.ok("after vfd_swmr_recover plain h5py reads the 45 flushed rows, each value right")
 swmrtest.finish()

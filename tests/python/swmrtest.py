@@ -64,6 +64,17 @@ def row_value(i):
     return (((i + 1) * 0x9E3779B97F4A7C15 % (1 << 64)) >> 1) | 1
 
 
+def rows_ok(f, n, how):
+    """f's /rows holds exactly n rows, each row_value(i); else fail, saying `how` it was read."""
+    import numpy as np
+    d = f["rows"]
+    if d.shape != (n,):
+        fail("%s: %s rows, expected %d" % (how, d.shape, n))
+    want = np.array([row_value(i) for i in range(n)], dtype="<i8")
+    if not np.array_equal(d[...], want):
+        fail("%s: wrong row values" % how)
+
+
 def serve(name, f, handle, last):
     """The command loop of pywriter.py and pyreader.py: a command a line on stdin, one
     answer line each on stdout. handle(words) answers the program's own commands (None:
