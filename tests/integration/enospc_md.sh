@@ -7,7 +7,9 @@
 # stopped publishing (vfdswmr_get_status: VFDSWMR_WRITER_FAILED) instead of
 # a silently frozen view, and after H5Fclose plain HDF5 reads every row and
 # group whose H5Fflush returned success -- also those flushed after the last
-# publish (DESIGN section 6).
+# publish (DESIGN section 6). Twice: with publish=tick the failing publish
+# is an end of tick after flushes that returned success; with publish=flush
+# (the default) it is the flush itself, which then fails.
 . "${VFDSWMR_TESTLIB:?}"
 . "${VFDSWMR_PROCLIB:?}"
 
@@ -21,14 +23,18 @@ mount -t tmpfs -o size=1m vfdswmr-test "$mnt" 2>"$WORK/mount.err" \
     || { echo "SKIP: cannot mount a tmpfs: $(cat "$WORK/mount.err")"; exit 77; }
 CLEANUP+=("umount '$mnt' || umount -l '$mnt'")
 
-f=$WORK/f.h5 cfg="tick_len=0;max_lag=3;publish=tick;md_file_path=$mnt" # flushes between ticks stay unpublished
 VFDSWMR_WRITER_FAILED=4 # include/vfdswmr.h
+
+# run MODE: the whole scenario with publish=MODE, in a fresh tmpfs state.
+run() {
+local mode=$1 f=$WORK/$1.h5 cfg="tick_len=0;max_lag=3;publish=$1;md_file_path=$mnt" rows groups=0 refresh closed out
+rm -rf "${mnt:?}"/* # the other run's files
 proc_start w env HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$cfg" ${VFDSWMR_VALGRIND:-} \
     "$VFDSWMR_PROGS/rowwriter" "$f" create
 proc_read w
 [ "$ANSWER" = "ready 0" ] || fail "writer not ready: $ANSWER"
 proc_expect w tick ticked
-[ -s "$mnt/f.h5.md" ] || fail "no metadata file on the tmpfs"
+[ -s "$mnt/$mode.h5.md" ] || fail "no metadata file on the tmpfs"
 proc_start r env HDF5_DRIVER=vfd_swmr_reader HDF5_DRIVER_CONFIG="$cfg" ${VFDSWMR_VALGRIND:-} \
     "$VFDSWMR_PROGS/rowreader" "$f" watch
 proc_read r
@@ -40,20 +46,26 @@ for ((i = 1; i <= 5; i++)); do
     proc_expect w tick ticked
     proc_expect r "verify $rows" "rows $rows"
 done
-ok "5 batches of 1000 rows flushed and published; the reader verified each"
+ok "publish=$mode: 5 batches of 1000 rows flushed and published; the reader verified each"
 
 head -c 2M /dev/zero >"$mnt/filler" 2>/dev/null
 [ "$(df -B1 --output=avail "$mnt" | tail -n 1 | tr -d ' ')" = 0 ] || fail "the tmpfs is not full: $(df "$mnt")"
-# Flushed, not yet published: H5Fflush does not touch the metadata file.
-proc_expect w "append 1000" "flushed 6000"
-rows=6000
-proc_expect w "groups 200" "flushed groups 200"
-groups=200
-proc_expect w tick "tick failed"
-stack_check "$WORK/w.err" vfdswmr_end_tick
-[[ $STACK == *"vfd_swmr_writer: cannot publish tick "*"$mnt/f.h5.md"*": No space left on device"* ]] \
+if [ "$mode" = tick ]; then
+    # Flushed, not yet published: H5Fflush does not touch the metadata file.
+    proc_expect w "append 1000" "flushed 6000"
+    rows=6000
+    proc_expect w "groups 200" "flushed groups 200"
+    groups=200
+    proc_expect w tick "tick failed"
+    stack_check "$WORK/w.err" vfdswmr_end_tick
+else
+    # The flush publishes: it fails, and says why.
+    proc_expect w "groups 200" "failed groups 200"
+    stack_check "$WORK/w.err" H5Fflush
+fi
+[[ $STACK == *"vfd_swmr_writer: cannot publish tick "*"$mnt/$mode.h5.md"*": No space left on device"* ]] \
     || fail "the writer's stack does not say it cannot publish for lack of space: $STACK"
-ok "the publish after 200 new groups failed: \"cannot publish\" with \"No space left on device\" on the stack"
+ok "publish=$mode: the publish after 200 new groups failed: \"cannot publish\" with \"No space left on device\" on the stack"
 
 # The reader: a refresh may fail or keep the last snapshot, but the status
 # must tell that the writer stopped publishing.
@@ -62,13 +74,13 @@ refresh=$ANSWER
 proc_ask r status
 [[ $ANSWER == "status tick="*" writer_state=$VFDSWMR_WRITER_FAILED tick_len=0 max_lag=3" ]] \
     || fail "the reader's status after the failed publish is \"$ANSWER\", expected writer_state=$VFDSWMR_WRITER_FAILED (VFDSWMR_WRITER_FAILED); refresh answered \"$refresh\""
-ok "the reader's status says VFDSWMR_WRITER_FAILED (refresh: $refresh)"
+ok "publish=$mode: the reader's status says VFDSWMR_WRITER_FAILED (refresh: $refresh)"
 
 # The writer goes on: what H5Fflush reports as flushed must be kept.
 proc_ask w "append 1000"
 case $ANSWER in
-"flushed 7000") rows=7000 ;;
-"failed 7000") ;;
+"flushed $((rows + 1000))") rows=$((rows + 1000)) ;;
+"failed $((rows + 1000))") ;;
 *) fail "append after the failed publish answered \"$ANSWER\"" ;;
 esac
 proc_ask w close
@@ -76,7 +88,7 @@ case $ANSWER in closed | "close failed") ;; *) fail "close answered \"$ANSWER\""
 closed=$ANSWER
 proc_end w
 [ "$PROC_STATUS" = 3 ] || fail "writer exit status $PROC_STATUS, expected its own 3: $(proc_err w)"
-ok "the writer closed (\"$closed\") with its own exit status 3"
+ok "publish=$mode: the writer closed (\"$closed\") with its own exit status 3"
 proc_ask r quit
 proc_end r
 
@@ -84,5 +96,9 @@ out=$(${VFDSWMR_VALGRIND:-} "$VFDSWMR_PROGS/rowreader" "$f" check "$rows" "$grou
     || fail "after H5Fclose, plain HDF5: $out"
 # Rows of a failed H5Fflush may be there too; each holds its value or 0.
 [[ $out == "verified $rows rows, "*" more ("*" written, "*" unwritten), $groups groups" ]] || fail "after H5Fclose: $out"
-ok "plain HDF5 reads all $rows flushed rows and $groups groups ($out)"
+ok "publish=$mode: plain HDF5 reads all $rows flushed rows and $groups groups ($out)"
+}
+
+run tick
+run flush
 finish
