@@ -371,27 +371,34 @@ parse_size(struct parse_ctx *ctx, const struct key_spec *spec, const struct slic
     return 0;
 }
 
+/* The value as one of a few words, any case: its index in words[]
+ * (NULL-terminated), or -1. */
 static int
-parse_bool(struct parse_ctx *ctx, const struct key_spec *spec, const struct slice *v)
+word_index(const struct slice *v, const char *const *words)
 {
-    char word[sizeof "false" + 1]; /* one more than the longest word */
+    char word[8]; /* longer than every word: a longer value matches none */
     size_t n = 0;
     for (size_t i = 0; i < v->len && n < sizeof word - 1;)
         word[n++] = ascii_lower(next_char(v, &i));
     word[n] = '\0';
+    for (int k = 0; words[k] != NULL; k++)
+        if (strcmp(word, words[k]) == 0)
+            return k;
+    return -1;
+}
 
-    bool *dst = field(ctx->cfg, spec);
-    if (strcmp(word, "0") == 0 || strcmp(word, "false") == 0) {
-        *dst = false;
-    }
-    else if (strcmp(word, "1") == 0 || strcmp(word, "true") == 0) {
-        *dst = true;
-    }
-    else {
+static int
+parse_bool(struct parse_ctx *ctx, const struct key_spec *spec, const struct slice *v)
+{
+    static const char *const words[] = {"0", "false", "1", "true", NULL};
+    int k = word_index(v, words);
+
+    if (k < 0) {
         char shown[ECHO_SIZE];
         echo(v, shown);
         return vfdswmr_errtext(ctx->errbuf, ctx->errlen, "%s=%s: expected 0, 1, false or true", spec->name, shown);
     }
+    *(bool *)field(ctx->cfg, spec) = k >= 2;
     return 0;
 }
 
@@ -400,22 +407,15 @@ parse_bool(struct parse_ctx *ctx, const struct key_spec *spec, const struct slic
 static int
 parse_publish(struct parse_ctx *ctx, const struct key_spec *spec, const struct slice *v)
 {
-    char word[sizeof "flush" + 1]; /* one more than the longest word */
-    size_t n = 0;
-    for (size_t i = 0; i < v->len && n < sizeof word - 1;)
-        word[n++] = ascii_lower(next_char(v, &i));
-    word[n] = '\0';
+    static const char *const words[] = {"flush", "tick", NULL};
+    int k = word_index(v, words);
 
-    bool *dst = field(ctx->cfg, spec);
-    if (strcmp(word, "flush") == 0)
-        *dst = false;
-    else if (strcmp(word, "tick") == 0)
-        *dst = true;
-    else {
+    if (k < 0) {
         char shown[ECHO_SIZE];
         echo(v, shown);
         return vfdswmr_errtext(ctx->errbuf, ctx->errlen, "%s=%s: expected flush or tick", spec->name, shown);
     }
+    *(bool *)field(ctx->cfg, spec) = k == 1;
     return 0;
 }
 
