@@ -57,6 +57,19 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+/* A chunk's bytes as stored (len: the buffer's size). HDF5 2.x's
+ * H5Dread_chunk (H5Dread_chunk2) takes the buffer's size; 1.14's does not. */
+static herr_t
+read_chunk(hid_t d, const hsize_t *off, uint32_t *filters, void *buf, size_t len)
+{
+#if H5_VERSION_GE(2, 0, 0)
+    return H5Dread_chunk2(d, H5P_DEFAULT, off, filters, buf, &len);
+#else
+    (void)len;
+    return H5Dread_chunk(d, H5P_DEFAULT, off, filters, buf);
+#endif
+}
+
 #include "vfdswmr.h"
 
 #define N0    20000 /* elements of the model datasets at the start */
@@ -203,7 +216,7 @@ direct_chunk(struct model *m, hsize_t c)
         CHECK(H5Dflush(sd));
         CHECK(H5Dget_chunk_storage_size(sd, &zero, &nbytes));
         zlen = (size_t)nbytes;
-        CHECK(H5Dread_chunk(sd, H5P_DEFAULT, &zero, &filters, z));
+        CHECK(read_chunk(sd, &zero, &filters, z, sizeof z));
         H5Dclose(sd);
         H5Fclose(sf);
         H5Pclose(fapl);
@@ -219,7 +232,7 @@ direct_chunk(struct model *m, hsize_t c)
     CHECK(H5Dget_chunk_storage_size(m->d, &off, &nbytes));
     if (nbytes != zlen)
         die("H5Dwrite_chunk of %zu bytes stored %llu", zlen, (unsigned long long)nbytes);
-    CHECK(H5Dread_chunk(m->d, H5P_DEFAULT, &off, &filters, back));
+    CHECK(read_chunk(m->d, &off, &filters, back, sizeof back));
     if (memcmp(back, z, zlen))
         die("H5Dread_chunk after H5Dwrite_chunk: other bytes");
 }
