@@ -387,36 +387,42 @@ word_index(const struct slice *v, const char *const *words)
     return -1;
 }
 
+/* A boolean key written as one of `words`: the field gets values[k] for
+ * words[k]; anything else is refused with `expected`. */
+static int
+parse_words(struct parse_ctx *ctx, const struct key_spec *spec, const struct slice *v, const char *const *words,
+            const bool *values, const char *expected)
+{
+    int k = word_index(v, words);
+
+    if (k < 0) {
+        char shown[ECHO_SIZE];
+        echo(v, shown);
+        return vfdswmr_errtext(ctx->errbuf, ctx->errlen, "%s=%s: expected %s", spec->name, shown, expected);
+    }
+    *(bool *)field(ctx->cfg, spec) = values[k];
+    return 0;
+}
+
 static int
 parse_bool(struct parse_ctx *ctx, const struct key_spec *spec, const struct slice *v)
 {
     static const char *const words[] = {"0", "false", "1", "true", NULL};
-    int k = word_index(v, words);
+    static const bool values[] = {false, false, true, true};
 
-    if (k < 0) {
-        char shown[ECHO_SIZE];
-        echo(v, shown);
-        return vfdswmr_errtext(ctx->errbuf, ctx->errlen, "%s=%s: expected 0, 1, false or true", spec->name, shown);
-    }
-    *(bool *)field(ctx->cfg, spec) = k >= 2;
-    return 0;
+    return parse_words(ctx, spec, v, words, values, "0, 1, false or true");
 }
 
 /* publish=flush (a consistency point is published before the flush
- * returns) or publish=tick (only at the end of each tick). */
+ * returns) or publish=tick (only at the end of each tick): the field is
+ * publish_at_tick_only. */
 static int
 parse_publish(struct parse_ctx *ctx, const struct key_spec *spec, const struct slice *v)
 {
     static const char *const words[] = {"flush", "tick", NULL};
-    int k = word_index(v, words);
+    static const bool values[] = {false, true};
 
-    if (k < 0) {
-        char shown[ECHO_SIZE];
-        echo(v, shown);
-        return vfdswmr_errtext(ctx->errbuf, ctx->errlen, "%s=%s: expected flush or tick", spec->name, shown);
-    }
-    *(bool *)field(ctx->cfg, spec) = k == 1;
-    return 0;
+    return parse_words(ctx, spec, v, words, values, "flush or tick");
 }
 
 /* Unescapes a path value into its field; *len receives its length. */
