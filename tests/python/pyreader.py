@@ -88,7 +88,7 @@ def main():
             n = wait("/groups", lambda: len(f["groups"]) if len(f["groups"]) >= m else None,
                      lambda: vfdswmr.refresh(f))
             for k in range(n):
-                got = f["groups/g%d" % k].attrs["n"]
+                got = np.asarray(f["groups/g%d" % k].attrs["n"]).item()  # a 1-element array or a scalar
                 if got != k:
                     raise RuntimeError("/groups/g%d: n = %r, expected %d" % (k, got, k))
             return "groups %d" % n
