@@ -39,6 +39,19 @@ current_dset(const vfdswmr_ccfile_t *f)
     return (uint64_t)tag;
 }
 
+/* The dataset a raw read of [addr, addr + size) counts for: the API
+ * context's tag, else the registered chunk it lies in, else none. */
+static uint64_t
+read_dset(const vfdswmr_ccfile_t *f, haddr_t addr, size_t size)
+{
+    uint64_t d = current_dset(f);
+    vfdswmr_cc_chunk_t ch;
+
+    if (d == VFDSWMR_CC_ANON && vfdswmr_cc_find_chunk(f->cc, addr, size, &d, &ch) != 1)
+        d = VFDSWMR_CC_ANON;
+    return d;
+}
+
 /* ---- set-up ------------------------------------------------------------------ */
 
 static vfdswmr_cc_limits_t
@@ -139,18 +152,19 @@ vfdswmr_ccf_read(vfdswmr_ccfile_t *f, H5FD_t *lower, H5FD_mem_t type, hid_t dxpl
 {
     herr_t rc = 0;
     int loaded;
+    uint64_t dset;
 
     if (type != H5FD_MEM_DRAW || size == 0)
         return lower_read(lower, type, dxpl, addr, size, buf);
     pthread_mutex_lock(&f->mu);
     if (f->cc == NULL)
         rc = lower_read(lower, type, dxpl, addr, size, buf);
-    else if (vfdswmr_cc_lookup(f->cc, current_dset(f), addr, size, buf) == 1)
+    else if (vfdswmr_cc_lookup(f->cc, dset = read_dset(f, addr, size), addr, size, buf) == 1)
         rc = 0;
     else if ((loaded = load_chunk(f, lower, dxpl, addr, size, buf)) != 0)
         rc = loaded < 0 ? -1 : 0;
     else if ((rc = lower_read(lower, type, dxpl, addr, size, buf)) >= 0 && size >= VFDSWMR_CCF_MIN_ENTRY)
-        vfdswmr_cc_insert(f->cc, current_dset(f), addr, size, buf, false); /* not cached when too big */
+        vfdswmr_cc_insert(f->cc, dset, addr, size, buf, false); /* not cached when too big */
     pthread_mutex_unlock(&f->mu);
     return rc;
 }

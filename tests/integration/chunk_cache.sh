@@ -40,6 +40,10 @@ ok "vfd_swmr_writer with the cache: $out"
 
 out=$(with_driver vfd_chunk_cache "chunk_cache_size=64M" run "$WORK/attr.h5" attribution 2>&1) || fail "$out"
 ok "$out"
+# Without the tag, registration attributes every read, misses included.
+out=$(with_driver vfd_chunk_cache "chunk_cache_size=64M;chunk_cache_tag=0" run "$WORK/attr0.h5" attribution register 2>&1) \
+    || fail "chunk_cache_tag=0: $out"
+ok "chunk_cache_tag=0: $out"
 out=$(with_driver vfd_chunk_cache "chunk_cache_size=64M" run "$WORK/col.h5" column 2>&1) || fail "$out"
 ok "$out"
 # A largest entry above the budget (key, then configure): a chunk too big to

@@ -13,10 +13,11 @@
  *       regrow, cache evictions and reconfigurations; every read checked
  *       against the shadow, the statistics' identities checked throughout,
  *       and the cache must have served hits.
- *   cctest FILE attribution
+ *   cctest FILE attribution [register]
  *       Two datasets read alternately with HDF5's chunk cache off: each
  *       dataset's statistics count its own reads (the API context's tag, or
- *       registration when the tag is not used), and they add up to the file's;
+ *       registration when the tag is not used or `register` asks for it:
+ *       run it with chunk_cache_tag=0 then), and they add up to the file's;
  *       a dataset set not to be cached loses its chunks and misses, the
  *       other keeps its own; evicting one dataset leaves the other's.
  *   cctest FILE column
@@ -338,7 +339,7 @@ tag_attribution(void)
 }
 
 static int
-attribution(const char *path)
+attribution(const char *path, bool reg)
 {
     hid_t f = create_file(path), d[2];
     static int v[N0], got[N0];
@@ -350,7 +351,7 @@ attribution(const char *path)
         for (int i = 0; i < N0; i++)
             v[i] = i * (k + 2);
         io(d[k], 1, 0, N0, v);
-        if (!tag_attribution())
+        if (reg || !tag_attribution())
             CHECK(vfdswmr_chunk_cache_register(d[k]));
     }
     CHECK(vfdswmr_chunk_cache_evict(f));
@@ -383,8 +384,8 @@ attribution(const char *path)
     H5Dclose(d[0]);
     H5Dclose(d[1]);
     CHECK(H5Fclose(f));
-    printf("ok: attribution (%s): a %llu lookups, b %llu lookups\n", tag_attribution() ? "API context" : "registered",
-           s[0].lookups, s[1].lookups);
+    printf("ok: attribution (%s): a %llu lookups, b %llu lookups\n",
+           reg || !tag_attribution() ? "registered" : "API context", s[0].lookups, s[1].lookups);
     return 0;
 }
 
@@ -748,7 +749,9 @@ main(int argc, char **argv)
     if (argc == 4 && !strcmp(argv[2], "model"))
         return model(argv[1], strtoull(argv[3], NULL, 10));
     if (argc == 3 && !strcmp(argv[2], "attribution"))
-        return attribution(argv[1]);
+        return attribution(argv[1], false);
+    if (argc == 4 && !strcmp(argv[2], "attribution") && !strcmp(argv[3], "register"))
+        return attribution(argv[1], true);
     if (argc == 3 && !strcmp(argv[2], "column"))
         return column(argv[1]);
     if (argc == 3 && !strcmp(argv[2], "make"))
@@ -761,7 +764,7 @@ main(int argc, char **argv)
         return legacy_reader(argv[1], argc == 5 ? argv[3] : NULL, argc == 5 ? argv[4] : NULL);
     if (argc == 3 && !strcmp(argv[2], "ctl"))
         return ctl(argv[1]);
-    fprintf(stderr,
-            "usage: cctest FILE model SEED | attribution | column | make | bigentry | legacy [DRIVER CONFIG] | ctl\n");
+    fprintf(stderr, "usage: cctest FILE model SEED | attribution [register] | column | make | bigentry | legacy "
+                    "[DRIVER CONFIG] | ctl\n");
     return 2;
 }
