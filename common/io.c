@@ -72,6 +72,35 @@ vfdswmr_pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
 }
 
 int
+vfdswmr_pwritev_all(int fd, struct iovec *iov, int n, uint64_t off)
+{
+    uint64_t len = 0;
+
+    for (int i = 0; i < n; i++)
+        len += iov[i].iov_len;
+    if (off > (uint64_t)INT64_MAX - len) {
+        errno = EFBIG;
+        return -1;
+    }
+    while (n > 0) {
+        ssize_t w = pwritev(fd, iov, n, (off_t)off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            return -1;
+        off += (uint64_t)w;
+        /* skip what was written: whole buffers, then part of the next */
+        for (; n > 0 && (size_t)w >= iov->iov_len; iov++, n--)
+            w -= (ssize_t)iov->iov_len;
+        if (n > 0) {
+            iov->iov_base = (char *)iov->iov_base + w;
+            iov->iov_len -= (size_t)w;
+        }
+    }
+    return 0;
+}
+
+int
 vfdswmr_fsync_dir_of(const char *path)
 {
     char *dir = vfdswmr_path_dir_dup(path);

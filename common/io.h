@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 /* Read up to len bytes at off: returns the bytes read, fewer than len only
  * at end of file, or -1 with errno. */
@@ -28,6 +29,10 @@ ssize_t vfdswmr_pread_upto(int fd, void *buf, size_t len, uint64_t off);
  * (off + len past INT64_MAX: EFBIG; a read past end of file: ENODATA). */
 int vfdswmr_pread_all(int fd, void *buf, size_t len, uint64_t off);
 int vfdswmr_pwrite_all(int fd, const void *buf, size_t len, uint64_t off);
+/* pwritev all of the n buffers, one after another from off (n at most
+ * IOV_MAX). The iov array is the caller's scratch: it is changed after a
+ * short write. Returns 0, or -1 with errno set. */
+int vfdswmr_pwritev_all(int fd, struct iovec *iov, int n, uint64_t off);
 
 /* fsync the directory holding `path` (common/paths.h, vfdswmr_path_dir()),
  * so that a create, rename or unlink in it is durable. Returns 0, or -1

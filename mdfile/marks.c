@@ -104,6 +104,19 @@ slot_state(const vfdswmr_marks_t *m, unsigned slot, uint64_t *tick)
     return VFDSWMR_SLOT_MARKED;
 }
 
+/* Does any reader hold a lock in the slots (one call instead of one per
+ * slot; most publishes have no reader)? An error answers yes: the slots are
+ * then looked at one by one. */
+static bool
+any_slot_locked(const vfdswmr_marks_t *m)
+{
+    struct flock fl;
+
+    return vfdswmr_mdlock_fcntl(m->fd, F_OFD_GETLK, F_WRLCK, slot_offset(0),
+                                slot_offset(VFDSWMR_MARKS_SLOTS) - slot_offset(0), &fl) < 0 ||
+           fl.l_type != F_UNLCK;
+}
+
 static bool
 live_tick(const vfdswmr_marks_t *m, unsigned slot, uint64_t *tick)
 {
@@ -120,7 +133,7 @@ vfdswmr_marks_lag(vfdswmr_marks_t *m, uint64_t tick, uint32_t max_lag, uint32_t 
     *readers = 0;
     if (m == NULL)
         return max_lag;
-    for (unsigned i = 0; i < VFDSWMR_MARKS_SLOTS; i++)
+    for (unsigned i = 0, any = any_slot_locked(m); any && i < VFDSWMR_MARKS_SLOTS; i++)
         if (live_tick(m, i, &ticks[n]) && ticks[n] >= m->release_below)
             n++;
     /* Release marks too old to keep: say so before acting on it. */

@@ -36,6 +36,12 @@ struct pbpage {
 RB_HEAD(pbtree, pbpage);
 TAILQ_HEAD(pblist, pbpage);
 
+/* A freed image kept for reuse: the link lives in the image's own bytes. */
+struct spare {
+    SLIST_ENTRY(spare) link;
+};
+SLIST_HEAD(sparelist, spare);
+
 static int
 page_cmp(const struct pbpage *a, const struct pbpage *b)
 {
@@ -44,6 +50,8 @@ page_cmp(const struct pbpage *a, const struct pbpage *b)
 
 RB_GENERATE_INTERNAL(pbtree, pbpage, link, page_cmp, __attribute__((__unused__)) static)
 
+enum { SPARE_MIN = 16, TRACKED_BUCKETS = 1u << 14 };
+
 struct vfdswmr_pagebuf {
     uint32_t ps;
     size_t img_size; /* ps image bytes + ps / 8 bytes of metadata map */
@@ -51,6 +59,15 @@ struct vfdswmr_pagebuf {
     struct pblist changed, pending, flying;
     bool in_flight; /* between prepare() and published() */
     uint64_t npages, nimages, nindex, npending;
+    /* Freed images kept for the next ones (a writer that publishes at every
+     * flush makes and frees an image per changed page each time); at most
+     * half the images in use, plus SPARE_MIN. */
+    struct sparelist spares;
+    uint64_t nspares;
+    /* Tracked pages per bucket (page % TRACKED_BUCKETS): a page whose bucket
+     * is empty is not tracked, found without a tree search -- most raw-data
+     * writes. */
+    uint32_t tracked[TRACKED_BUCKETS];
     /* The next publish, built by prepare(), consumed by published(). */
     vfdswmr_mdchange_t *changes;
     size_t nchanges, cap_changes;
@@ -69,6 +86,26 @@ struct vfdswmr_pagebuf {
 VFDSWMR_CHECKER const char *check_all(const vfdswmr_pagebuf_t *pb, uint64_t *npages);
 /* The page states and counters after a change (invariant builds only). */
 #define CHECK_PB(pb) VFDSWMR_CHECK_INVARIANTS(&(pb)->pace, check_all((pb), &(pb)->pace.size))
+
+static uint32_t *
+bucket(vfdswmr_pagebuf_t *pb, uint64_t page)
+{
+    return &pb->tracked[page % TRACKED_BUCKETS];
+}
+
+/* An image (contents undefined), a spare one when there is one; the caller
+ * counts it in nimages. */
+static uint8_t *
+new_image(vfdswmr_pagebuf_t *pb)
+{
+    struct spare *sp = SLIST_FIRST(&pb->spares);
+
+    if (sp == NULL)
+        return malloc(pb->img_size);
+    SLIST_REMOVE_HEAD(&pb->spares, link);
+    pb->nspares--;
+    return (uint8_t *)sp;
+}
 
 static int
 grow(void **arr, size_t *cap, size_t need, size_t elem)
@@ -100,6 +137,7 @@ vfdswmr_pb_new(uint32_t page_size)
     TAILQ_INIT(&pb->changed);
     TAILQ_INIT(&pb->pending);
     TAILQ_INIT(&pb->flying);
+    SLIST_INIT(&pb->spares);
     return pb;
 }
 
@@ -107,9 +145,14 @@ static void
 free_image(vfdswmr_pagebuf_t *pb, uint8_t **img)
 {
     if (*img) {
-        free(*img);
-        *img = NULL;
         pb->nimages--;
+        if (pb->nspares < pb->nimages / 2 + SPARE_MIN) {
+            SLIST_INSERT_HEAD(&pb->spares, (struct spare *)(void *)*img, link);
+            pb->nspares++;
+        }
+        else
+            free(*img);
+        *img = NULL;
     }
 }
 
@@ -133,6 +176,7 @@ drop_page(vfdswmr_pagebuf_t *pb, struct pbpage *p)
     free_image(pb, &p->pub);
     free_image(pb, &p->fix);
     RB_REMOVE(pbtree, &pb->tree, p);
+    --*bucket(pb, p->page);
     pb->npages--;
     if (p->fly) {
         p->gone = true;
@@ -161,6 +205,10 @@ vfdswmr_pb_destroy(vfdswmr_pagebuf_t *pb)
         drop_page(pb, p);
     while ((p = TAILQ_FIRST(&pb->flying)) != NULL) /* a publish that never completed */
         free_gone(pb, p);
+    for (struct spare *sp; (sp = SLIST_FIRST(&pb->spares)) != NULL;) {
+        SLIST_REMOVE_HEAD(&pb->spares, link);
+        free(sp);
+    }
     free(pb->changes);
     free(pb->ranges);
     free(pb->removals);
@@ -172,6 +220,9 @@ static struct pbpage *
 find(const vfdswmr_pagebuf_t *pb, uint64_t page)
 {
     struct pbpage key = {.page = page};
+
+    if (pb->tracked[page % TRACKED_BUCKETS] == 0)
+        return NULL;
     return RB_FIND(pbtree, (struct pbtree *)&pb->tree, &key);
 }
 
@@ -189,7 +240,9 @@ page_for_write(vfdswmr_pagebuf_t *pb, uint64_t page, vfdswmr_pb_fill_t fill, voi
     }
     if (p->cur == NULL) {
         /* a fresh image: the file's bytes, none of them known to be metadata yet */
-        if (NULL == (p->cur = calloc(1, pb->img_size)) || fill(ctx, page, p->cur) < 0) {
+        if (NULL != (p->cur = new_image(pb)))
+            memset(p->cur, 0, pb->img_size);
+        if (p->cur == NULL || fill(ctx, page, p->cur) < 0) {
             free(p->cur);
             p->cur = NULL;
             if (fresh)
@@ -200,6 +253,7 @@ page_for_write(vfdswmr_pagebuf_t *pb, uint64_t page, vfdswmr_pb_fill_t fill, voi
     }
     if (fresh) {
         RB_INSERT(pbtree, &pb->tree, p);
+        ++*bucket(pb, page);
         pb->npages++;
     }
     return p;
@@ -290,7 +344,7 @@ raw_into_images(struct pbpage *p, uint32_t off, size_t boff, size_t n, void *arg
     uint32_t ps = ra->pb->ps;
 
     if (p->fly && p->fix == NULL && !p->fix_lost) {
-        if (NULL == (p->fix = malloc(ra->pb->img_size))) {
+        if (NULL == (p->fix = new_image(ra->pb))) {
             p->fix_lost = true;
             ra->rc = -1;
         }
@@ -346,7 +400,7 @@ vfdswmr_pb_consistency_point(vfdswmr_pagebuf_t *pb, uint64_t eoa)
             continue;
         }
         if (p->snap == NULL) {
-            if (NULL == (p->snap = malloc(pb->img_size)))
+            if (NULL == (p->snap = new_image(pb)))
                 return -1;
             pb->nimages++;
             TAILQ_INSERT_TAIL(&pb->pending, p, pending_link);
@@ -382,7 +436,7 @@ removable(const struct pbpage *p, uint64_t tick, uint32_t max_lag, bool all)
         return false;
     if (all)
         return true;
-    return p->flushed && !p->changed && !p->pub && p->cur == NULL && tick >= p->flushed + max_lag;
+    return p->flushed && !p->changed && !p->pub && tick >= p->flushed + max_lag;
 }
 
 /* Append the runs of metadata bytes of one image's map to pb->ranges. */
@@ -496,7 +550,7 @@ vfdswmr_pb_published(vfdswmr_pagebuf_t *pb, uint64_t tick)
         if ((p = find(pb, pb->removals[i])) != NULL && p->fly == NULL) {
             /* it leaves the index once the HDF5 file holds its latest published image (pagebuf.h) */
             VFDSWMR_ASSERT(p->pub == NULL);
-            if (p->cur == NULL && !p->changed && p->snap == NULL)
+            if (!p->changed && p->snap == NULL)
                 drop_page(pb, p);
             else if (p->in_index) {
                 p->in_index = 0;
@@ -535,15 +589,15 @@ vfdswmr_pb_published(vfdswmr_pagebuf_t *pb, uint64_t tick)
 }
 
 long
-vfdswmr_pb_store_due(vfdswmr_pagebuf_t *pb, uint64_t tick, uint32_t max_lag, uint64_t eoa, vfdswmr_pb_store_t store,
-                     void *ctx)
+vfdswmr_pb_store_due(vfdswmr_pagebuf_t *pb, uint64_t tick, uint32_t max_lag, uint64_t eoa, uint64_t published_before,
+                     vfdswmr_pb_store_t store, void *ctx)
 {
     struct pbpage *p;
     long n = 0;
 
     RB_FOREACH (p, pbtree, &pb->tree) {
         uint64_t addr = p->page * pb->ps;
-        if (!p->pub || p->flushed || !p->in_index || tick < p->in_index + max_lag)
+        if (!p->pub || p->flushed || !p->in_index || tick < p->in_index + max_lag || p->pub_tick >= published_before)
             continue;
         if (addr < eoa) {
             size_t len = eoa - addr < pb->ps ? (size_t)(eoa - addr) : pb->ps;
@@ -555,8 +609,10 @@ vfdswmr_pb_store_due(vfdswmr_pagebuf_t *pb, uint64_t tick, uint32_t max_lag, uin
         }
         p->flushed = tick;
         free_image(pb, &p->pub);
-        if (!p->changed && !p->snap && !p->fly) /* the HDF5 file now holds the current bytes */
-            free_image(pb, &p->cur);
+        /* The HDF5 file holds the current bytes: they are kept as an image
+         * read from the file would be, no byte known to be metadata. */
+        if (!p->changed && !p->snap && !p->fly)
+            memset(p->cur + pb->ps, 0, pb->img_size - pb->ps);
     }
     CHECK_PB(pb);
     return n;
@@ -642,6 +698,8 @@ check_all(const vfdswmr_pagebuf_t *pb, uint64_t *npages)
         flying += p->fly != NULL;
         if (p->gone)
             return "a page dropped while in flight is still in the tree";
+        if (pb->tracked[p->page % TRACKED_BUCKETS] == 0)
+            return "a tracked page's bucket is empty";
         if ((p->changed || p->snap) && p->cur == NULL)
             return "a page changed or waiting for a publish has no current image";
         if (p->pub && (!p->in_index || p->flushed))
@@ -664,6 +722,11 @@ check_all(const vfdswmr_pagebuf_t *pb, uint64_t *npages)
         return "the flying list does not hold exactly the pages of the publish under way";
     if (*npages != pb->npages || images != pb->nimages || indexed != pb->nindex || waiting != pb->npending)
         return "the page, image, index or pending counters do not match the pages";
+    uint64_t bucketed = 0;
+    for (uint32_t i = 0; i < TRACKED_BUCKETS; i++)
+        bucketed += pb->tracked[i];
+    if (bucketed != pb->npages)
+        return "the tracked-page buckets do not count the pages";
     listed = 0;
     TAILQ_FOREACH (p, &pb->changed, changed_link) {
         if (!p->changed)

@@ -5,8 +5,10 @@
  * section 6).
  *
  * Every tracked page has up to three images:
- *   cur   the writer's current bytes (reads on the writer see them); NULL
- *         once the HDF5 file holds exactly these bytes;
+ *   cur   the writer's current bytes (reads on the writer see them); kept
+ *         while the page is tracked, also once the HDF5 file holds exactly
+ *         these bytes, so a page HDF5 writes again is not read back from
+ *         the file (the page leaves with its index entry);
  *   snap  a copy of cur taken at the last consistency point, waiting for
  *         the next publish; NULL when none is waiting;
  *   pub   the image last published, until it has been written to the HDF5
@@ -115,10 +117,14 @@ int vfdswmr_pb_prepare(vfdswmr_pagebuf_t *pb, uint64_t tick, uint32_t max_lag, b
 void vfdswmr_pb_published(vfdswmr_pagebuf_t *pb, uint64_t tick);
 
 /* Write every page whose published image is due (in the index for max_lag
- * ticks at `tick`) to the HDF5 file through `store`; `eoa` bounds what is
- * written. Returns the number of pages written, or -1 when store failed. */
+ * ticks at `tick`) and was published before tick `published_before` to the
+ * HDF5 file through `store`; `eoa` bounds what is written. A writer that
+ * publishes several times a tick passes its open tick: a page HDF5 rewrites
+ * at every flush then reaches the HDF5 file once a tick, not once a flush
+ * (UINT64_MAX: every due page). Returns the number of pages written, or -1
+ * when store failed. */
 long vfdswmr_pb_store_due(vfdswmr_pagebuf_t *pb, uint64_t tick, uint32_t max_lag, uint64_t eoa,
-                          vfdswmr_pb_store_t store, void *ctx);
+                          uint64_t published_before, vfdswmr_pb_store_t store, void *ctx);
 /* After publishing failed: write every page's current bytes to the HDF5
  * file, pages the published index names first. Returns the number of pages
  * written, or -1 when store failed. */

@@ -71,7 +71,8 @@ close_tick(vfdswmr_writer_t *w)
     VFDSWMR_ASSERT_LOCKED(w);
     if (vfdswmr_writer_end_tick(w, false) < 0)
         return 0; /* publishing failed: handled by the caller through w->error */
-    return vfdswmr_pb_store_due(w->pb, w->pub_epoch, w->lag, w->eoa, vfdswmr_writer_store_page, w) < 0 ? -1 : 0;
+    return vfdswmr_pb_store_due(w->pb, w->pub_epoch, w->lag, w->eoa, UINT64_MAX, vfdswmr_writer_store_page, w) < 0 ? -1
+                                                                                                                   : 0;
 }
 
 /* Does the file end lower than the high-water mark once closed (HDF5 freed
@@ -130,8 +131,8 @@ store_when_readers_allow(vfdswmr_writer_t *w)
     }
     VFDSWMR_LOG(&w->log, "close_wait", "readers=%d all_current=%d waited_ticks=%llu", registered, due != 0,
                 (unsigned long long)(w->tick - tick0));
-    if (stored < 0 ||
-        vfdswmr_pb_store_due(w->pb, due ? due : w->pub_epoch, w->lag, w->eoa, vfdswmr_writer_store_page, w) < 0) {
+    if (stored < 0 || vfdswmr_pb_store_due(w->pb, due ? due : w->pub_epoch, w->lag, w->eoa, UINT64_MAX,
+                                           vfdswmr_writer_store_page, w) < 0) {
         report_incomplete(w, "cannot write metadata pages to the HDF5 file at close");
         return false;
     }

@@ -42,10 +42,13 @@ fill_page(void *ctx, uint64_t page, uint8_t *image)
 
     VFDSWMR_ASSERT_LOCKED(w);
     haddr_t eoa = VFDSWMR_GUARDED(haddr_t, H5FDget_eoa(LOWER(w), H5FD_MEM_DEFAULT), _r == HADDR_UNDEF);
+    haddr_t eof = VFDSWMR_GUARDED(haddr_t, H5FDget_eof(LOWER(w), H5FD_MEM_DEFAULT), _r == HADDR_UNDEF);
 
     memset(image, 0, VFDSWMR_WRITER_PAGE_SIZE);
-    if (eoa == HADDR_UNDEF)
+    if (eoa == HADDR_UNDEF || eof == HADDR_UNDEF)
         return -1;
+    if (eof < eoa)
+        eoa = eof; /* nothing but zeros past the end of the file: no read */
     if (start >= eoa)
         return 0;
     size_t len = eoa - start < VFDSWMR_WRITER_PAGE_SIZE ? (size_t)(eoa - start) : VFDSWMR_WRITER_PAGE_SIZE;
@@ -220,7 +223,14 @@ writer_flush(H5FD_t *file, hid_t dxpl, hbool_t closing)
     vfdswmr_writer_lock(w);
     if (closing)
         w->closing_flushed = true;
-    if (w->swmr_write || w->truncated) {
+    /* Before this flush publishes: a page HDF5 rewrites at every flush is
+     * republished each time, and reaches the HDF5 file once a tick (its image
+     * of the last tick), not once a flush. */
+    if (vfdswmr_pb_store_due(w->pb, w->pub_epoch, w->lag, w->eoa, w->epoch, vfdswmr_writer_store_page, w) < 0) {
+        VFDSWMR_ERR(H5E_WRITEERROR, "%s: cannot write delayed metadata pages to the HDF5 file", VFDSWMR_WRITER_NAME);
+        rc = -1;
+    }
+    if (rc >= 0 && (w->swmr_write || w->truncated)) {
         if (w->base.cfg.durable && vfdswmr_writer_sync_hdf5(w) < 0)
             rc = -1;
         else if (vfdswmr_pb_consistency_point(w->pb, w->eoa) < 0) {
@@ -246,10 +256,6 @@ writer_flush(H5FD_t *file, hid_t dxpl, hbool_t closing)
             vfdswmr_writer_publish_flush(w); /* visible, and restored by recovery, when the flush returns */
     }
     w->truncated = false;
-    if (rc >= 0 && vfdswmr_pb_store_due(w->pb, w->pub_epoch, w->lag, w->eoa, vfdswmr_writer_store_page, w) < 0) {
-        VFDSWMR_ERR(H5E_WRITEERROR, "%s: cannot write delayed metadata pages to the HDF5 file", VFDSWMR_WRITER_NAME);
-        rc = -1;
-    }
     if (rc >= 0)
         rc = vfdswmr_pt_flush(file, dxpl, closing);
     if (vfdswmr_writer_check_error(w) < 0)

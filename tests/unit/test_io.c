@@ -8,7 +8,10 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/uio.h>
 
 #include "testdir.h"
 
@@ -42,6 +45,60 @@ test_io_roundtrip(void **state)
     assert_memory_equal(out + 100, in, sizeof in);
     assert_int_equal(vfdswmr_pwrite_all(fd, in, 0, 0), 0);
     assert_int_equal(vfdswmr_pread_all(fd, out, 0, 1u << 20), 0);
+    close(fd);
+}
+
+/* Several buffers in one call land one after another; past the file size
+ * limit the write stops with EFBIG, what went before in place, a buffer cut
+ * part way included. */
+static void
+test_io_pwritev(void **state)
+{
+    uint8_t a[3000], b[1], c[4096], out[3000 + 1 + 4096];
+    struct iovec iov[3];
+    struct rlimit old, lim;
+    int fd = fresh();
+
+    (void)state;
+    memset(a, 'a', sizeof a);
+    b[0] = 'b';
+    for (size_t i = 0; i < sizeof c; i++)
+        c[i] = (uint8_t)(i * 13);
+    iov[0] = (struct iovec){a, sizeof a};
+    iov[1] = (struct iovec){b, sizeof b};
+    iov[2] = (struct iovec){c, sizeof c};
+    assert_int_equal(vfdswmr_pwritev_all(fd, iov, 3, 10), 0);
+    assert_int_equal(vfdswmr_pread_all(fd, out, sizeof out, 10), 0);
+    assert_memory_equal(out, a, sizeof a);
+    assert_int_equal(out[sizeof a], 'b');
+    assert_memory_equal(out + sizeof a + 1, c, sizeof c);
+    assert_int_equal(vfdswmr_pwritev_all(fd, iov, 0, 0), 0);
+    errno = 0;
+    iov[0] = (struct iovec){a, sizeof a};
+    assert_int_equal(vfdswmr_pwritev_all(fd, iov, 1, (uint64_t)INT64_MAX - 4), -1);
+    assert_int_equal(errno, EFBIG);
+    close(fd);
+
+    fd = fresh();
+    assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+    lim = old;
+    lim.rlim_cur = 5000;
+    signal(SIGXFSZ, SIG_IGN);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    iov[0] = (struct iovec){a, sizeof a};
+    iov[1] = (struct iovec){b, sizeof b};
+    iov[2] = (struct iovec){c, sizeof c};
+    errno = 0;
+    int rc = vfdswmr_pwritev_all(fd, iov, 3, 0);
+    int err = errno;
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+    signal(SIGXFSZ, SIG_DFL);
+    assert_int_equal(rc, -1);
+    assert_int_equal(err, EFBIG);
+    assert_int_equal(vfdswmr_pread_upto(fd, out, sizeof out, 0), 5000);
+    assert_memory_equal(out, a, sizeof a);
+    assert_int_equal(out[sizeof a], 'b');
+    assert_memory_equal(out + sizeof a + 1, c, 5000 - sizeof a - 1);
     close(fd);
 }
 
@@ -116,9 +173,8 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_io_roundtrip),
-        cmocka_unit_test(test_io_end_of_file),
-        cmocka_unit_test(test_io_errors),
+        cmocka_unit_test(test_io_roundtrip),    cmocka_unit_test(test_io_pwritev),
+        cmocka_unit_test(test_io_end_of_file),  cmocka_unit_test(test_io_errors),
         cmocka_unit_test(test_io_fsync_dir_of),
     };
     return cmocka_run_group_tests(tests, testdir_setup, testdir_teardown);

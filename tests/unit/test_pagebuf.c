@@ -19,7 +19,7 @@
 #define MAX_LAG    3u
 
 static uint8_t hdf5[FILE_PAGES * PS]; /* the model HDF5 file */
-static unsigned stores;
+static unsigned stores, fills;
 
 /* malloc of this program and of the page buffer (linked with
  * -Wl,--wrap=malloc): the next fail_mallocs calls fail. */
@@ -41,6 +41,7 @@ fill(void *ctx, uint64_t page, uint8_t *image)
 {
     (void)ctx;
     memcpy(image, hdf5 + page * PS, PS);
+    fills++;
     return 0;
 }
 
@@ -137,9 +138,9 @@ test_publish_and_delayed_store(void **state)
 
     /* not written to the HDF5 file before it has been in the index max_lag ticks */
     for (uint64_t t = 2; t < 2 + MAX_LAG; t++)
-        assert_int_equal(vfdswmr_pb_store_due(pb, t, MAX_LAG, FILE_PAGES * PS, store, NULL), 0);
+        assert_int_equal(vfdswmr_pb_store_due(pb, t, MAX_LAG, FILE_PAGES * PS, UINT64_MAX, store, NULL), 0);
     assert_int_equal(hdf5[5 * PS + 7], 105);
-    assert_int_equal(vfdswmr_pb_store_due(pb, 2 + MAX_LAG, MAX_LAG, FILE_PAGES * PS, store, NULL), 1);
+    assert_int_equal(vfdswmr_pb_store_due(pb, 2 + MAX_LAG, MAX_LAG, FILE_PAGES * PS, UINT64_MAX, store, NULL), 1);
     /* the published image went to the file, not the newer current bytes */
     assert_int_equal(hdf5[5 * PS + 7], 0x11);
     /* the writer still reads its current bytes */
@@ -161,10 +162,10 @@ test_removal_after_store(void **state)
     assert_int_equal(publish(pb, t, 0, false), 1); /* in the index from tick 1 */
     for (t = 2; t <= 1 + MAX_LAG; t++)
         publish(pb, t, 0, false);
-    assert_int_equal(vfdswmr_pb_store_due(pb, 1 + MAX_LAG, MAX_LAG, FILE_PAGES * PS, store, NULL), 1);
+    assert_int_equal(vfdswmr_pb_store_due(pb, 1 + MAX_LAG, MAX_LAG, FILE_PAGES * PS, UINT64_MAX, store, NULL), 1);
     assert_int_equal(hdf5[9 * PS], 0x33);
     vfdswmr_pb_stats(pb, &st);
-    assert_int_equal(st.images, 0); /* the file holds the current bytes: no image kept */
+    assert_int_equal(st.images, 1); /* the file holds the current bytes: kept, clean, while in the index */
     /* it stays in the index max_lag ticks after the store, then leaves */
     for (t = 2 + MAX_LAG; t < 1 + 2 * MAX_LAG; t++)
         publish(pb, t, 0, false);
@@ -184,17 +185,48 @@ test_change_after_store_keeps_index(void **state)
     assert_int_equal(vfdswmr_pb_write(pb, 3 * PS, 1, &b, fill, NULL), 0);
     assert_int_equal(vfdswmr_pb_consistency_point(pb, FILE_PAGES * PS), 0);
     publish(pb, 1, 0, false);
-    assert_int_equal(vfdswmr_pb_store_due(pb, 1 + MAX_LAG, MAX_LAG, FILE_PAGES * PS, store, NULL), 1);
-    /* modified again: it is re-read from the HDF5 file, stays in the index */
+    assert_int_equal(vfdswmr_pb_store_due(pb, 1 + MAX_LAG, MAX_LAG, FILE_PAGES * PS, UINT64_MAX, store, NULL), 1);
+    /* modified again: not read back from the HDF5 file (its current image
+     * was kept), stays in the index */
     b = 2;
+    fills = 0;
     assert_int_equal(vfdswmr_pb_write(pb, 3 * PS + 1, 1, &b, fill, NULL), 0);
+    assert_int_equal(fills, 0);
     assert_int_equal(vfdswmr_pb_consistency_point(pb, FILE_PAGES * PS), 0);
     for (t = 2 + MAX_LAG; t < 10 + MAX_LAG; t++)
         publish(pb, t, 0, false); /* never removed while its newest image is not in the file */
     /* due at once: it has been in the index for max_lag ticks without a break */
-    assert_int_equal(vfdswmr_pb_store_due(pb, t, MAX_LAG, FILE_PAGES * PS, store, NULL), 1);
+    assert_int_equal(vfdswmr_pb_store_due(pb, t, MAX_LAG, FILE_PAGES * PS, UINT64_MAX, store, NULL), 1);
     assert_int_equal(hdf5[3 * PS], 1);
     assert_int_equal(hdf5[3 * PS + 1], 2);
+}
+
+/* Stores with published_before: an image published in the tick still open
+ * waits (a writer publishing at every flush stores a page once a tick);
+ * the next tick's store writes the image then published. */
+static void
+test_store_once_a_tick(void **state)
+{
+    vfdswmr_pagebuf_t *pb = *state;
+    uint8_t b;
+    uint64_t t;
+
+    for (t = 1; t <= 1 + MAX_LAG; t++) { /* a change in every tick: in the index from 1 */
+        b = (uint8_t)t;
+        assert_int_equal(vfdswmr_pb_write(pb, 4 * PS, 1, &b, fill, NULL), 0);
+        assert_int_equal(vfdswmr_pb_consistency_point(pb, FILE_PAGES * PS), 0);
+        publish(pb, t, 0, false);
+    }
+    t = 1 + MAX_LAG; /* due, but published in the open tick t */
+    stores = 0;
+    assert_int_equal(vfdswmr_pb_store_due(pb, t, MAX_LAG, FILE_PAGES * PS, t, store, NULL), 0);
+    assert_int_equal(hdf5[4 * PS], 104);
+    /* tick t ended: its image goes */
+    assert_int_equal(vfdswmr_pb_store_due(pb, t, MAX_LAG, FILE_PAGES * PS, t + 1, store, NULL), 1);
+    assert_int_equal(hdf5[4 * PS], (uint8_t)t);
+    assert_int_equal(stores, 1);
+    /* stored once: nothing more until the next publish */
+    assert_int_equal(vfdswmr_pb_store_due(pb, t, MAX_LAG, FILE_PAGES * PS, UINT64_MAX, store, NULL), 0);
 }
 
 static void
@@ -211,7 +243,7 @@ test_raw_write_coherent(void **state)
     memcpy(hdf5 + 7 * PS + 100, raw, sizeof raw);
     vfdswmr_pb_write_raw(pb, 7 * PS + 100, sizeof raw, raw);
     /* storing the published image later must not put back the old raw bytes */
-    assert_int_equal(vfdswmr_pb_store_due(pb, 1 + MAX_LAG, MAX_LAG, FILE_PAGES * PS, store, NULL), 1);
+    assert_int_equal(vfdswmr_pb_store_due(pb, 1 + MAX_LAG, MAX_LAG, FILE_PAGES * PS, UINT64_MAX, store, NULL), 1);
     assert_int_equal(hdf5[7 * PS], 0x44);
     assert_int_equal(hdf5[7 * PS + 100], 0x55);
     assert_int_equal(hdf5[7 * PS + 299], 0x55);
@@ -242,7 +274,7 @@ test_freed_space_dropped(void **state)
     vfdswmr_pb_stats(pb, &st);
     assert_int_equal(st.pages, 0);
     /* pages beyond the EOA are never written to the file */
-    assert_int_equal(vfdswmr_pb_store_due(pb, 100, MAX_LAG, 20 * PS, store, NULL), 0);
+    assert_int_equal(vfdswmr_pb_store_due(pb, 100, MAX_LAG, 20 * PS, UINT64_MAX, store, NULL), 0);
     assert_int_equal(stores, 0);
 }
 
@@ -257,7 +289,7 @@ test_close_all(void **state)
     assert_int_equal(vfdswmr_pb_consistency_point(pb, FILE_PAGES * PS), 0);
     publish(pb, 4, 0, false);
     assert_int_equal(vfdswmr_pb_last_due_tick(pb, MAX_LAG), 4 + MAX_LAG);
-    assert_int_equal(vfdswmr_pb_store_due(pb, 4 + MAX_LAG, MAX_LAG, FILE_PAGES * PS, store, NULL), 5);
+    assert_int_equal(vfdswmr_pb_store_due(pb, 4 + MAX_LAG, MAX_LAG, FILE_PAGES * PS, UINT64_MAX, store, NULL), 5);
     assert_int_equal(vfdswmr_pb_last_due_tick(pb, MAX_LAG), 0);
     publish(pb, 5 + MAX_LAG, 5, true); /* the empty index of close */
     for (uint64_t p = 0; p < 10; p += 2)
@@ -297,8 +329,8 @@ test_metadata_ranges(void **state)
     assert_int_equal(c[1].ranges[0].offset, 0);
     assert_int_equal(c[1].ranges[0].length, PS);
     vfdswmr_pb_published(pb, 1);
-    /* stored and re-read from the file: a fresh image knows no metadata */
-    assert_int_equal(vfdswmr_pb_store_due(pb, 1 + MAX_LAG, MAX_LAG, FILE_PAGES * PS, store, NULL), 2);
+    /* stored: the kept image knows no metadata, as one read from the file */
+    assert_int_equal(vfdswmr_pb_store_due(pb, 1 + MAX_LAG, MAX_LAG, FILE_PAGES * PS, UINT64_MAX, store, NULL), 2);
     assert_int_equal(vfdswmr_pb_write(pb, 4 * PS + 500, 2, meta, fill, NULL), 0);
     assert_int_equal(vfdswmr_pb_consistency_point(pb, FILE_PAGES * PS), 0);
     assert_int_equal(vfdswmr_pb_prepare(pb, 2 + MAX_LAG, MAX_LAG, false, &c, &nc, &r, &nr), 0);
@@ -355,7 +387,7 @@ test_in_flight_images_stable(void **state)
     assert_int_equal(c[0].nranges, 1);
     vfdswmr_pb_published(pb, 1);
     /* the published image that goes to the HDF5 file has the raw bytes */
-    assert_int_equal(vfdswmr_pb_store_due(pb, 1 + MAX_LAG, MAX_LAG, FILE_PAGES * PS, store, NULL), 1);
+    assert_int_equal(vfdswmr_pb_store_due(pb, 1 + MAX_LAG, MAX_LAG, FILE_PAGES * PS, UINT64_MAX, store, NULL), 1);
     assert_int_equal(hdf5[5 * PS + 7], 0x11);
     assert_int_equal(hdf5[5 * PS + 100], 0x55);
     /* the consistency point taken meanwhile waits for the next publish */
@@ -389,13 +421,13 @@ test_store_due_in_flight(void **state)
     assert_int_equal(vfdswmr_pb_consistency_point(pb, FILE_PAGES * PS), 0);
     assert_int_equal(vfdswmr_pb_prepare(pb, 1 + MAX_LAG, MAX_LAG, false, &c, &nc, &r, &nr), 0);
     assert_int_equal(nc, 1);
-    assert_int_equal(vfdswmr_pb_store_due(pb, MAX_LAG + 1, MAX_LAG, FILE_PAGES * PS, store, NULL), 1);
+    assert_int_equal(vfdswmr_pb_store_due(pb, MAX_LAG + 1, MAX_LAG, FILE_PAGES * PS, UINT64_MAX, store, NULL), 1);
     assert_int_equal(hdf5[3 * PS], 1);
     memcpy(out, hdf5 + 3 * PS, PS);
     vfdswmr_pb_read(pb, 3 * PS, PS, out);
     assert_int_equal(out[0], 2); /* the current bytes were not forgotten */
     vfdswmr_pb_published(pb, 1 + MAX_LAG);
-    assert_int_equal(vfdswmr_pb_store_due(pb, 1 + 2 * MAX_LAG, MAX_LAG, FILE_PAGES * PS, store, NULL), 1);
+    assert_int_equal(vfdswmr_pb_store_due(pb, 1 + 2 * MAX_LAG, MAX_LAG, FILE_PAGES * PS, UINT64_MAX, store, NULL), 1);
     assert_int_equal(hdf5[3 * PS], 2);
 }
 
@@ -415,7 +447,7 @@ test_removal_revived_in_flight(void **state)
     assert_int_equal(vfdswmr_pb_write(pb, 12 * PS, 1, &b, fill, NULL), 0);
     assert_int_equal(vfdswmr_pb_consistency_point(pb, FILE_PAGES * PS), 0);
     publish(pb, 1, 0, false);
-    assert_int_equal(vfdswmr_pb_store_due(pb, 1 + MAX_LAG, MAX_LAG, FILE_PAGES * PS, store, NULL), 1);
+    assert_int_equal(vfdswmr_pb_store_due(pb, 1 + MAX_LAG, MAX_LAG, FILE_PAGES * PS, UINT64_MAX, store, NULL), 1);
     for (t = 2; t < 1 + 2 * MAX_LAG; t++)
         publish(pb, t, 0, false);
     assert_int_equal(vfdswmr_pb_prepare(pb, t, MAX_LAG, false, &c, &nc, &r, &nr), 0);
@@ -470,7 +502,7 @@ test_raw_in_flight_out_of_memory(void **state)
     assert_int_equal(out[100], 0x55); /* the writer reads the raw data it wrote */
     vfdswmr_pb_published(pb, 1 + MAX_LAG);
     /* due since tick 1 + MAX_LAG: nothing stale may be written */
-    assert_true(vfdswmr_pb_store_due(pb, 1 + 2 * MAX_LAG, MAX_LAG, FILE_PAGES * PS, store, NULL) >= 0);
+    assert_true(vfdswmr_pb_store_due(pb, 1 + 2 * MAX_LAG, MAX_LAG, FILE_PAGES * PS, UINT64_MAX, store, NULL) >= 0);
     assert_int_equal(hdf5[5 * PS + 100], 0x55);
     /* close after the failure: every page's current bytes */
     assert_int_equal(vfdswmr_pb_store_current(pb, FILE_PAGES * PS, store, NULL), 1);
@@ -699,7 +731,7 @@ m_write(model_t *m, bool meta)
 static void
 m_store_due(model_t *m)
 {
-    assert_true(vfdswmr_pb_store_due(m->pb, m->done, m->lag, sizeof m->file, m_store, m) >= 0);
+    assert_true(vfdswmr_pb_store_due(m->pb, m->done, m->lag, sizeof m->file, UINT64_MAX, m_store, m) >= 0);
 }
 
 static void
@@ -792,6 +824,7 @@ main(void)
         cmocka_unit_test_setup_teardown(test_store_current, setup, teardown),
         cmocka_unit_test_setup_teardown(test_in_flight_images_stable, setup, teardown),
         cmocka_unit_test_setup_teardown(test_store_due_in_flight, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_store_once_a_tick, setup, teardown),
         cmocka_unit_test_setup_teardown(test_removal_revived_in_flight, setup, teardown),
         cmocka_unit_test_setup_teardown(test_raw_in_flight_out_of_memory, setup, teardown),
         cmocka_unit_test_setup_teardown(test_destroy_in_flight, setup, teardown),
