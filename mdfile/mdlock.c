@@ -216,6 +216,22 @@ vfdswmr_mdlock_readers(int fd, unsigned *count)
     return shared ? VFDSWMR_COUNT_SHARED : VFDSWMR_COUNTED;
 }
 
+int
+vfdswmr_mdlock_any_reader(int fd)
+{
+    struct flock fl;
+    /* every reader byte lies in [own bytes, shared byte]; the writer's byte is past it */
+    _Static_assert(VFDSWMR_READER_SLOTS_OFFSET < VFDSWMR_MARKED_OFFSET &&
+                       VFDSWMR_MARKED_OFFSET + VFDSWMR_MARKED_SLOTS <= VFDSWMR_READER_LOCK_OFFSET &&
+                       VFDSWMR_READER_LOCK_OFFSET < VFDSWMR_WRITER_LOCK_OFFSET,
+                   "reader lock bytes out of order");
+
+    if (vfdswmr_mdlock_fcntl(fd, F_OFD_GETLK, F_WRLCK, VFDSWMR_READER_SLOTS_OFFSET,
+                             VFDSWMR_READER_LOCK_OFFSET + 1 - VFDSWMR_READER_SLOTS_OFFSET, &fl) < 0)
+        return -1;
+    return fl.l_type != F_UNLCK;
+}
+
 vfdswmr_take_t
 vfdswmr_mdlock_take(int fd)
 {

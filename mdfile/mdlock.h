@@ -94,7 +94,7 @@ int vfdswmr_mdlock_hdf5_held(int fd);
  * slot byte is not looked at.
  */
 #define VFDSWMR_MARKED_OFFSET ((off_t)0x7fffffffffff2000LL)
-#define VFDSWMR_MARKED_SLOTS  65536
+#define VFDSWMR_MARKED_SLOTS  4096 /* at least marks.h's slots; below the shared byte */
 
 /* A reader's registration on the HDF5 file (fd < 0: none). */
 typedef struct vfdswmr_reg {
@@ -129,5 +129,8 @@ typedef enum vfdswmr_count_t {
 vfdswmr_count_t vfdswmr_mdlock_readers(int fd, unsigned *count);
 /* Is some reader registered on read mark slot's byte? 1, 0, -1 (errno). */
 int vfdswmr_mdlock_marked(int fd, unsigned slot);
+/* Is any reader registered at all (a byte of its own, the shared byte, a
+ * slot's byte)? One query. 1, 0, -1 (errno). */
+int vfdswmr_mdlock_any_reader(int fd);
 
 #endif
