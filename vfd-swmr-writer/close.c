@@ -90,7 +90,7 @@ static void
 publish_final(vfdswmr_writer_t *w)
 {
     if (vfdswmr_pb_consistency_point(w->pb, w->eoa) == 0) {
-        w->cp_eoa = shrinks(w) ? w->lib_eoa : w->eoa; /* the final state ends where HDF5 says */
+        w->cp_eoa = w->lib_eoa; /* the final state ends where HDF5 says */
         vfdswmr_writer_publish_fresh(w);
     }
     else if (!w->error[0])
@@ -221,9 +221,10 @@ vfdswmr_writer_close(H5FD_t *file)
     if (!complete || vfdswmr_writer_check_error(w) < 0)
         rc = -1;
     VFDSWMR_LOG(&w->log, "close",
-                "ticks=%llu pages_published=%llu pages_written=%llu complete=%d eoa=%llu lib_eoa=%llu",
+                "ticks=%llu pages_published=%llu pages_written=%llu complete=%d eoa=%llu lib_eoa=%llu hot_end=%llu "
+                "fsm_persistent=%d",
                 (unsigned long long)w->tick, w->pages_published, w->pages_stored, complete, (unsigned long long)w->eoa,
-                (unsigned long long)w->lib_eoa);
+                (unsigned long long)w->lib_eoa, (unsigned long long)w->hot_end, w->fsm_persistent);
     if (vfdswmr_mdw_close(w->mdw, w->base.cfg.keep_metadata_file || !complete, err, sizeof err) < 0) {
         VFDSWMR_ERR(H5E_CANTCLOSEFILE, "%s: %s", VFDSWMR_WRITER_NAME, err);
         rc = -1;

@@ -1,8 +1,8 @@
 /*
  * Opening a file through vfd_swmr_writer: for writing, the steps of
  * start_swmr (each its own function, in the order that makes a refused
- * writer change nothing); read-only, a pass-through that refuses what it
- * would read wrong.
+ * writer change nothing); read-only, a pass-through -- through
+ * vfd_swmr_reader when a writer runs or died (needs_reader).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -191,7 +191,13 @@ go_live(vfdswmr_writer_t *w, const char *name, bool replace, int *old_fd)
     if (*old_fd >= 0)
         close(*old_fd); /* releases the crashed writer's file, replaced now */
     *old_fd = -1;
-    w->eoa = w->cp_eoa = VFDSWMR_GUARDED(haddr_t, H5FDget_eoa(LOWER(w), H5FD_MEM_DEFAULT), false);
+    w->eoa = w->cp_eoa = w->lib_eoa = VFDSWMR_GUARDED(haddr_t, H5FDget_eoa(LOWER(w), H5FD_MEM_DEFAULT), false);
+    /* what a reader adopting tick 0 reads: the file as it is now */
+    w->tick0_eoa = VFDSWMR_GUARDED(haddr_t, H5FDget_eof(LOWER(w), H5FD_MEM_DEFAULT), false);
+    if (w->tick0_eoa == HADDR_UNDEF)
+        w->tick0_eoa = UINT64_MAX;
+    if (w->tick0_eoa > w->cp_eoa)
+        w->cp_eoa = w->tick0_eoa;
     w->tick = vfdswmr_mdw_tick(w->mdw);
     w->epoch = 1; /* tick 0 is epoch 0 (pub_epoch, pub_eoa 0) */
     vfdswmr_mdw_index(w->mdw, &w->index_entries);
@@ -264,35 +270,76 @@ start_swmr(vfdswmr_writer_t *w, const char *name, unsigned flags, hid_t fapl, ha
 /*
  * A read-only open through the writer driver reads the HDF5 file as it is:
  * wrong while a writer runs, or after one died, since metadata reaches the
- * file max_lag ticks late. Refuse then, and say what reads it right.
+ * file max_lag ticks late. Then it reads through vfd_swmr_reader instead,
+ * which sees the writer's newest published snapshot (a dead writer's last
+ * one: what its last flush left). 1: read through the reader; 0: as it is.
  */
 static int
-refuse_unsafe_read(vfdswmr_writer_t *w, const char *name)
+needs_reader(vfdswmr_writer_t *w, const char *name)
 {
     char md[VFDSWMR_MAX_PATH + 64];
     vfdswmr_mdhdr_t h;
-    int fd, held, closed;
+    int fd;
+    bool closed;
 
     if (vfdswmr_registry_writes(name))
         return 0; /* this process writes it: HDF5 shares the open file (as on sec2) */
     if (vfdswmr_md_path(&w->base.cfg, name, md, sizeof md) < 0 || (fd = vfdswmr_open_regular(md, O_RDONLY)) < 0)
         return 0; /* no metadata file: no writer, or one that closed */
-    held = vfdswmr_mdlock_held(fd);
     closed = vfdswmr_mdr_read_header(fd, &h) == VFDSWMR_MD_OK && (h.flags & VFDSWMR_MDHDR_FINAL);
     close(fd);
-    if (closed)
-        return 0;
-    if (held > 0)
-        VFDSWMR_ERR(H5E_CANTOPENFILE,
-                    "%s: \"%s\" is being written (metadata file %s): read it through %s, which sees the "
-                    "writer's published snapshots",
-                    VFDSWMR_WRITER_NAME, name, md, VFDSWMR_READER_NAME);
-    else
-        VFDSWMR_ERR(H5E_CANTOPENFILE,
-                    "%s: the writer of \"%s\" died: as it is, the file mixes its last ticks; run vfd_swmr_recover "
-                    "on it (or open it for writing through %s), or read its last snapshot through %s",
-                    VFDSWMR_WRITER_NAME, name, VFDSWMR_WRITER_NAME, VFDSWMR_READER_NAME);
-    return -1;
+    return !closed;
+}
+
+/* Append `key=value` to out (holding n bytes) with the parser's escapes
+ * (drvconfig.h). The new length, or len when it does not fit. */
+static size_t
+put_escaped(char *out, size_t n, size_t len, const char *key, const char *value)
+{
+    int k = snprintf(out + n, len - n, "%s%s=", n ? ";" : "", key);
+
+    if (k < 0 || (size_t)k >= len - n)
+        return len;
+    n += (size_t)k;
+    for (const char *c = value; *c; c++) {
+        if (n + 2 >= len)
+            return len;
+        if (strchr("\\;() \t\r\n", *c))
+            out[n++] = '\\';
+        out[n++] = *c;
+    }
+    out[n] = '\0';
+    return n;
+}
+
+/* Make vfd_swmr_reader the lower driver, configured to find the same
+ * metadata file and to sit on the configured lower driver. */
+static int
+lower_through_reader(vfdswmr_writer_t *w)
+{
+    vfdswmr_config_t *c = &w->base.cfg;
+    char cfg[sizeof c->under_config];
+    size_t n = 0;
+    int k;
+
+    cfg[0] = '\0';
+    if (c->md_file_path[0])
+        n = put_escaped(cfg, n, sizeof cfg, "md_file_path", c->md_file_path);
+    if (c->md_file_name[0] && n < sizeof cfg)
+        n = put_escaped(cfg, n, sizeof cfg, "md_file_name", c->md_file_name);
+    if (n >= sizeof cfg ||
+        (k = snprintf(cfg + n, sizeof cfg - n, "%sunder=%s%s%s%s", n ? ";" : "", c->under_name,
+                      c->under_has_config ? "(" : "", c->under_has_config ? c->under_config : "",
+                      c->under_has_config ? ")" : "")) < 0 ||
+        (size_t)k >= sizeof cfg - n) {
+        VFDSWMR_ERR(H5E_BADVALUE, "%s: the configuration is too long to read the file through %s", VFDSWMR_WRITER_NAME,
+                    VFDSWMR_READER_NAME);
+        return -1;
+    }
+    snprintf(c->under_name, sizeof c->under_name, "%s", VFDSWMR_READER_NAME);
+    memcpy(c->under_config, cfg, sizeof cfg);
+    c->under_has_config = true;
+    return 0;
 }
 
 /* The lock, the condition the tick thread waits on with timeouts on
@@ -348,7 +395,8 @@ vfdswmr_writer_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxadd
         vfdswmr_ccf_forbid(&w->cc, "it is open for SWMR reading (H5F_ACC_SWMR_READ), and another process writing "
                                    "it would leave cached chunks stale; read it through vfd_swmr_reader");
     if (w->active ? start_swmr(w, name, flags, fapl, maxaddr) < 0
-                  : (refuse_unsafe_read(w, name) < 0 || vfdswmr_stack_open_lower(&w->base, name, flags, maxaddr) < 0)) {
+                  : ((needs_reader(w, name) && lower_through_reader(w) < 0) ||
+                     vfdswmr_stack_open_lower(&w->base, name, flags, maxaddr) < 0)) {
         vfdswmr_writer_free(w);
         if (w->base.lower)
             vfdswmr_stack_close(&w->base);

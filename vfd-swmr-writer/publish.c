@@ -121,6 +121,7 @@ begin(vfdswmr_writer_t *w, bool final, epoch_step_t step, publish_t *p)
         .tick = w->tick + 1, .epoch = w->epoch, .step = step, .final = final, .eoa = w->cp_eoa, .t0 = vfdswmr_now()};
     /* epochs never decrease and never pass the tick (mdfile/format.h) */
     VFDSWMR_ASSERT(p->epoch >= w->pub_epoch && p->epoch <= p->tick);
+    w->inflight_eoa = p->eoa;
     p->early = w->early_tick; /* this publish's, not one a publish under way finishes first */
     w->early_tick = false;
     /* What local readers hold (read marks) decides what must be kept. */

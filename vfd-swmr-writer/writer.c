@@ -124,8 +124,10 @@ writer_read(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size
     rc = vfdswmr_ccf_read(&w->cc, LOWER(w), type, dxpl, addr, size, buf);
     if (rc >= 0)
         rc = vfdswmr_seal_incoming(w, addr, size, buf);
-    if (rc >= 0)
+    if (rc >= 0) {
         vfdswmr_pb_read(w->pb, addr, size, buf);
+        vfdswmr_writer_eoa_saw(w, type, buf, size);
+    }
     vfdswmr_writer_unlock(w);
     return rc;
 }
@@ -180,6 +182,7 @@ writer_write(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t siz
     }
     else {
         vfdswmr_seal_learn(w, addr, buf, size);
+        vfdswmr_writer_eoa_saw(w, type, buf, size);
         if (type == H5FD_MEM_SUPER)
             note_swmr_write(w, buf, size);
     }
@@ -241,7 +244,7 @@ writer_flush(H5FD_t *file, hid_t dxpl, hbool_t closing)
             rc = -1;
         }
         else
-            w->cp_eoa = w->eoa;
+            w->cp_eoa = w->lib_eoa; /* the snapshot refers to nothing above HDF5's end */
         /* readers see the file at its full size (H5Fflush truncated it already) */
         if (rc >= 0 && !w->truncated)
             rc = vfdswmr_pt_truncate(file, dxpl, false);
@@ -256,12 +259,25 @@ writer_flush(H5FD_t *file, hid_t dxpl, hbool_t closing)
             vfdswmr_writer_publish_flush(w); /* visible, and restored by recovery, when the flush returns */
     }
     w->truncated = false;
+    if (rc >= 0 && !w->error[0])
+        rc = vfdswmr_writer_eoa_flushed(w, closing);
     if (rc >= 0)
         rc = vfdswmr_pt_flush(file, dxpl, closing);
     if (vfdswmr_writer_check_error(w) < 0)
         rc = -1;
     vfdswmr_writer_unlock(w);
     return rc;
+}
+
+void
+vfdswmr_writer_truncated(vfdswmr_writer_t *w, bool ok)
+{
+    haddr_t eof = ok ? vfdswmr_pt_get_eof(&w->base.pub, H5FD_MEM_DEFAULT) : 0;
+
+    VFDSWMR_ASSERT_LOCKED(w);
+    eof = eof == HADDR_UNDEF ? 0 : eof; /* bytes unknown: everything changed */
+    vfdswmr_ccf_truncated(&w->cc, eof);
+    vfdswmr_rawlog_add(w->rawlog, vfdswmr_writer_write_tick(w), eof, UINT64_MAX - eof);
 }
 
 static herr_t
@@ -279,24 +295,13 @@ writer_truncate(H5FD_t *file, hid_t dxpl, hbool_t closing)
     if (closing && w->closing_flushed)
         w->hdf5_closing = true;
     rc = vfdswmr_pt_truncate(file, dxpl, closing);
-    haddr_t eof = rc < 0 ? 0 : vfdswmr_pt_get_eof(file, H5FD_MEM_DEFAULT);
-    eof = eof == HADDR_UNDEF ? 0 : eof;
-    vfdswmr_ccf_truncated(&w->cc, eof);
-    vfdswmr_rawlog_add(w->rawlog, vfdswmr_writer_write_tick(w), eof, UINT64_MAX - eof);
+    vfdswmr_writer_truncated(w, rc >= 0);
     w->truncated = true;
     vfdswmr_writer_unlock(w);
     return rc;
 }
 
-/*
- * The EOA never goes down while writing. HDF5 lowers it when it frees space
- * at the end of the file, and would then hand the same addresses to the next
- * allocation -- e.g. the new version of a compressed chunk that was just
- * rewritten -- while readers with an older snapshot still read the old data
- * there (raw data is not versioned by snapshots). Keeping the high-water mark
- * makes HDF5 allocate above it instead; the unused tail costs file space only
- * -- until close, which gives the file HDF5's own EOA back (hdf5_closing).
- */
+/* eoa.c decides. */
 static herr_t
 writer_set_eoa(H5FD_t *file, H5FD_mem_t type, haddr_t addr)
 {
@@ -306,25 +311,21 @@ writer_set_eoa(H5FD_t *file, H5FD_mem_t type, haddr_t addr)
     if (!w->active)
         return vfdswmr_pt_set_eoa(file, type, addr);
     vfdswmr_writer_lock(w);
-    w->lib_eoa = addr;
-    if (addr > w->eoa)
-        w->eoa = addr;
-    rc = vfdswmr_pt_set_eoa(file, type, w->eoa);
+    rc = vfdswmr_writer_set_eoa(w, type, addr);
     vfdswmr_writer_unlock(w);
     return rc;
 }
 
-/* HDF5 gets back the EOA it set once it closes the file (it allocates
- * nothing more then): the superblock records what sec2's would. Before,
- * the high-water mark, from which HDF5 allocates. */
+/* Read without the lock, as HDF5 calls it only from the thread that holds
+ * the file (the ticker never changes these fields). */
 static haddr_t
 writer_get_eoa(const H5FD_t *file, H5FD_mem_t type)
 {
     const vfdswmr_writer_t *w = (const vfdswmr_writer_t *)file;
 
-    if (w->active && w->hdf5_closing && w->lib_eoa != 0)
-        return w->lib_eoa;
-    return vfdswmr_pt_get_eoa(file, type);
+    if (!w->active)
+        return vfdswmr_pt_get_eoa(file, type);
+    return vfdswmr_writer_get_eoa(w, type);
 }
 
 /* The file as the writer sees it reaches at least its EOA, even while

@@ -78,16 +78,22 @@ typedef struct vfdswmr_writer_t {
     vfdswmr_rawlog_t *rawlog; /* what this session wrote to the HDF5 file, per tick (rawlog.h) */
     uint32_t lag;             /* what is kept for readers: max_lag, or more for read marks */
     unsigned marked_readers;  /* live read marks at the last tick */
-    uint64_t eoa;             /* current end of allocated space: the high-water mark of HDF5's */
-    uint64_t lib_eoa;         /* HDF5's own, as it last set it (lower when it freed space at the end) */
-    /* HDF5 is closing the file and has released its file space (the
-     * truncate with `closing` after the flush with `closing`: H5MF_close is
-     * done), so it allocates nothing more: get_eoa answers lib_eoa, the
-     * superblock records it, and close shrinks the file to it once no reader
-     * can read above it. Flipped any earlier, HDF5's free-space shutdown would
-     * see space at its end it had not seen before, and fail. */
+    /* End of allocation (eoa.c): `eoa` is the HDF5 file's (the lower
+     * driver's), at least lib_eoa, higher while a reader may read above
+     * HDF5's end; lib_eoa is HDF5's own, as it last set it, which get_eoa
+     * answers for metadata; raw data is allocated from hot_end when that is
+     * above lib_eoa (space HDF5 freed that a reader may still read; 0 none).
+     * tick0_eoa: the file's size when the writer found it, what a reader
+     * adopting tick 0 reads; inflight_eoa: the EOA of the publish being
+     * written without the lock. */
+    uint64_t eoa, lib_eoa, hot_end, tick0_eoa, inflight_eoa;
+    bool fsm_persistent; /* the header of a persistent file free-space manager went through the driver */
+    /* closing_flushed: H5Fclose's last flush came (HDF5 writes no raw data
+     * after it: no hot zone any more, eoa.c); hdf5_closing: the truncate
+     * after it (H5MF_close is done), so it allocates nothing more: close
+     * cuts the file to lib_eoa once no reader can read above it. */
     bool closing_flushed, hdf5_closing;
-    uint64_t cp_eoa; /* the EOA of the last consistency point */
+    uint64_t cp_eoa; /* the EOA of the last consistency point: HDF5's (lib_eoa) then */
     uint64_t tick;   /* the last tick published (mdw's, readable while publishing) */
     /* Epochs (mdfile/format.h): the lag is counted in them. `epoch` is the
      * current one, which the next publish carries; an end of tick (ticker,
@@ -111,6 +117,19 @@ typedef struct vfdswmr_writer_t {
     char error[512];  /* first publish failure, reported by the next callback */
     unsigned long long publishes, pages_published, pages_stored;
 } vfdswmr_writer_t;
+
+/* eoa.c: the end of allocation HDF5 is told and the HDF5 file keeps (lock held). */
+haddr_t vfdswmr_writer_get_eoa(const vfdswmr_writer_t *w, H5FD_mem_t type);
+herr_t vfdswmr_writer_set_eoa(vfdswmr_writer_t *w, H5FD_mem_t type, haddr_t addr);
+uint64_t vfdswmr_writer_read_floor(vfdswmr_writer_t *w);
+herr_t vfdswmr_writer_eoa_flushed(vfdswmr_writer_t *w, bool closing);
+/* A metadata read or write of `buf`: notes persistent free-space managers. */
+void vfdswmr_writer_eoa_saw(vfdswmr_writer_t *w, H5FD_mem_t type, const void *buf, size_t size);
+void vfdswmr_writer_eoa_check(const vfdswmr_writer_t *w);
+/* writer.c: the HDF5 file was truncated to the lower driver's EOF (ok), or
+ * a truncate failed (its bytes are unknown from 0 on): the chunk cache and
+ * the raw-data log hear of it (lock held). */
+void vfdswmr_writer_truncated(vfdswmr_writer_t *w, bool ok);
 
 /* lock.c: the lock, and what invariant builds assert of it. */
 void vfdswmr_writer_lock(vfdswmr_writer_t *w);

@@ -5,7 +5,8 @@
 # keeps its end-of-allocation high-water mark (readers of older snapshots
 # may still read there); at close, once no reader can, the file takes
 # HDF5's own end of allocation: the same size as on sec2, with no reader
-# and with a reader attached during the session, and plain HDF5 reads it.
+# and with a reader attached during the session, and plain HDF5 reads it;
+# with persistent free-space managers the close succeeds.
 . "${VFDSWMR_TESTLIB:?}"
 . "${VFDSWMR_PROCLIB:?}"
 
@@ -38,4 +39,16 @@ proc_ask r go
 proc_end r
 out=$(env -u HDF5_DRIVER "$VFDSWMR_PROGS/eoaclose" read "$WORK/r.h5" </dev/null 2>&1) || fail "plain HDF5: $out"
 ok "a reader attached during the session: the file closed at $want bytes, as on sec2, and plain HDF5 reads it"
+
+# Persistent free-space managers: HDF5 settles them before the last flush of
+# H5Fclose and fails the close if they change after it, which a change of
+# the end of allocation HDF5 sees would do (two datasets deleted at the end
+# of the file, the second freed while the first's space was kept for
+# readers).
+out=$(env -u HDF5_DRIVER "$VFDSWMR_PROGS/eoaclose" persist "$WORK/psec2.h5" 2>&1) || fail "sec2: $out"
+out=$(HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$cfg" ${VFDSWMR_VALGRIND:-} \
+    "$VFDSWMR_PROGS/eoaclose" persist "$WORK/p.h5" 2>&1) || fail "persistent free space: the writer failed: $out"
+[[ $out =~ closed\ ([0-9]+) ]] || fail "writer: $out"
+out=$(env -u HDF5_DRIVER "$VFDSWMR_PROGS/eoaclose" read "$WORK/p.h5" </dev/null 2>&1) || fail "plain HDF5: $out"
+ok "persistent free-space managers: the file closes (${BASH_REMATCH[1]} bytes, sec2 $(stat -c %s "$WORK/psec2.h5")) and plain HDF5 reads it"
 finish

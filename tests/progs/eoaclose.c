@@ -9,9 +9,28 @@
  *       read-write, H5Fflush, print "flushed"; with `wait`, wait for a line
  *       on stdin; delete /d, H5Fclose, and print "closed SIZE" with the
  *       file's size on disk.
+ *   eoaclose persist FILE
+ *       the same, no wait, in a file whose free-space managers are persistent
+ *       (H5Pset_file_space_strategy(FSM_AGGR, persist)), with a second big
+ *       dataset /e after /d, deleted first.
  *   eoaclose read FILE
  *       open FILE read-only, check /keep, print "opened", wait for a line
  *       on stdin, close, print "closed".
+ *   eoaclose chunks FILE [wait]
+ *       create FILE with a deflated chunked dataset /c (CHUNK ints, one
+ *       chunk, no chunk cache), write it with round 1's values, H5Fflush,
+ *       print "flushed SIZE"; with `wait`, wait for a line; write round 2's
+ *       values, which compress far worse (HDF5 moves the grown chunk, freeing
+ *       the old one at the end of the file), H5Fflush, print "flushed SIZE";
+ *       with `wait`, wait for a line; H5Fclose, print "closed SIZE".
+ *   eoaclose chunkread FILE
+ *       open FILE read-only with no chunk cache, check /c holds round 1,
+ *       print "round 1", wait for a line; read /c again through the same
+ *       open file (the snapshot it holds), check round 1 again, print
+ *       "still 1", wait for a line; open the file again, check round 2,
+ *       print "round 2".
+ *   eoaclose chunkcheck FILE ROUND
+ *       open FILE read-only, check /c holds ROUND (1 or 2), print "round ROUND".
  *
  * Exit status 0 when everything succeeded, 1 otherwise (HDF5's error stack
  * on stderr), 2 on bad usage.
@@ -21,7 +40,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define KEEP 16
+#define KEEP  16
+#define CHUNK 16384
 
 static int
 fail(const char *what)
@@ -41,7 +61,7 @@ wait_line(void)
 }
 
 static int
-write_file(const char *name, int wait)
+write_file(const char *name, int wait, int persist)
 {
     hsize_t big = 1 << 18, small = KEEP;
     int v[KEEP];
@@ -50,8 +70,12 @@ write_file(const char *name, int wait)
 
     for (int i = 0; i < KEEP; i++)
         v[i] = i * 7;
-    if ((f = H5Fcreate(name, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT)) < 0)
+    hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
+    if (persist && H5Pset_file_space_strategy(fcpl, H5F_FSPACE_STRATEGY_FSM_AGGR, 1, 1) < 0)
+        return fail("H5Pset_file_space_strategy");
+    if ((f = H5Fcreate(name, H5F_ACC_TRUNC, fcpl, H5P_DEFAULT)) < 0)
         return fail("H5Fcreate");
+    H5Pclose(fcpl);
     s = H5Screate_simple(1, &small, NULL);
     if ((d = H5Dcreate2(f, "keep", H5T_NATIVE_INT, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)) < 0 ||
         H5Dwrite(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) < 0 || H5Dclose(d) < 0)
@@ -62,6 +86,8 @@ write_file(const char *name, int wait)
     if (H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY) < 0 ||
         (d = H5Dcreate2(f, "d", H5T_NATIVE_INT, s, H5P_DEFAULT, dcpl, H5P_DEFAULT)) < 0 || H5Dclose(d) < 0)
         return fail("creating /d");
+    if (persist && ((d = H5Dcreate2(f, "e", H5T_NATIVE_INT, s, H5P_DEFAULT, dcpl, H5P_DEFAULT)) < 0 || H5Dclose(d) < 0))
+        return fail("creating /e");
     H5Sclose(s);
     H5Pclose(dcpl);
     if (H5Fclose(f) < 0)
@@ -74,13 +100,113 @@ write_file(const char *name, int wait)
     fflush(stdout);
     if (wait)
         wait_line();
-    if (H5Ldelete(f, "d", H5P_DEFAULT) < 0)
+    if ((persist && H5Ldelete(f, "e", H5P_DEFAULT) < 0) || H5Ldelete(f, "d", H5P_DEFAULT) < 0)
         return fail("H5Ldelete");
     if (H5Fclose(f) < 0)
         return fail("H5Fclose");
     if (stat(name, &st) < 0)
         return fail("stat");
     printf("closed %lld\n", (long long)st.st_size);
+    return 0;
+}
+
+/* Round 1 compresses to almost nothing, round 2 hardly at all. */
+static int
+value(int round, int i)
+{
+    return round == 1 ? (i % 1000 == 0 ? i : 0) : (int)(((unsigned)i * 2654435761u) >> 7);
+}
+
+static long long
+size_of(const char *name)
+{
+    struct stat st;
+
+    return stat(name, &st) < 0 ? -1 : (long long)st.st_size;
+}
+
+static int
+write_round(const char *name, hid_t d, int round, int wait)
+{
+    static int v[CHUNK];
+
+    for (int i = 0; i < CHUNK; i++)
+        v[i] = value(round, i);
+    if (H5Dwrite(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) < 0)
+        return fail("H5Dwrite");
+    if (H5Fflush(d, H5F_SCOPE_GLOBAL) < 0)
+        return fail("H5Fflush");
+    printf("flushed %lld\n", size_of(name));
+    fflush(stdout);
+    if (wait)
+        wait_line();
+    return 0;
+}
+
+static int
+write_chunks(const char *name, int wait)
+{
+    hsize_t n = CHUNK;
+    hid_t f, s, dcpl, dapl, d;
+
+    if ((f = H5Fcreate(name, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT)) < 0)
+        return fail("H5Fcreate");
+    s = H5Screate_simple(1, &n, NULL);
+    dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    dapl = H5Pcreate(H5P_DATASET_ACCESS);
+    if (H5Pset_chunk(dcpl, 1, &n) < 0 || H5Pset_deflate(dcpl, 1) < 0 || H5Pset_chunk_cache(dapl, 0, 0, 1.0) < 0 ||
+        (d = H5Dcreate2(f, "c", H5T_NATIVE_INT, s, H5P_DEFAULT, dcpl, dapl)) < 0)
+        return fail("creating /c");
+    if (write_round(name, d, 1, wait) || write_round(name, d, 2, wait))
+        return 1;
+    if (H5Dclose(d) < 0 || H5Fclose(f) < 0)
+        return fail("H5Fclose");
+    printf("closed %lld\n", size_of(name));
+    return 0;
+}
+
+/* Open /c with no chunk cache (every read reaches the driver) and check it
+ * holds `round`. */
+static int
+check_round(hid_t f, int round)
+{
+    static int v[CHUNK];
+    hid_t dapl = H5Pcreate(H5P_DATASET_ACCESS), d;
+
+    if (H5Pset_chunk_cache(dapl, 0, 0, 1.0) < 0 || (d = H5Dopen2(f, "c", dapl)) < 0 ||
+        H5Dread(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) < 0 || H5Dclose(d) < 0)
+        return fail("reading /c");
+    H5Pclose(dapl);
+    for (int i = 0; i < CHUNK; i++)
+        if (v[i] != value(round, i)) {
+            fprintf(stderr, "eoaclose: /c[%d] is %d, not round %d's %d\n", i, v[i], round, value(round, i));
+            return 1;
+        }
+    return 0;
+}
+
+static int
+read_chunks(const char *name)
+{
+    hid_t f;
+
+    if ((f = H5Fopen(name, H5F_ACC_RDONLY, H5P_DEFAULT)) < 0)
+        return fail("H5Fopen");
+    if (check_round(f, 1))
+        return 1;
+    printf("round 1\n");
+    fflush(stdout);
+    wait_line();
+    if (check_round(f, 1))
+        return 1;
+    printf("still 1\n");
+    fflush(stdout);
+    wait_line();
+    if (H5Fclose(f) < 0 || (f = H5Fopen(name, H5F_ACC_RDONLY, H5P_DEFAULT)) < 0)
+        return fail("opening again");
+    if (check_round(f, 2) || H5Fclose(f) < 0)
+        return 1;
+    printf("round 2\n");
     return 0;
 }
 
@@ -113,9 +239,25 @@ int
 main(int argc, char **argv)
 {
     if (argc >= 3 && argc <= 4 && strcmp(argv[1], "write") == 0 && (argc == 3 || strcmp(argv[3], "wait") == 0))
-        return write_file(argv[2], argc == 4);
+        return write_file(argv[2], argc == 4, 0);
+    if (argc == 3 && strcmp(argv[1], "persist") == 0)
+        return write_file(argv[2], 0, 1);
     if (argc == 3 && strcmp(argv[1], "read") == 0)
         return read_file(argv[2]);
-    fprintf(stderr, "usage: eoaclose write FILE [wait] | eoaclose read FILE\n");
+    if (argc >= 3 && argc <= 4 && strcmp(argv[1], "chunks") == 0 && (argc == 3 || strcmp(argv[3], "wait") == 0))
+        return write_chunks(argv[2], argc == 4);
+    if (argc == 3 && strcmp(argv[1], "chunkread") == 0)
+        return read_chunks(argv[2]);
+    if (argc == 4 && strcmp(argv[1], "chunkcheck") == 0 && (!strcmp(argv[3], "1") || !strcmp(argv[3], "2"))) {
+        hid_t f = H5Fopen(argv[2], H5F_ACC_RDONLY, H5P_DEFAULT);
+        if (f < 0)
+            return fail("H5Fopen");
+        if (check_round(f, argv[3][0] - '0') || H5Fclose(f) < 0)
+            return 1;
+        printf("round %s\n", argv[3]);
+        return 0;
+    }
+    fprintf(stderr, "usage: eoaclose write|chunks FILE [wait] | eoaclose persist FILE | eoaclose read|chunkread FILE | "
+                    "eoaclose chunkcheck FILE 1|2\n");
     return 2;
 }

@@ -1,0 +1,175 @@
+/*
+ * The end of allocation (EOA): what HDF5 is told, what the HDF5 file keeps.
+ *
+ * HDF5 lowers its EOA when it frees space at the end of the file, and would
+ * hand the same addresses to its next allocation. For metadata that is
+ * harmless: every metadata write goes to the page buffer and reaches the
+ * file only when no reader can still read the page's old bytes. Raw data is
+ * not versioned: a new chunk written where a freed one was would change the
+ * bytes a reader of an older snapshot reads as the old chunk. So:
+ *
+ *  - HDF5 gets back, for metadata, exactly the EOA it set (lib_eoa): its
+ *    free-space bookkeeping is sec2's, and so are the file's size and the
+ *    superblock's end of file.
+ *  - Space HDF5 freed at its end that a reader may still read (the hot
+ *    zone, [lib_eoa, hot_end)) is kept from raw data: for raw types
+ *    (H5FD_MEM_DRAW, H5FD_MEM_GHEAP) get_eoa answers hot_end, so HDF5
+ *    allocates raw data above it and never extends a raw block into it.
+ *  - The HDF5 file keeps its high-water mark (w->eoa, the lower driver's EOA)
+ *    while a reader may read above lib_eoa.
+ *
+ * Who may read above an address: a registered reader (any: the snapshot it
+ * holds is not known here), any reader at all with updater files, and --
+ * since readers register before they read anything -- a reader that
+ * registers from now on, which adopts the newest snapshot published or
+ * being published, or the consistency point after it. Those snapshots refer
+ * to nothing at or above their EOA (HDF5's own at the consistency point);
+ * before the first publish the snapshot is the file as the writer found it.
+ *
+ * Invariants (asserted in vfdswmr_writer_eoa_check):
+ *  - lib_eoa <= w->eoa: the HDF5 file reaches whatever HDF5 allocated;
+ *  - hot_end == 0 or lib_eoa < hot_end: the hot zone lies above HDF5's end.
+ * The answer for a raw type changes without HDF5 setting an EOA only at a
+ * flush (vfdswmr_writer_eoa_flushed says when that is safe for HDF5) and
+ * after H5Fclose's last truncate (H5MF_close is done: HDF5 allocates and
+ * frees nothing more), when it becomes lib_eoa for the superblock.
+ */
+#include <string.h>
+
+#include "h5err.h"
+#include "marks.h"
+#include "mdlock.h"
+#include "writer.h"
+
+#define LOWER(w) ((w)->base.lower)
+
+_Static_assert(VFDSWMR_MARKS_SLOTS <= VFDSWMR_MARKED_SLOTS, "read mark slots without a registration byte");
+
+void
+vfdswmr_writer_eoa_check(const vfdswmr_writer_t *w)
+{
+    VFDSWMR_ASSERT(w->lib_eoa <= w->eoa);
+    VFDSWMR_ASSERT(w->hot_end == 0 || w->lib_eoa < w->hot_end);
+}
+
+static bool
+raw_type(H5FD_mem_t type)
+{
+    return type == H5FD_MEM_DRAW || type == H5FD_MEM_GHEAP;
+}
+
+/* The highest address a reader may read now or later: UINT64_MAX when a
+ * reader is registered or cannot be ruled out, else the EOA of the newest
+ * snapshot a new reader could adopt. Lock held. */
+uint64_t
+vfdswmr_writer_read_floor(vfdswmr_writer_t *w)
+{
+    int fd;
+    uint64_t r;
+
+    VFDSWMR_ASSERT_LOCKED(w);
+    if (!w->base.cfg.maintain_metadata_file || w->base.cfg.generate_updater_files ||
+        (fd = vfdswmr_lower_fd(LOWER(w))) < 0 || vfdswmr_mdlock_any_reader(fd) != 0)
+        return UINT64_MAX;
+    r = w->tick == 0 ? w->tick0_eoa : w->pub_eoa;
+    if (w->publishing && w->inflight_eoa > r)
+        r = w->inflight_eoa;
+    return w->cp_eoa > r ? w->cp_eoa : r;
+}
+
+haddr_t
+vfdswmr_writer_get_eoa(const vfdswmr_writer_t *w, H5FD_mem_t type)
+{
+    if (raw_type(type) && w->hot_end > w->lib_eoa && !w->hdf5_closing)
+        return w->hot_end;
+    return w->lib_eoa;
+}
+
+/* The HDF5 file may end at lib_eoa: nobody reads above it. */
+static herr_t
+cut_file(vfdswmr_writer_t *w)
+{
+    if (w->eoa == w->lib_eoa)
+        return 0;
+    w->eoa = w->lib_eoa;
+    return vfdswmr_pt_set_eoa(&w->base.pub, H5FD_MEM_DEFAULT, w->eoa);
+}
+
+herr_t
+vfdswmr_writer_set_eoa(vfdswmr_writer_t *w, H5FD_mem_t type, haddr_t addr)
+{
+    uint64_t old = w->lib_eoa;
+
+    (void)type;
+    VFDSWMR_ASSERT_LOCKED(w);
+    w->lib_eoa = addr;
+    if (addr < old && !w->closing_flushed) { /* HDF5 freed [addr, old) */
+        uint64_t floor = vfdswmr_writer_read_floor(w);
+        if (floor > addr) {
+            uint64_t end = floor < old ? floor : old;
+            if (end > w->hot_end)
+                w->hot_end = end;
+        }
+        else if (w->hot_end == 0 && w->eoa > addr) {
+            /* nobody reads above addr: the file may end there (HDF5's next
+             * truncate cuts it) */
+            vfdswmr_writer_eoa_check(w);
+            return cut_file(w);
+        }
+    }
+    if (w->hot_end <= addr)
+        w->hot_end = 0;
+    if (addr > w->eoa)
+        w->eoa = addr;
+    vfdswmr_writer_eoa_check(w);
+    return vfdswmr_pt_set_eoa(&w->base.pub, H5FD_MEM_DEFAULT, w->eoa);
+}
+
+/* A free-space manager header ("FSHD", version, client) whose client is
+ * the file (1; 0 is a fractal heap's own manager). */
+void
+vfdswmr_writer_eoa_saw(vfdswmr_writer_t *w, H5FD_mem_t type, const void *buf, size_t size)
+{
+    const uint8_t *b = buf;
+
+    if (type != H5FD_MEM_DRAW && size >= 6 && !memcmp(b, "FSHD", 4) && b[5] == 1)
+        w->fsm_persistent = true;
+}
+
+/*
+ * After a flush published (or found nothing to publish): once no reader can
+ * read above HDF5's end, the hot zone goes -- HDF5 gives raw space at its
+ * end back as on sec2 from now on -- and the HDF5 file ends where HDF5's
+ * does, as sec2's after H5Fflush.
+ *
+ * H5Fclose's last flush (closing) comes after HDF5 settled its free-space
+ * managers and before H5MF_close shrinks the file by what they hold at its
+ * end. HDF5 writes no raw data after it, so the hot zone can go then too --
+ * unless a free-space manager is persistent (its header or sections went
+ * through the driver: fsm_persistent). A settled persistent manager fails
+ * H5Fclose if H5MF_close changes it ("unexpected rdfsm ring unsettle"),
+ * and it would: a raw section freed while the zone was hot ends at HDF5's
+ * end, and is shrunk the moment the answer changes. Earlier flushes come
+ * before any settling, which then shrinks such a section itself.
+ * Closing, close.c cuts the file.
+ */
+herr_t
+vfdswmr_writer_eoa_flushed(vfdswmr_writer_t *w, bool closing)
+{
+    herr_t rc;
+
+    VFDSWMR_ASSERT_LOCKED(w);
+    if (closing) {
+        if (!w->fsm_persistent)
+            w->hot_end = 0;
+        return 0;
+    }
+    if ((w->eoa == w->lib_eoa && w->hot_end == 0) || vfdswmr_writer_read_floor(w) > w->lib_eoa)
+        return 0;
+    w->hot_end = 0;
+    if ((rc = cut_file(w)) >= 0)
+        rc = vfdswmr_pt_truncate(&w->base.pub, H5P_DEFAULT, false);
+    vfdswmr_writer_truncated(w, rc >= 0);
+    vfdswmr_writer_eoa_check(w);
+    return rc;
+}
