@@ -145,8 +145,8 @@ vfdswmr_writer_eoa_saw(vfdswmr_writer_t *w, H5FD_mem_t type, const void *buf, si
  * H5Fclose's last flush (closing) comes after HDF5 settled its free-space
  * managers and before H5MF_close shrinks the file by what they hold at its
  * end. HDF5 writes no raw data after it, so the hot zone can go then too --
- * unless a free-space manager is persistent (its header or sections went
- * through the driver: fsm_persistent). A settled persistent manager fails
+ * unless a file free-space manager is persistent (its header went through
+ * the driver: fsm_persistent). A settled persistent manager fails
  * H5Fclose if H5MF_close changes it ("unexpected rdfsm ring unsettle"),
  * and it would: a raw section freed while the zone was hot ends at HDF5's
  * end, and is shrunk the moment the answer changes. Earlier flushes come
