@@ -342,6 +342,25 @@ lower_through_reader(vfdswmr_writer_t *w)
     return 0;
 }
 
+/* Read-only: the HDF5 file as it is, or through vfd_swmr_reader. */
+static int
+open_read_only(vfdswmr_writer_t *w, const char *name, unsigned flags, haddr_t maxaddr)
+{
+    bool via_reader = needs_reader(w, name);
+
+    if (via_reader && lower_through_reader(w) < 0)
+        return -1;
+    if (vfdswmr_stack_open_lower(&w->base, name, flags, maxaddr) < 0) {
+        if (via_reader)
+            VFDSWMR_ERR(H5E_CANTOPENFILE,
+                        "%s: \"%s\" is being written, or its writer died: a read-only open reads it through %s, which "
+                        "could not open it (the reason is below; the driver must be on HDF5_PLUGIN_PATH)",
+                        VFDSWMR_WRITER_NAME, name, VFDSWMR_READER_NAME);
+        return -1;
+    }
+    return 0;
+}
+
 /* The lock, the condition the tick thread waits on with timeouts on
  * CLOCK_MONOTONIC, and the one a publish's end is signalled on. 0, or an
  * error number (nothing left initialised). */
@@ -394,9 +413,7 @@ vfdswmr_writer_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxadd
     if (flags & H5F_ACC_SWMR_READ)
         vfdswmr_ccf_forbid(&w->cc, "it is open for SWMR reading (H5F_ACC_SWMR_READ), and another process writing "
                                    "it would leave cached chunks stale; read it through vfd_swmr_reader");
-    if (w->active ? start_swmr(w, name, flags, fapl, maxaddr) < 0
-                  : ((needs_reader(w, name) && lower_through_reader(w) < 0) ||
-                     vfdswmr_stack_open_lower(&w->base, name, flags, maxaddr) < 0)) {
+    if (w->active ? start_swmr(w, name, flags, fapl, maxaddr) < 0 : open_read_only(w, name, flags, maxaddr) < 0) {
         vfdswmr_writer_free(w);
         if (w->base.lower)
             vfdswmr_stack_close(&w->base);

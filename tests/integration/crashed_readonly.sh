@@ -64,6 +64,18 @@ proc_expect r status "status tick=5 writer_state=3 tick_len=0 max_lag=3"
 proc_expect r read "rows 2000"
 through_writer 2000 7
 ok "writer killed: a read-only open through vfd_swmr_writer reads the 2000 published rows and 7 groups, both files byte-identical"
+# Without vfd_swmr_reader on the plugin path it fails with the reason.
+cp "$f" "$WORK/f.before"
+cp "$f.md" "$WORK/md.before"
+only_writer=$(printf '%s\n' "${HDF5_PLUGIN_PATH//:/$'\n'}" | grep -v vfd-swmr-reader | paste -sd:)
+[ "$only_writer" != "$HDF5_PLUGIN_PATH" ] || fail "HDF5_PLUGIN_PATH=$HDF5_PLUGIN_PATH: no directory of vfd_swmr_reader's own to leave out"
+out=$(HDF5_PLUGIN_PATH=$only_writer HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$cfg" \
+    "$VFDSWMR_PROGS/rowreader" "$f" check 0 2>&1) && fail "opened without vfd_swmr_reader on the plugin path: $out"
+[[ $out == *"its writer died: a read-only open reads it through vfd_swmr_reader, which could not open it"* ]] ||
+    fail "no reason given: $out"
+cmp "$f" "$WORK/f.before" || fail "the failed open changed the HDF5 file"
+cmp "$f.md" "$WORK/md.before" || fail "the failed open changed the metadata file"
+ok "without vfd_swmr_reader on HDF5_PLUGIN_PATH the read-only open fails saying so, both files byte-identical"
 check_through vfd_swmr_reader 2000 7
 proc_expect r read "rows 2000"
 ok "writer killed: vfd_swmr_reader reads the 2000 published rows and 7 groups, not the unpublished ones; a live reader's status says died"
