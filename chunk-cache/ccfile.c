@@ -17,16 +17,20 @@ static get_tag_fn tag_fn;
 static pthread_once_t tag_once = PTHREAD_ONCE_INIT;
 
 /* H5CX_get_tag, on HDF5 versions where it was checked to hold the dataset's
- * object header address during the dataset's raw-data I/O (1.14.5;
- * tests/integration/chunk_cache.sh checks it again). */
+ * object header address during the dataset's raw-data I/O: 1.14.5 (Debian
+ * 13) and 2.2.0 (Debian unstable); tests/integration/chunk_cache.sh checks
+ * it again (cctest's tag_attribution lists the same versions). */
 static void
 find_tag_fn(void)
 {
-    unsigned maj, min, rel;
+    static const unsigned checked[][3] = {{1, 14, 5}, {2, 2, 0}};
+    unsigned v[3];
 
-    if (H5get_libversion(&maj, &min, &rel) < 0 || maj != 1 || min != 14 || rel != 5)
+    if (H5get_libversion(&v[0], &v[1], &v[2]) < 0)
         return;
-    tag_fn = (get_tag_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "H5CX_get_tag");
+    for (size_t i = 0; i < sizeof checked / sizeof checked[0]; i++)
+        if (!memcmp(v, checked[i], sizeof v))
+            tag_fn = (get_tag_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "H5CX_get_tag");
 }
 
 static uint64_t

@@ -102,7 +102,8 @@
  *                          need room (its minimum retention)      size / 16)
  * chunk_cache_tag          0/1: attribute raw reads to datasets   1
  *                          through HDF5's API context (only on
- *                          HDF5 versions checked: 1.14.5);
+ *                          HDF5 versions checked: 1.14.5,
+ *                          2.2.0);
  *                          otherwise through vfdswmr_cc_register
  * under                    the lower driver: NAME or              sec2
  *                          NAME(its own configuration string),

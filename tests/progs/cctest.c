@@ -328,14 +328,16 @@ model(const char *path, unsigned long long seed)
 }
 
 /* Do the drivers attribute raw reads to datasets through HDF5's API
- * context here? Only on the HDF5 versions where that was checked
- * (chunk-cache/ccfile.c, find_tag_fn); elsewhere datasets are registered. */
+ * context here? Only on the HDF5 versions where that was checked, 1.14.5
+ * and 2.2.0 (chunk-cache/ccfile.c, find_tag_fn); elsewhere datasets are
+ * registered. */
 static bool
 tag_attribution(void)
 {
     unsigned maj, min, rel;
 
-    return H5get_libversion(&maj, &min, &rel) >= 0 && maj == 1 && min == 14 && rel == 5;
+    return H5get_libversion(&maj, &min, &rel) >= 0 &&
+           ((maj == 1 && min == 14 && rel == 5) || (maj == 2 && min == 2 && rel == 0));
 }
 
 static int
