@@ -90,7 +90,7 @@ static void
 publish_final(vfdswmr_writer_t *w)
 {
     if (vfdswmr_pb_consistency_point(w->pb, w->eoa) == 0) {
-        w->cp_eoa = w->lib_eoa; /* the final state ends where HDF5 says */
+        vfdswmr_writer_cp_taken(w); /* the final state ends where HDF5 says */
         vfdswmr_writer_publish_fresh(w);
     }
     else if (!w->error[0])
@@ -154,7 +154,7 @@ shrink_to_hdf5_eoa(vfdswmr_writer_t *w)
                     (unsigned long long)w->lib_eoa);
         return;
     }
-    vfdswmr_rawlog_add(w->rawlog, vfdswmr_writer_write_tick(w), w->lib_eoa, UINT64_MAX - w->lib_eoa);
+    vfdswmr_writer_truncated(w, true);
     w->eoa = w->lib_eoa;
 }
 
