@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "clock.h"
 
 int
 vfdswmr_mdlock_fcntl(int fd, int cmd, short type, off_t start, off_t len, struct flock *fl)
@@ -57,13 +58,20 @@ conflict_at(int fd, short type, off_t where)
     return fl.l_type != F_UNLCK;
 }
 
+/* Take a lock of `type` on `where`. */
+static vfdswmr_take_t
+take_at_type(int fd, short type, off_t where)
+{
+    if (set_at(fd, type, where) == 0)
+        return VFDSWMR_TAKEN;
+    return errno == EAGAIN || errno == EACCES ? VFDSWMR_TAKE_BUSY : VFDSWMR_TAKE_ERROR;
+}
+
 /* Take the write lock on `where`. */
 static vfdswmr_take_t
 take_at(int fd, off_t where)
 {
-    if (set_at(fd, F_WRLCK, where) == 0)
-        return VFDSWMR_TAKEN;
-    return errno == EAGAIN || errno == EACCES ? VFDSWMR_TAKE_BUSY : VFDSWMR_TAKE_ERROR;
+    return take_at_type(fd, F_WRLCK, where);
 }
 
 static int
@@ -223,7 +231,8 @@ vfdswmr_mdlock_any_reader(int fd)
     /* every reader byte lies in [own bytes, shared byte]; the writer's byte is past it */
     _Static_assert(VFDSWMR_READER_SLOTS_OFFSET < VFDSWMR_MARKED_OFFSET &&
                        VFDSWMR_MARKED_OFFSET + VFDSWMR_MARKED_SLOTS <= VFDSWMR_READER_LOCK_OFFSET &&
-                       VFDSWMR_READER_LOCK_OFFSET < VFDSWMR_WRITER_LOCK_OFFSET,
+                       VFDSWMR_READER_LOCK_OFFSET < VFDSWMR_RAW_LOCK_OFFSET &&
+                       VFDSWMR_RAW_LOCK_OFFSET < VFDSWMR_WRITER_LOCK_OFFSET,
                    "reader lock bytes out of order");
 
     if (vfdswmr_mdlock_fcntl(fd, F_OFD_GETLK, F_WRLCK, VFDSWMR_READER_SLOTS_OFFSET,
@@ -244,4 +253,32 @@ vfdswmr_mdlock_held(int fd)
     /* Asking for a read lock's conflicts finds any write lock, even on a
      * descriptor opened read-only (F_OFD_GETLK does not need write access). */
     return held_at(fd, 0);
+}
+
+vfdswmr_take_t
+vfdswmr_rawlock_take(int fd, short type, double timeout)
+{
+    double nap = 20e-6, until = 0;
+
+    for (;;) {
+        vfdswmr_take_t rc = take_at_type(fd, type, VFDSWMR_RAW_LOCK_OFFSET);
+        double now;
+
+        if (rc != VFDSWMR_TAKE_BUSY)
+            return rc;
+        now = vfdswmr_now();
+        if (until == 0)
+            until = now + timeout;
+        else if (now >= until)
+            return VFDSWMR_TAKE_BUSY;
+        vfdswmr_sleep(nap); /* a raw write or read: usually microseconds */
+        if (nap < 200e-6)
+            nap *= 2;
+    }
+}
+
+void
+vfdswmr_rawlock_drop(int fd)
+{
+    set_at(fd, F_UNLCK, VFDSWMR_RAW_LOCK_OFFSET);
 }

@@ -96,6 +96,30 @@ int vfdswmr_mdlock_hdf5_held(int fd);
 #define VFDSWMR_MARKED_OFFSET ((off_t)0x7fffffffffff2000LL)
 #define VFDSWMR_MARKED_SLOTS  4096 /* at least marks.h's slots; below the shared byte */
 
+/*
+ * Raw data is not versioned: HDF5 rewrites a chunk in place (a partly
+ * filled chunk, or a filtered one whose new size equals its old), and a
+ * reader reading it at that moment would get part old, part new bytes --
+ * for a filtered chunk, a stream its filter rejects. So every raw read of a
+ * reader that holds a live writer's snapshot holds an OFD read lock on
+ * byte VFDSWMR_RAW_LOCK_OFFSET of the HDF5 file, and the writer holds the
+ * write lock there while it writes raw data below the end of a snapshot a
+ * reader may hold (appends above it need none): each read sees a raw write
+ * wholly or not at all. Neither side waits for ever (vfdswmr_rawlock_take):
+ * a reader stopped inside a read (a debugger, SIGSTOP) must not stop the
+ * writer, nor a stopped writer its readers.
+ */
+#define VFDSWMR_RAW_LOCK_OFFSET ((off_t)0x7ffffffffffffff4LL)
+
+/* Take the raw-data lock of `type` (F_RDLCK, F_WRLCK) on the HDF5 file open
+ * on fd, waiting (short sleeps) at most `timeout` seconds for another's
+ * conflicting lock to go. VFDSWMR_TAKEN, VFDSWMR_TAKE_BUSY (still held when
+ * the time was up), or VFDSWMR_TAKE_ERROR (errno; ENOLCK/EINVAL: the file
+ * system cannot lock). */
+vfdswmr_take_t vfdswmr_rawlock_take(int fd, short type, double timeout);
+/* Drop it. */
+void vfdswmr_rawlock_drop(int fd);
+
 /* A reader's registration on the HDF5 file (fd < 0: none). */
 typedef struct vfdswmr_reg {
     int fd;    /* the HDF5 file, read-only is enough; owned */

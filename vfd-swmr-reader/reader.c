@@ -14,7 +14,8 @@
  *    plain H5F_ACC_RDONLY open checks both), and the lower file's EOA is
  *    kept at the same value so reads up to it reach it.
  *  - lock/unlock do nothing: a reader never blocks, nor is blocked by, the
- *    writer.
+ *    writer -- but for the raw-data lock around one raw read (read_raw),
+ *    which neither side waits for longer than a bound.
  */
 #include "reader.h"
 
@@ -243,11 +244,38 @@ reader_get_eof(const H5FD_t *file, H5FD_mem_t type)
     return eof == HADDR_UNDEF ? HADDR_UNDEF : max_addr(eof, vfdswmr_rdr_snap_eoa((const rdr_t *)file));
 }
 
+/* How long a raw read waits for the writer's raw write there, seconds. */
+#define RDR_RAW_WAIT 10.0
+
+/* Raw data, from the HDF5 file: while a writer's metadata file is in use,
+ * under the raw-data lock, so that a chunk the writer rewrites in place is
+ * read wholly before or wholly after (mdlock.h). A file system that cannot
+ * lock: read without (the registration failed the same way). */
+static herr_t
+read_raw(rdr_t *r, hid_t dxpl, haddr_t addr, size_t size, void *buf)
+{
+    int fd = r->md.fd >= 0 && r->base.cfg.presume_posix_semantics ? r->md.reg.fd : -1;
+    vfdswmr_take_t lk = fd >= 0 ? vfdswmr_rawlock_take(fd, F_RDLCK, RDR_RAW_WAIT) : VFDSWMR_TAKE_ERROR;
+    herr_t rc;
+
+    if (lk == VFDSWMR_TAKE_BUSY) {
+        VFDSWMR_ERR(H5E_READERROR,
+                    "%s: cannot read %zu bytes of raw data at address %llu: the writer has been writing raw data "
+                    "for more than %.0f s (is it stopped?); try again",
+                    RDR_NAME, size, (unsigned long long)addr, RDR_RAW_WAIT);
+        return -1;
+    }
+    rc = vfdswmr_ccf_read(&r->cc, r->base.lower, H5FD_MEM_DRAW, dxpl, addr, size, buf);
+    if (lk == VFDSWMR_TAKEN)
+        vfdswmr_rawlock_drop(fd);
+    return rc;
+}
+
 static herr_t
 reader_read(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, void *buf)
 {
     if (type == H5FD_MEM_DRAW)
-        return vfdswmr_ccf_read(&RDR(file)->cc, RDR(file)->base.lower, type, dxpl, addr, size, buf);
+        return read_raw(RDR(file), dxpl, addr, size, buf);
     return vfdswmr_rdr_read_meta(RDR(file), type, dxpl, addr, size, buf);
 }
 

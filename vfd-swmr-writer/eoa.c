@@ -77,6 +77,15 @@ vfdswmr_writer_read_floor(vfdswmr_writer_t *w)
     return w->cp_eoa > r ? w->cp_eoa : r;
 }
 
+void
+vfdswmr_writer_cp_taken(vfdswmr_writer_t *w)
+{
+    VFDSWMR_ASSERT_LOCKED(w);
+    w->cp_eoa = w->lib_eoa; /* the snapshot refers to nothing above HDF5's end */
+    if (w->cp_eoa > w->snap_end)
+        w->snap_end = w->cp_eoa;
+}
+
 haddr_t
 vfdswmr_writer_get_eoa(const vfdswmr_writer_t *w, H5FD_mem_t type)
 {

@@ -198,6 +198,7 @@ go_live(vfdswmr_writer_t *w, const char *name, bool replace, int *old_fd)
         w->tick0_eoa = UINT64_MAX;
     if (w->tick0_eoa > w->cp_eoa)
         w->cp_eoa = w->tick0_eoa;
+    w->snap_end = w->cp_eoa;
     w->tick = vfdswmr_mdw_tick(w->mdw);
     w->epoch = 1; /* tick 0 is epoch 0 (pub_epoch, pub_eoa 0) */
     vfdswmr_mdw_index(w->mdw, &w->index_entries);

@@ -164,7 +164,7 @@ writer_write(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t siz
     }
     vfdswmr_writer_lock(w);
     if (type == H5FD_MEM_DRAW) { /* raw data and the global heap: straight to the file */
-        rc = vfdswmr_pt_write(file, type, dxpl, addr, size, buf);
+        rc = vfdswmr_writer_raw_write(w, dxpl, addr, size, buf);
         vfdswmr_ccf_written(&w->cc, addr, size, buf, rc >= 0);
         vfdswmr_rawlog_add(w->rawlog, vfdswmr_writer_write_tick(w), addr, size); /* even failed: bytes unknown */
         if (rc >= 0 && vfdswmr_pb_write_raw(w->pb, addr, size, buf) < 0) {
@@ -244,7 +244,7 @@ writer_flush(H5FD_t *file, hid_t dxpl, hbool_t closing)
             rc = -1;
         }
         else
-            w->cp_eoa = w->lib_eoa; /* the snapshot refers to nothing above HDF5's end */
+            vfdswmr_writer_cp_taken(w);
         /* readers see the file at its full size (H5Fflush truncated it already) */
         if (rc >= 0 && !w->truncated)
             rc = vfdswmr_pt_truncate(file, dxpl, false);

@@ -94,7 +94,13 @@ typedef struct vfdswmr_writer_t {
      * cuts the file to lib_eoa once no reader can read above it. */
     bool closing_flushed, hdf5_closing;
     uint64_t cp_eoa; /* the EOA of the last consistency point: HDF5's (lib_eoa) then */
-    uint64_t tick;   /* the last tick published (mdw's, readable while publishing) */
+    /* The highest EOA of any snapshot of this session (tick 0's included):
+     * raw data written below it may be read by a reader as it is written
+     * (inplace.c). raw_lock_stuck: a reader held the raw-data lock past
+     * the writer's wait; until it lets go, writes do not wait again. */
+    uint64_t snap_end;
+    bool raw_lock_stuck;
+    uint64_t tick; /* the last tick published (mdw's, readable while publishing) */
     /* Epochs (mdfile/format.h): the lag is counted in them. `epoch` is the
      * current one, which the next publish carries; an end of tick (ticker,
      * explicit, close) ends it after publishing, a publish at a flush does
@@ -126,6 +132,13 @@ herr_t vfdswmr_writer_eoa_flushed(vfdswmr_writer_t *w, bool closing);
 /* A metadata read or write of `buf`: notes persistent free-space managers. */
 void vfdswmr_writer_eoa_saw(vfdswmr_writer_t *w, H5FD_mem_t type, const void *buf, size_t size);
 void vfdswmr_writer_eoa_check(const vfdswmr_writer_t *w);
+/* A consistency point's snapshot ends at HDF5's end (lock held). */
+void vfdswmr_writer_cp_taken(vfdswmr_writer_t *w);
+
+/* inplace.c: write raw data to the HDF5 file, holding the raw-data lock
+ * (mdlock.h) when a reader may be reading there (lock held). */
+herr_t vfdswmr_writer_raw_write(vfdswmr_writer_t *w, hid_t dxpl, haddr_t addr, size_t size, const void *buf);
+
 /* writer.c: the HDF5 file was truncated to the lower driver's EOF (ok), or
  * a truncate failed (its bytes are unknown from 0 on): the chunk cache and
  * the raw-data log hear of it (lock held). */

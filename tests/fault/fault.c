@@ -13,6 +13,10 @@
  *   fail_after_writes=N  the first N writes succeed, every later one fails
  *   fail_errno=NAME      the error of a failed write: ENOSPC (default), EIO,
  *                        EDQUOT or EFBIG
+ *   split_write_us=N     a raw-data write (H5FD_MEM_DRAW) of two bytes or
+ *                        more is written as two halves N microseconds apart,
+ *                        as the kernel may write a large one piecewise: a
+ *                        reader reading meanwhile sees half of it
  *   state_file=PATH      read at every write while it exists: a string of
  *                        the three keys above that replaces them, so a test
  *                        can move the limit while a writer runs (write it
@@ -36,6 +40,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "h5err.h"
 #include "kv.h"
 #include "on_sec2.h"
@@ -49,6 +54,7 @@ typedef struct {
     unsigned long long max_eof;           /* ULLONG_MAX: no limit */
     unsigned long long fail_after_writes; /* ULLONG_MAX: no limit */
     int fail_errno;
+    unsigned long long split_write_us; /* 0: writes are one call */
 } fault_limits_t;
 
 typedef struct {
@@ -94,8 +100,10 @@ parse(const char *text, fault_limits_t *lim, char *state_file, size_t state_len,
             return -1;
         if (!key[0])
             ; /* empty segment */
-        else if (!strcmp(key, "max_eof") || !strcmp(key, "fail_after_writes")) {
-            if (parse_count(val, key[0] == 'm' ? &lim->max_eof : &lim->fail_after_writes) < 0) {
+        else if (!strcmp(key, "max_eof") || !strcmp(key, "fail_after_writes") || !strcmp(key, "split_write_us")) {
+            if (parse_count(val, key[0] == 'm'   ? &lim->max_eof
+                                 : key[0] == 'f' ? &lim->fail_after_writes
+                                                 : &lim->split_write_us) < 0) {
                 snprintf(err, errlen, "%s=%s: expected a non-negative integer", key, val);
                 return -1;
             }
@@ -117,7 +125,8 @@ parse(const char *text, fault_limits_t *lim, char *state_file, size_t state_len,
             }
         }
         else {
-            snprintf(err, errlen, "unknown key \"%s\"; accepted keys: max_eof, fail_after_writes, fail_errno%s", key,
+            snprintf(err, errlen,
+                     "unknown key \"%s\"; accepted keys: max_eof, fail_after_writes, fail_errno, split_write_us%s", key,
                      state_file ? ", state_file, trace_file" : "");
             return -1;
         }
@@ -258,7 +267,15 @@ fault_write(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size
         ok = addr < lim.max_eof ? (size_t)(lim.max_eof - addr) : 0;
         snprintf(why, sizeof why, "max_eof=%llu", lim.max_eof);
     }
-    if (ok > 0 && vfdswmr_pt_write(file, type, dxpl, addr, ok, buf) < 0)
+    if (ok >= 2 && type == H5FD_MEM_DRAW && lim.split_write_us) {
+        size_t half = ok / 2;
+        if (vfdswmr_pt_write(file, type, dxpl, addr, half, buf) < 0)
+            return -1;
+        vfdswmr_sleep((double)lim.split_write_us * 1e-6);
+        if (vfdswmr_pt_write(file, type, dxpl, addr + half, ok - half, (const char *)buf + half) < 0)
+            return -1;
+    }
+    else if (ok > 0 && vfdswmr_pt_write(file, type, dxpl, addr, ok, buf) < 0)
         return -1;
     if (ok == size)
         return 0;

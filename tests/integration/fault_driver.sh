@@ -8,7 +8,7 @@
 . "${VFDSWMR_TESTLIB:?}"
 . "${VFDSWMR_PROCLIB:?}"
 
-for c in 'bogus=1|vfd_fault: bad configuration: unknown key "bogus"; accepted keys: max_eof, fail_after_writes, fail_errno, state_file' \
+for c in 'bogus=1|vfd_fault: bad configuration: unknown key "bogus"; accepted keys: max_eof, fail_after_writes, fail_errno, split_write_us, state_file' \
     'max_eof=-1|vfd_fault: bad configuration: max_eof=-1: expected a non-negative integer' \
     'fail_errno=EPERM|vfd_fault: bad configuration: fail_errno=EPERM: expected ENOSPC, EIO, EDQUOT or EFBIG' \
     'max_eof|vfd_fault: bad configuration: expected key=value at "max_eof"' \

@@ -6,7 +6,8 @@
  * beyond the table's slots are not registered. Closing, the writer asks
  * whether every mark is at a tick, never misled by a tick an earlier owner
  * of the slot left; and it counts the readers registered on the HDF5 file
- * (mdfile/mdlock.c), each on a byte of its own.
+ * (mdfile/mdlock.c), each on a byte of its own. The raw-data lock
+ * (mdlock.h) is shared by readers and excludes the writer.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -234,6 +235,41 @@ test_reader_count(void **state)
     close(w);
 }
 
+/* The raw-data lock: readers share it, the writer's excludes them, a wait is
+ * bounded, and a reader holding it is not taken for a registered reader. */
+static void
+test_raw_lock(void **state)
+{
+    char path[300];
+    int w, r1, r2;
+    unsigned n = 99;
+
+    (void)state;
+    snprintf(path, sizeof path, "%s/raw.h5", dir);
+    assert_true((w = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644)) >= 0);
+    assert_true((r1 = open(path, O_RDONLY)) >= 0);
+    assert_true((r2 = open(path, O_RDONLY)) >= 0);
+    assert_int_equal(vfdswmr_rawlock_take(r1, F_RDLCK, 0), VFDSWMR_TAKEN);
+    assert_int_equal(vfdswmr_rawlock_take(r2, F_RDLCK, 0), VFDSWMR_TAKEN); /* readers share it */
+    assert_int_equal(vfdswmr_mdlock_any_reader(w), 0);                     /* and are not registered by it */
+    assert_int_equal(vfdswmr_mdlock_readers(w, &n), VFDSWMR_COUNTED);
+    assert_int_equal(n, 0);
+    assert_int_equal(vfdswmr_rawlock_take(w, F_WRLCK, 0.01), VFDSWMR_TAKE_BUSY); /* waited, gave up */
+    vfdswmr_rawlock_drop(r1);
+    assert_int_equal(vfdswmr_rawlock_take(w, F_WRLCK, 0), VFDSWMR_TAKE_BUSY); /* r2 still reads */
+    vfdswmr_rawlock_drop(r2);
+    assert_int_equal(vfdswmr_rawlock_take(w, F_WRLCK, 0), VFDSWMR_TAKEN);
+    assert_int_equal(vfdswmr_rawlock_take(r1, F_RDLCK, 0.01), VFDSWMR_TAKE_BUSY); /* the writer writes */
+    assert_int_equal(vfdswmr_mdlock_hdf5_held(r1), 0);                            /* not the writer's liveness lock */
+    vfdswmr_rawlock_drop(w);
+    assert_int_equal(vfdswmr_rawlock_take(r1, F_RDLCK, 0), VFDSWMR_TAKEN);
+    close(r1); /* closing drops it */
+    assert_int_equal(vfdswmr_rawlock_take(w, F_WRLCK, 0), VFDSWMR_TAKEN);
+    assert_int_equal(vfdswmr_rawlock_take(-1, F_RDLCK, 0), VFDSWMR_TAKE_ERROR);
+    close(r2);
+    close(w);
+}
+
 int
 main(void)
 {
@@ -241,6 +277,7 @@ main(void)
         cmocka_unit_test(test_header_codec), cmocka_unit_test(test_lag_follows_oldest_mark),
         cmocka_unit_test(test_release),      cmocka_unit_test(test_not_registered),
         cmocka_unit_test(test_marks_tick),   cmocka_unit_test(test_reader_count),
+        cmocka_unit_test(test_raw_lock),
     };
     if (testdir_setup(NULL) < 0)
         return 1;
