@@ -281,6 +281,22 @@ map_get(const uint8_t *map, uint32_t i)
     return (map[i / 8] >> (i % 8)) & 1u;
 }
 
+/* Is any of bytes [off, off + n) marked as metadata? */
+static bool
+map_any(const uint8_t *map, uint32_t off, size_t n)
+{
+    for (uint32_t i = off; i < off + n; i++) {
+        if (i % 8 == 0 && i + 8 <= off + n) {
+            if (map[i / 8])
+                return true;
+            i += 7;
+        }
+        else if (map_get(map, i))
+            return true;
+    }
+    return false;
+}
+
 int
 vfdswmr_pb_write(vfdswmr_pagebuf_t *pb, uint64_t addr, size_t len, const void *buf, vfdswmr_pb_fill_t fill, void *ctx)
 {
@@ -352,6 +368,15 @@ raw_into_images(struct pbpage *p, uint32_t off, size_t boff, size_t n, void *arg
             memcpy(p->fix, p->fly, ra->pb->img_size);
             ra->pb->nimages++;
         }
+    }
+    /* Metadata (or versioned raw) bytes become raw: an image published or
+     * being published names them as metadata, and readers read those bytes
+     * from it (vfd-swmr-reader/pages.c). Unless a snapshot waits that
+     * takes the raw bytes (snap, below), the next consistency point
+     * publishes the page again. */
+    if (!p->changed && p->snap == NULL && (p->in_index || p->fly) && map_any(p->cur + ps, off, n)) {
+        p->changed = true;
+        TAILQ_INSERT_TAIL(&ra->pb->changed, p, changed_link);
     }
     uint8_t *imgs[4] = {p->cur, p->snap, p->pub, p->fix};
     for (int i = 0; i < 4; i++)

@@ -43,7 +43,9 @@
  *    for max_lag ticks.
  *  - Raw data written over a tracked page updates all its images (and
  *    clears their metadata bits), so a later write of `pub` never puts back
- *    stale raw bytes.
+ *    stale raw bytes; where it clears bits an image published or in flight
+ *    still has, and no snapshot waits, the page is changed (republished at
+ *    the next consistency point): readers read metadata bytes from images.
  *  - A byte outside every published image's metadata ranges holds, in the
  *    HDF5 file, what a reader of that snapshot reads there: the image was
  *    made from the file's bytes and only raw writes (which go to the file

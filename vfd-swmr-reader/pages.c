@@ -11,6 +11,11 @@
  *    snapshot.c, which adopts it; this file fills, reads and frees it).
  *  - Every metadata read ends with the lag check; a read that fails a
  *    check returns -1 with the reason on the error stack, never bytes.
+ *  - Raw data comes from the HDF5 file but where the index names a page
+ *    and its ranges mark bytes as metadata: raw data the writer wrote into
+ *    space readers may still read is versioned like metadata
+ *    (vfd-swmr-writer/inplace.c) and read from the image; with a writer's
+ *    snapshot in use a raw read ends with the lag check too.
  */
 #include "reader.h"
 
@@ -198,5 +203,60 @@ vfdswmr_rdr_read_meta(rdr_t *r, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_
                     RDR_NAME, r->md.path);
         return -1;
     }
+    return vfdswmr_rdr_lag_check(r) < 0 ? -1 : 0;
+}
+
+/* The first byte at or after pos that an entry holds, with that entry
+ * (NULL: none before end). */
+static const vfdswmr_mdentry_t *
+next_entry(const rdr_t *r, haddr_t pos, haddr_t end, haddr_t *at)
+{
+    const vfdswmr_mdidx_t *idx = &r->md.snap.idx;
+    uint32_t ps = r->md.snap.hdr.page_size;
+    uint32_t k = vfdswmr_mdidx_search(idx->entries, idx->nentries, ps, pos / ps);
+
+    for (; k < idx->nentries; k++) {
+        const vfdswmr_mdentry_t *e = &idx->entries[k];
+        haddr_t start = e->hdf5_page * ps;
+        if (start >= end)
+            return NULL;
+        if (start + e->length > pos) {
+            *at = start > pos ? start : pos;
+            return e;
+        }
+    }
+    return NULL;
+}
+
+herr_t
+vfdswmr_rdr_overlay_raw(rdr_t *r, haddr_t addr, size_t size, void *buf)
+{
+    const vfdswmr_mdidx_t *idx = &r->md.snap.idx;
+    uint32_t ps = r->md.snap.hdr.page_size;
+    haddr_t pos = addr, end = addr + size;
+    const vfdswmr_mdentry_t *e;
+
+    if (r->md.fd < 0)
+        return 0; /* no writer's snapshot: the HDF5 file is all there is */
+    while (pos < end && (e = next_entry(r, pos, end, &pos)) != NULL) {
+        haddr_t start = e->hdf5_page * ps, stop = start + e->length < end ? start + e->length : end;
+        const uint8_t *img = NULL;
+
+        for (uint32_t k = 0; k < e->nranges; k++) {
+            const vfdswmr_mdrange_t *g = &idx->ranges[e->range_first + k];
+            haddr_t lo = start + g->offset, hi = lo + g->length;
+            lo = lo > pos ? lo : pos;
+            hi = hi < stop ? hi : stop;
+            if (lo >= hi)
+                continue;
+            if (img == NULL && (img = image_of(r, e)) == NULL)
+                return -1;
+            memcpy((uint8_t *)buf + (lo - addr), img + (lo - start), hi - lo);
+        }
+        pos = stop;
+    }
+    /* as for metadata: the file's bytes are the snapshot's only while the
+     * writer has not written what replaced them (versioned raw data
+     * reaches the file max_lag epochs after it was published) */
     return vfdswmr_rdr_lag_check(r) < 0 ? -1 : 0;
 }

@@ -7,9 +7,9 @@
  *  - Opened read-only or not at all: an open for writing fails before any
  *    file is touched, after the configuration was checked.
  *  - Raw data (H5FD_MEM_DRAW, which also carries the global heap) is read
- *    from the HDF5 file; every other read goes through pages.c, so the
- *    library only ever sees metadata of one snapshot that passed every
- *    check.
+ *    from the HDF5 file, with the snapshot's versioned bytes on top
+ *    (pages.c); every other read goes through pages.c, so the library only
+ *    ever sees metadata of one snapshot that passed every check.
  *  - The EOA and EOF the library sees are at least the snapshot's EOA (a
  *    plain H5F_ACC_RDONLY open checks both), and the lower file's EOA is
  *    kept at the same value so reads up to it reach it.
@@ -268,7 +268,7 @@ read_raw(rdr_t *r, hid_t dxpl, haddr_t addr, size_t size, void *buf)
     rc = vfdswmr_ccf_read(&r->cc, r->base.lower, H5FD_MEM_DRAW, dxpl, addr, size, buf);
     if (lk == VFDSWMR_TAKEN)
         vfdswmr_rawlock_drop(fd);
-    return rc;
+    return rc < 0 ? -1 : vfdswmr_rdr_overlay_raw(r, addr, size, buf);
 }
 
 static herr_t

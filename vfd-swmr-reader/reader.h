@@ -183,6 +183,9 @@ void vfdswmr_rdr_status(const rdr_t *r, vfdswmr_status_t *st);
 /* ---- pages.c ------------------------------------------------------------- */
 
 herr_t vfdswmr_rdr_read_meta(rdr_t *r, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, void *buf);
+/* Raw data read from the HDF5 file into buf: the bytes the snapshot's images
+ * hold as metadata replace the file's, then the lag check (pages.c). */
+herr_t vfdswmr_rdr_overlay_raw(rdr_t *r, haddr_t addr, size_t size, void *buf);
 /* Free the cache's buffers. */
 void vfdswmr_rdr_cache_free(rdr_t *r);
 

@@ -43,6 +43,11 @@
 
 #define LOWER(w) ((w)->base.lower)
 
+/* The versioned zone's largest extent: what the page buffer may have to hold
+ * of raw data that HDF5 writes into freed space (three images a page at
+ * most). Larger frees are kept from raw data instead (the hot zone). */
+#define VFDSWMR_VERSIONED_MAX ((uint64_t)16 << 20)
+
 _Static_assert(VFDSWMR_MARKS_SLOTS <= VFDSWMR_MARKED_SLOTS, "read mark slots without a registration byte");
 
 void
@@ -50,6 +55,7 @@ vfdswmr_writer_eoa_check(const vfdswmr_writer_t *w)
 {
     VFDSWMR_ASSERT(w->lib_eoa <= w->eoa);
     VFDSWMR_ASSERT(w->hot_end == 0 || w->lib_eoa < w->hot_end);
+    VFDSWMR_ASSERT(w->vz_hi == 0 || (w->vz_lo < w->vz_hi && w->vz_hi - w->vz_lo <= VFDSWMR_VERSIONED_MAX));
 }
 
 static bool
@@ -82,8 +88,27 @@ vfdswmr_writer_cp_taken(vfdswmr_writer_t *w)
 {
     VFDSWMR_ASSERT_LOCKED(w);
     w->cp_eoa = w->lib_eoa; /* the snapshot refers to nothing above HDF5's end */
+    w->cps++;
     if (w->cp_eoa > w->snap_end)
         w->snap_end = w->cp_eoa;
+}
+
+/* Make [lo, hi), freed space a reader may still read, part of the versioned
+ * zone, if the zone then stays within VFDSWMR_VERSIONED_MAX bytes: HDF5 may
+ * then allocate it again at once. false: keep it from raw data instead. */
+static bool
+version_zone(vfdswmr_writer_t *w, uint64_t lo, uint64_t hi)
+{
+    if (w->vz_hi > w->vz_lo) {
+        lo = lo < w->vz_lo ? lo : w->vz_lo;
+        hi = hi > w->vz_hi ? hi : w->vz_hi;
+    }
+    if (hi - lo > VFDSWMR_VERSIONED_MAX)
+        return false;
+    w->vz_lo = lo;
+    w->vz_hi = hi;
+    w->vz_cps = w->cps + 1;
+    return true;
 }
 
 haddr_t
@@ -116,7 +141,7 @@ vfdswmr_writer_set_eoa(vfdswmr_writer_t *w, H5FD_mem_t type, haddr_t addr)
         uint64_t floor = vfdswmr_writer_read_floor(w);
         if (floor > addr) {
             uint64_t end = floor < old ? floor : old;
-            if (end > w->hot_end)
+            if (!version_zone(w, addr, end) && end > w->hot_end)
                 w->hot_end = end;
         }
         else if (w->hot_end == 0 && w->eoa > addr) {
@@ -165,6 +190,7 @@ vfdswmr_writer_eoa_saw(vfdswmr_writer_t *w, H5FD_mem_t type, const void *buf, si
 herr_t
 vfdswmr_writer_eoa_flushed(vfdswmr_writer_t *w, bool closing)
 {
+    uint64_t floor;
     herr_t rc;
 
     VFDSWMR_ASSERT_LOCKED(w);
@@ -173,7 +199,12 @@ vfdswmr_writer_eoa_flushed(vfdswmr_writer_t *w, bool closing)
             w->hot_end = 0;
         return 0;
     }
-    if ((w->eoa == w->lib_eoa && w->hot_end == 0) || vfdswmr_writer_read_floor(w) > w->lib_eoa)
+    if (w->eoa == w->lib_eoa && w->hot_end == 0 && w->vz_hi == 0)
+        return 0;
+    floor = vfdswmr_writer_read_floor(w);
+    if (floor != UINT64_MAX && w->pub_cps >= w->vz_cps)
+        w->vz_lo = w->vz_hi = 0; /* no reader, and a new one adopts a snapshot from after every free */
+    if (floor > w->lib_eoa)
         return 0;
     w->hot_end = 0;
     if ((rc = cut_file(w)) >= 0)

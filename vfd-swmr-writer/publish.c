@@ -45,7 +45,7 @@ typedef struct publish_t {
     const vfdswmr_mdchange_t *changes;
     const uint64_t *removals;
     size_t nc, nr;
-    uint64_t eoa;
+    uint64_t eoa, cps; /* the consistency point's EOA and number (writer.h) */
     double t0, seconds;
     int rawlog_errno; /* the raw-data log could not be written */
     bool failed;      /* the publish itself failed: why, and marked_failed */
@@ -117,8 +117,13 @@ begin(vfdswmr_writer_t *w, bool final, epoch_step_t step, publish_t *p)
     }
     if (!w->epoch_published)
         w->epoch_first_tick[w->epoch % VFDSWMR_EPOCH_RING] = w->tick + 1;
-    *p = (publish_t){
-        .tick = w->tick + 1, .epoch = w->epoch, .step = step, .final = final, .eoa = w->cp_eoa, .t0 = vfdswmr_now()};
+    *p = (publish_t){.tick = w->tick + 1,
+                     .epoch = w->epoch,
+                     .step = step,
+                     .final = final,
+                     .eoa = w->cp_eoa,
+                     .cps = w->cps,
+                     .t0 = vfdswmr_now()};
     /* epochs never decrease and never pass the tick (mdfile/format.h) */
     VFDSWMR_ASSERT(p->epoch >= w->pub_epoch && p->epoch <= p->tick);
     w->inflight_eoa = p->eoa;
@@ -183,6 +188,7 @@ finish(vfdswmr_writer_t *w, const publish_t *p)
     w->tick = p->tick;
     w->pub_epoch = p->epoch;
     w->pub_eoa = p->eoa;
+    w->pub_cps = p->cps;
     w->epoch_published = true;
     if (p->step == EPOCH_END) {
         w->epoch++;

@@ -34,8 +34,8 @@
 
 /* ---- page buffer callbacks: the HDF5 file through the lower driver ---- */
 
-static int
-fill_page(void *ctx, uint64_t page, uint8_t *image)
+int
+vfdswmr_writer_fill_page(void *ctx, uint64_t page, uint8_t *image)
 {
     vfdswmr_writer_t *w = ctx;
     uint64_t start = page * VFDSWMR_WRITER_PAGE_SIZE;
@@ -163,19 +163,9 @@ writer_write(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t siz
         return rc;
     }
     vfdswmr_writer_lock(w);
-    if (type == H5FD_MEM_DRAW) { /* raw data and the global heap: straight to the file */
+    if (type == H5FD_MEM_DRAW) /* raw data and the global heap: inplace.c */
         rc = vfdswmr_writer_raw_write(w, dxpl, addr, size, buf);
-        vfdswmr_ccf_written(&w->cc, addr, size, buf, rc >= 0);
-        vfdswmr_rawlog_add(w->rawlog, vfdswmr_writer_write_tick(w), addr, size); /* even failed: bytes unknown */
-        if (rc >= 0 && vfdswmr_pb_write_raw(w->pb, addr, size, buf) < 0) {
-            /* A page of the publish under way cannot take the raw bytes: its
-             * published image must never reach the HDF5 file. Stop publishing;
-             * close writes every page's current bytes instead. */
-            vfdswmr_writer_stop_publishing(w, "out of memory keeping a metadata page coherent with raw data");
-            rc = vfdswmr_writer_check_error(w);
-        }
-    }
-    else if (vfdswmr_pb_write(w->pb, addr, size, buf, fill_page, w) < 0) {
+    else if (vfdswmr_pb_write(w->pb, addr, size, buf, vfdswmr_writer_fill_page, w) < 0) {
         VFDSWMR_ERR(H5E_WRITEERROR, "%s: cannot buffer a metadata write at address %llu (%zu bytes)",
                     VFDSWMR_WRITER_NAME, (unsigned long long)addr, size);
         rc = -1;

@@ -100,6 +100,17 @@ typedef struct vfdswmr_writer_t {
      * the writer's wait; until it lets go, writes do not wait again. */
     uint64_t snap_end;
     bool raw_lock_stuck;
+    /* The versioned zone [vz_lo, vz_hi) (eoa.c; empty when vz_hi == 0):
+     * space HDF5 freed at its end that a reader may still read, which HDF5
+     * may allocate again -- raw data written there goes to the page buffer
+     * like metadata (inplace.c), so the HDF5 file keeps the old bytes until
+     * no reader can read them. */
+    uint64_t vz_lo, vz_hi;
+    /* Consistency points taken (cps; 0: tick 0's state), that of the snapshot
+     * published last (pub_cps), and the number the next one will have when
+     * the zone last grew (vz_cps): a snapshot with pub_cps >= vz_cps was
+     * taken after every free in the zone and reads none of its old bytes. */
+    uint64_t cps, pub_cps, vz_cps;
     uint64_t tick; /* the last tick published (mdw's, readable while publishing) */
     /* Epochs (mdfile/format.h): the lag is counted in them. `epoch` is the
      * current one, which the next publish carries; an end of tick (ticker,
@@ -135,9 +146,12 @@ void vfdswmr_writer_eoa_check(const vfdswmr_writer_t *w);
 /* A consistency point's snapshot ends at HDF5's end (lock held). */
 void vfdswmr_writer_cp_taken(vfdswmr_writer_t *w);
 
-/* inplace.c: write raw data to the HDF5 file, holding the raw-data lock
+/* inplace.c: a raw-data write: into the page buffer where it lands in the
+ * versioned zone, else to the HDF5 file, holding the raw-data lock
  * (mdlock.h) when a reader may be reading there (lock held). */
 herr_t vfdswmr_writer_raw_write(vfdswmr_writer_t *w, hid_t dxpl, haddr_t addr, size_t size, const void *buf);
+/* writer.c: the page buffer's fill callback (a page's bytes from the HDF5 file). */
+int vfdswmr_writer_fill_page(void *ctx, uint64_t page, uint8_t *image);
 
 /* writer.c: the HDF5 file was truncated to the lower driver's EOF (ok), or
  * a truncate failed (its bytes are unknown from 0 on): the chunk cache and

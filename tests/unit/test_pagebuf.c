@@ -341,6 +341,50 @@ test_metadata_ranges(void **state)
     vfdswmr_pb_published(pb, 2 + MAX_LAG);
 }
 
+/* Raw data over bytes a published image marks as metadata: readers read
+ * those bytes from the image, so the page is published again, with ranges
+ * that leave them to the file; with a snapshot waiting, that one does it. */
+static void
+test_raw_over_published_metadata(void **state)
+{
+    vfdswmr_pagebuf_t *pb = *state;
+    uint8_t meta[64], raw[8];
+    const vfdswmr_mdchange_t *c;
+    const uint64_t *r;
+    size_t nc, nr;
+
+    memset(meta, 0x55, sizeof meta);
+    memset(raw, 0xaa, sizeof raw);
+    assert_int_equal(vfdswmr_pb_write(pb, 3 * PS, 64, meta, fill, NULL), 0); /* [0, 64) */
+    assert_int_equal(vfdswmr_pb_consistency_point(pb, FILE_PAGES * PS), 0);
+    assert_int_equal(publish(pb, 1, 0, false), 1);
+    assert_int_equal(vfdswmr_pb_write_raw(pb, 3 * PS + 100, 8, raw), 0); /* no metadata there: nothing to publish */
+    assert_int_equal(vfdswmr_pb_consistency_point(pb, FILE_PAGES * PS), 0);
+    assert_int_equal(publish(pb, 2, 0, false), 0);
+    assert_int_equal(vfdswmr_pb_write_raw(pb, 3 * PS + 8, 8, raw), 0); /* metadata [8, 16) becomes raw */
+    assert_int_equal(vfdswmr_pb_consistency_point(pb, FILE_PAGES * PS), 0);
+    assert_int_equal(vfdswmr_pb_prepare(pb, 3, MAX_LAG, false, &c, &nc, &r, &nr), 0);
+    assert_int_equal(nc, 1);
+    assert_int_equal(c[0].hdf5_page, 3);
+    assert_int_equal(c[0].nranges, 2);
+    assert_int_equal(c[0].ranges[0].offset, 0);
+    assert_int_equal(c[0].ranges[0].length, 8);
+    assert_int_equal(c[0].ranges[1].offset, 16);
+    assert_int_equal(c[0].ranges[1].length, 48);
+    assert_int_equal(((const uint8_t *)c[0].image)[8], 0xaa);
+    vfdswmr_pb_published(pb, 3);
+    /* a snapshot waits: it takes the raw bytes itself, no second change */
+    assert_int_equal(vfdswmr_pb_write(pb, 3 * PS + 40, 1, meta, fill, NULL), 0);
+    assert_int_equal(vfdswmr_pb_consistency_point(pb, FILE_PAGES * PS), 0);
+    assert_int_equal(vfdswmr_pb_write_raw(pb, 3 * PS + 20, 4, raw), 0);
+    assert_int_equal(vfdswmr_pb_prepare(pb, 4, MAX_LAG, false, &c, &nc, &r, &nr), 0);
+    assert_int_equal(nc, 1);
+    assert_int_equal(c[0].nranges, 3); /* [0, 8), [16, 20), [24, 64) */
+    vfdswmr_pb_published(pb, 4);
+    assert_int_equal(vfdswmr_pb_consistency_point(pb, FILE_PAGES * PS), 0);
+    assert_int_equal(publish(pb, 5, 0, false), 0);
+}
+
 /* After a publish failure every current page goes to the file, indexed first. */
 static void
 test_store_current(void **state)
@@ -821,6 +865,7 @@ main(void)
         cmocka_unit_test_setup_teardown(test_freed_space_dropped, setup, teardown),
         cmocka_unit_test_setup_teardown(test_close_all, setup, teardown),
         cmocka_unit_test_setup_teardown(test_metadata_ranges, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_raw_over_published_metadata, setup, teardown),
         cmocka_unit_test_setup_teardown(test_store_current, setup, teardown),
         cmocka_unit_test_setup_teardown(test_in_flight_images_stable, setup, teardown),
         cmocka_unit_test_setup_teardown(test_store_due_in_flight, setup, teardown),
