@@ -40,24 +40,15 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "steps.h"
+
 #define KEEP  16
 #define CHUNK 16384
 
 static int
 fail(const char *what)
 {
-    fprintf(stderr, "eoaclose: %s failed\n", what);
-    H5Eprint2(H5E_DEFAULT, stderr);
-    return 1;
-}
-
-static void
-wait_line(void)
-{
-    char line[64];
-
-    if (fgets(line, sizeof line, stdin) == NULL) /* end of input: go on */
-        clearerr(stdin);
+    return step_fail("eoaclose", what);
 }
 
 static int
@@ -99,7 +90,7 @@ write_file(const char *name, int wait, int persist)
     printf("flushed\n");
     fflush(stdout);
     if (wait)
-        wait_line();
+        step_wait();
     if ((persist && H5Ldelete(f, "e", H5P_DEFAULT) < 0) || H5Ldelete(f, "d", H5P_DEFAULT) < 0)
         return fail("H5Ldelete");
     if (H5Fclose(f) < 0)
@@ -139,7 +130,7 @@ write_round(const char *name, hid_t d, int round, int wait)
     printf("flushed %lld\n", size_of(name));
     fflush(stdout);
     if (wait)
-        wait_line();
+        step_wait();
     return 0;
 }
 
@@ -196,12 +187,12 @@ read_chunks(const char *name)
         return 1;
     printf("round 1\n");
     fflush(stdout);
-    wait_line();
+    step_wait();
     if (check_round(f, 1))
         return 1;
     printf("still 1\n");
     fflush(stdout);
-    wait_line();
+    step_wait();
     if (H5Fclose(f) < 0 || (f = H5Fopen(name, H5F_ACC_RDONLY, H5P_DEFAULT)) < 0)
         return fail("opening again");
     if (check_round(f, 2) || H5Fclose(f) < 0)
@@ -228,7 +219,7 @@ read_file(const char *name)
         }
     printf("opened\n");
     fflush(stdout);
-    wait_line();
+    step_wait();
     if (H5Fclose(f) < 0)
         return fail("H5Fclose");
     printf("closed\n");

@@ -31,24 +31,14 @@
 #include <unistd.h>
 
 #include "mdlock.h"
+#include "steps.h"
 
 #define N 16384 /* 128 KiB: above HDF5's sieve buffer, so one write and one read each time */
 
 static int
 fail(const char *what)
 {
-    fprintf(stderr, "inplace: %s failed\n", what);
-    H5Eprint2(H5E_DEFAULT, stderr);
-    return 1;
-}
-
-static void
-wait_line(void)
-{
-    char line[64];
-
-    if (fgets(line, sizeof line, stdin) == NULL) /* end of input: go on */
-        clearerr(stdin);
+    return step_fail("inplace", what);
 }
 
 static int
@@ -79,7 +69,7 @@ write_file(const char *name, int64_t rounds)
         return 1;
     printf("ready\n");
     fflush(stdout);
-    wait_line();
+    step_wait();
     for (int64_t r = 2; r <= rounds; r++) {
         if (write_round(f, d, v, r))
             return 1;
@@ -141,7 +131,7 @@ hold(const char *name, const char *how)
     }
     printf("held\n");
     fflush(stdout);
-    wait_line();
+    step_wait();
     vfdswmr_rawlock_drop(fd);
     close(fd);
     printf("dropped\n");
