@@ -29,6 +29,7 @@ import collections
 import ctypes
 import os
 import re
+import weakref
 
 import h5py
 
@@ -187,6 +188,21 @@ def _set_reader(plist, config=None, evict_on_close=True):
 h5py.register_driver(WRITER, _set_writer)
 h5py.register_driver(READER, _set_reader)
 
+# h5py's Dataset objects of read-only files keep their shape (and what is
+# derived from it) in _cache_props until their own refresh(); refresh(f)
+# must reach every one the program holds. Those created from now on are
+# tracked here (weakly: tracking keeps none alive).
+_datasets = weakref.WeakSet()
+if not getattr(h5py.Dataset.__init__, "_vfdswmr_tracking", False):
+    _dataset_init = h5py.Dataset.__init__
+
+    def _tracking_init(self, *args, **kwds):
+        _dataset_init(self, *args, **kwds)
+        _datasets.add(self)
+
+    _tracking_init._vfdswmr_tracking = True
+    h5py.Dataset.__init__ = _tracking_init
+
 
 def File(name, mode="r", config=None, **kwds):
     """An h5py.File through the reader driver (mode "r") or the writer driver (any other mode),
@@ -220,7 +236,8 @@ def enable_end_of_tick(f):
 def refresh(f):
     """Reader: adopt the newest snapshot and show it through the whole file: the root group
     (new and deleted top-level objects) and every group and dataset this process has open in
-    the file (new members, new extents) are refreshed. Objects opened afterwards show the new
+    the file (new members, new extents) are refreshed, h5py Dataset objects held across the
+    call included (their cached shape goes, as Dataset.refresh() does). Objects opened afterwards show the new
     snapshot (with the reader's default evict_on_close). h5py objects stay valid.
 
     Each refresh of an object adopts the newest snapshot again, so while the writer publishes,
@@ -246,6 +263,10 @@ def refresh(f):
             _check(_hdf5.H5Drefresh(oid), "H5Drefresh")
         elif kind == _H5I_GROUP:
             _check(_hdf5.H5Grefresh(oid), "H5Grefresh")
+    for d in list(_datasets):  # h5py's own caches of what changed (shape, ...)
+        cache = getattr(d, "_cache_props", None)
+        if cache is not None:
+            cache.clear()
 
 
 def status(f):

@@ -98,6 +98,8 @@ try:
         st = vfdswmr.status(live)
         if st.is_writer or st.writer_state != "running" or st.tick < 1 or st.lag != st.writer_tick - st.tick:
             t.fail("the reader's status: %r" % (st,))
+        held = live["rows"]  # a Dataset object kept across the refresh: h5py caches its shape
+        held_before = held[:]
         w.expect("append 10", "flushed 1010")
         w.expect("tick", "ticked")
         w.expect("tick", "ticked")
@@ -108,8 +110,12 @@ try:
         st3 = vfdswmr.status(live)
         if st3.tick < st2.writer_tick or live["rows"].shape != (1010,):
             t.fail("after refresh: %r, %r rows" % (st3, live["rows"].shape))
-    t.ok("h5py.File(driver='vfd_swmr_reader') works; status tells tick %d -> %d, lag %d -> %d after refresh"
-         % (st2.tick, st3.tick, st2.lag, st3.lag))
+        fresh = live["rows"][:]
+        if held.shape != (1010,) or len(held[:]) != 1010 or list(held[:]) != list(fresh) \
+                or list(held[:1000]) != list(held_before):
+            t.fail("a Dataset held across vfdswmr.refresh: shape %r, %d rows read" % (held.shape, len(held[:])))
+    t.ok("h5py.File(driver='vfd_swmr_reader') works; status tells tick %d -> %d, lag %d -> %d after refresh; "
+         "a Dataset held across the refresh shows all 1010 rows" % (st2.tick, st3.tick, st2.lag, st3.lag))
 
     # New top-level objects with HDF5's metadata cache keeping what it read (evict_on_close
     # off): the reader lists the root group, the writer adds /t0; vfdswmr.refresh shows it.
