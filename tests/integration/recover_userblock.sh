@@ -70,10 +70,13 @@ for ub in 512 8192; do
         f=$WORK/ub$ub-$libver.h5
         crashed_writer "$f" "$ub" "$libver"
         ok "$ub-byte user block, $libver format: a reader verified 1000 rows while the writer ran; writer killed"
+        [ -e "$f.md.raw" ] && [ -e "$f.md.readers" ] || fail "$f: the killed writer left no raw-data log or read-mark table"
         out=$(${VFDSWMR_VALGRIND:-} "$VFDSWMR_RECOVER" --config "$cfg" "$f" 2>&1) || fail "vfd_swmr_recover $f: $out"
         [[ $out == "vfd_swmr_recover: $f: recovered tick 2 of writer session "* ]] \
             || fail "vfd_swmr_recover $f did not recover tick 2: $out"
         [ ! -e "$f.md" ] || fail "$f: vfd_swmr_recover left the metadata file"
+        left=$(ls "$f".md* 2>/dev/null || true)
+        [ -z "$left" ] || fail "$f: vfd_swmr_recover left side files of the dead session: $left"
         plain_check "$f" 1000 5
         user_block_intact "$f" "$ub"
         ok "$ub-byte user block, $libver format: after vfd_swmr_recover plain HDF5 reads 1000 rows and 5 groups"
@@ -91,6 +94,8 @@ for ub in 512 8192; do
         proc_end n
         [ "$PROC_STATUS" = 0 ] || fail "$f: the next writer exited with status $PROC_STATUS: $(proc_err n)"
         [ ! -e "$f.md" ] || fail "$f: the next writer closed but left its metadata file"
+        left=$(ls "$f".md* 2>/dev/null || true)
+        [ -z "$left" ] || fail "$f: the next writer closed but left side files: $left"
         plain_check "$f" 1500 7
         user_block_intact "$f" "$ub"
         ok "$ub-byte user block, $libver format: the next writer recovered 1000 rows, wrote to 1500 rows and 7 groups; plain HDF5 reads them"

@@ -22,6 +22,7 @@
 #include "h5err.h"
 #include "io.h"
 #include "marks.h"
+#include "rawlog.h"
 #include "mdlock.h"
 #include "paths.h"
 #include "recover.h"
@@ -248,8 +249,11 @@ main(int argc, char **argv)
     /* The HDF5 file holds the snapshot now (and is synced): the metadata file has done its work. */
     if (unlink(md_path) < 0)
         return die(1, "%s recovered, but the metadata file %s cannot be removed: %s", file, md_path, strerror(errno));
+    /* the dead writer's read-mark table and raw-data log, if any: nobody uses them any more */
     if (vfdswmr_marks_name(marks, sizeof marks, md_path) == 0)
-        unlink(marks); /* the dead writer's read-mark table, if any: nobody uses it any more */
+        unlink(marks);
+    if (vfdswmr_rawlog_name(marks, sizeof marks, md_path) == 0)
+        unlink(marks);
     if (vfdswmr_fsync_dir_of(md_path) < 0)
         return die(1, "%s recovered and the metadata file %s removed, but its directory cannot be synced: %s", file,
                    md_path, strerror(errno));
