@@ -34,7 +34,6 @@
  *    daemon creates are created without following links: the local file
  *    under a vfdswmr_create_temp() name, renamed into place.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -732,25 +731,16 @@ examine_local(aux_t *a, char *err, size_t errlen)
  * Only names are removed (unlink): never a link's target.
  */
 static void
+remove_temp(const char *path, void *ctx)
+{
+    if (unlink(path) == 0)
+        aux_report(&((aux_t *)ctx)->rep, "start", "removed %s, a temporary file left by an interrupted run", path);
+}
+
+static void
 remove_stale_temps(aux_t *a)
 {
-    const char *base = vfdswmr_path_base(a->o.md_file);
-    size_t blen = strlen(base);
-    char *dir = vfdswmr_path_dir_dup(a->o.md_file);
-    DIR *dp = dir ? opendir(dir) : NULL;
-    struct dirent *e;
-
-    while (dp && (e = readdir(dp)) != NULL) {
-        struct stat st;
-        if (strncmp(e->d_name, base, blen) != 0 || !vfdswmr_is_temp_suffix(e->d_name + blen) ||
-            snprintf(a->md_tmp, sizeof a->md_tmp, "%s/%s", dir, e->d_name) >= (int)sizeof a->md_tmp)
-            continue;
-        if (lstat(a->md_tmp, &st) == 0 && S_ISREG(st.st_mode) && unlink(a->md_tmp) == 0)
-            aux_report(&a->rep, "start", "removed %s, a temporary file left by an interrupted run", a->md_tmp);
-    }
-    if (dp)
-        closedir(dp);
-    free(dir);
+    vfdswmr_temps_each(a->o.md_file, remove_temp, a);
 }
 
 int

@@ -12,11 +12,14 @@
 #include "safefile.h"
 
 #include "io.h"
+#include "paths.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -177,4 +180,37 @@ vfdswmr_unlink_if_same(const char *path, const vfdswmr_file_id_t *id)
 
     if (stat(path, &st) == 0 && st.st_dev == id->dev && st.st_ino == id->ino)
         unlink(path);
+}
+
+int
+vfdswmr_temps_each(const char *target, void (*fn)(const char *path, void *ctx), void *ctx)
+{
+    const char *base = vfdswmr_path_base(target);
+    size_t blen = strlen(base);
+    char *dir = vfdswmr_path_dir_dup(target), *path = NULL;
+    DIR *dp = NULL;
+    struct dirent *e;
+    int rc = -1;
+
+    if (dir == NULL || NULL == (path = malloc(strlen(dir) + 2 + blen + VFDSWMR_TEMP_SUFFIX_LEN)))
+        goto out;
+    if (NULL == (dp = opendir(dir))) {
+        rc = errno == ENOENT ? 0 : -1;
+        goto out;
+    }
+    while ((e = readdir(dp)) != NULL) {
+        struct stat st;
+        if (strncmp(e->d_name, base, blen) != 0 || !vfdswmr_is_temp_suffix(e->d_name + blen))
+            continue;
+        sprintf(path, "%s/%s", dir, e->d_name); /* fits: base + suffix, checked above */
+        if (lstat(path, &st) == 0 && S_ISREG(st.st_mode))
+            fn(path, ctx);
+    }
+    rc = 0;
+out:
+    if (dp)
+        closedir(dp);
+    free(path);
+    free(dir);
+    return rc;
 }

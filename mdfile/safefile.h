@@ -37,6 +37,12 @@ int vfdswmr_create_temp(const char *target, char *tmp, size_t tmplen, mode_t mod
 /* Whether s is exactly a suffix vfdswmr_create_temp() appends to its target. */
 bool vfdswmr_is_temp_suffix(const char *s);
 
+/* Call fn(path, ctx) for every regular file (lstat: never a link) in
+ * target's directory named "<target's name>.<random>.tmp" -- the names
+ * vfdswmr_create_temp() makes for target -- with its path. 0, or -1 with
+ * errno when the directory cannot be read (ENOENT: no directory, 0). */
+int vfdswmr_temps_each(const char *target, void (*fn)(const char *path, void *ctx), void *ctx);
+
 /*
  * Open an existing regular file with open(2) flags `flags` (O_RDONLY,
  * O_WRONLY or O_RDWR, possibly with others), adding O_NONBLOCK and

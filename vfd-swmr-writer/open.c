@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <sys/stat.h>
@@ -126,14 +127,38 @@ open_again(vfdswmr_writer_t *w, const char *name, unsigned flags, haddr_t maxadd
     return vfdswmr_stack_open_lower(&w->base, name, flags, maxaddr);
 }
 
+/* How old an unlocked "<md>.<random>.tmp" must be to be taken for the
+ * leftover of a writer killed while it opened (seconds): a writer that is
+ * opening holds its lock from a moment after creating it. */
+#define STALE_TEMP_AGE 60
+
+static void
+remove_if_stale(const char *path, void *ctx)
+{
+    vfdswmr_writer_t *w = ctx;
+    int fd = vfdswmr_open_regular(path, O_RDONLY);
+    struct stat st;
+    bool stale =
+        fd >= 0 && fstat(fd, &st) == 0 && st.st_mtime + STALE_TEMP_AGE < time(NULL) && vfdswmr_mdlock_held(fd) == 0;
+
+    if (fd >= 0)
+        close(fd);
+    if (stale && unlink(path) == 0)
+        VFDSWMR_LOG(&w->log, "removed", "%s: a temporary metadata file of a writer killed while opening", path);
+}
+
 /* Step 3: our metadata file (and its read-mark table and raw-data log),
  * created and locked under a temporary name; it takes its name now unless
- * it must replace a crashed writer's (step 7). */
+ * it must replace a crashed writer's (step 7). Temporaries earlier writers
+ * left when killed while opening go first (not locked, older than
+ * STALE_TEMP_AGE s). */
 static int
 create_md(vfdswmr_writer_t *w, const vfdswmr_mdw_opts_t *o, bool replace)
 {
     char err[VFDSWMR_MDW_ERRLEN];
 
+    if (o->md_path)
+        vfdswmr_temps_each(o->md_path, remove_if_stale, w);
     if (vfdswmr_mdw_open(o, &w->mdw, err, sizeof err) < 0) {
         VFDSWMR_ERR(H5E_CANTCREATE, "%s: %s", VFDSWMR_WRITER_NAME, err);
         return -1;
