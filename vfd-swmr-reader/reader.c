@@ -114,8 +114,8 @@ refuse_unpublished(rdr_t *r, const char *name)
         return 0;
     if (r->base.cfg.presume_posix_semantics && vfdswmr_mdlock_held(r->md.fd) == 0)
         VFDSWMR_ERR(H5E_CANTOPENFILE,
-                    "%s: \"%s\" has no published snapshot: its writer created it and ended without ever "
-                    "flushing it (tick %llu in \"%s\" holds no page), so it holds nothing to read",
+                    "%s: \"%s\" has no published snapshot: its writer created it and ended before any flush "
+                    "of it was published (tick %llu in \"%s\" holds no page), so it holds nothing to read",
                     RDR_NAME, name, (unsigned long long)h->tick, r->md.path);
     else
         VFDSWMR_ERR(H5E_CANTOPENFILE,
