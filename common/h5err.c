@@ -3,12 +3,17 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+#include "check.h"
+
+_Thread_local bool vfdswmr_no_hdf5;
+
 void
 vfdswmr_err_push(const char *file, const char *func, unsigned line, hid_t minor, const char *fmt, ...)
 {
     char msg[1024];
     va_list ap;
 
+    VFDSWMR_ASSERT(!vfdswmr_no_hdf5);
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
@@ -44,6 +49,7 @@ append_capped(hid_t saved, hid_t inner)
 void
 vfdswmr_eguard_enter(vfdswmr_eguard_t *g)
 {
+    VFDSWMR_ASSERT(!vfdswmr_no_hdf5);
     /* H5Eget_num, H5Eget_current_stack and H5E[gs]et_auto2 do not clear the
      * stack themselves. Taking the current stack leaves it empty. */
     g->saved = H5Eget_num(H5E_DEFAULT) > 0 ? H5Eget_current_stack() : H5I_INVALID_HID;

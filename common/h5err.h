@@ -47,6 +47,11 @@
 
 #include <hdf5.h>
 
+/* Set in a thread of the project's own (the writer's ticker): HDF5 is not
+ * thread-safe, so such a thread never calls it -- neither a guarded call nor
+ * an error push; both assert it. */
+extern _Thread_local bool vfdswmr_no_hdf5;
+
 /* Push one message (printf-style) onto the default error stack, under the
  * major class "Virtual File Layer" and the given minor class (H5E_BADVALUE,
  * H5E_CANTOPENFILE, ...). */

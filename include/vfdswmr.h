@@ -105,6 +105,22 @@
  *                          HDF5 versions checked: 1.14.5,
  *                          2.2.0);
  *                          otherwise through vfdswmr_cc_register
+ * versioned_max            writer: how much space HDF5 frees at   16M
+ *                          the end of the file, while a reader
+ *                          may still read it, HDF5 may give to
+ *                          new raw data at once, bytes (K, M, G,
+ *                          T as above, up to 1T; 0: none). Raw
+ *                          data written there is kept in the
+ *                          writer's memory, as metadata is, until
+ *                          no reader can read the old bytes
+ *                          (max_lag ticks): up to three page
+ *                          images per page of it. Larger frees
+ *                          are given to new data only once no
+ *                          reader can read them; meanwhile new
+ *                          data goes above them, so a file can
+ *                          close bigger than on sec2 by one such
+ *                          free (docs/DESIGN.md, "Raw data space
+ *                          and the end of allocation")
  * under                    the lower driver: NAME or              sec2
  *                          NAME(its own configuration string),
  *                          e.g. under=core or
@@ -148,9 +164,10 @@ extern "C" {
 #define VFDSWMR_DEFAULT_MD_PAGES_RESERVED 4
 #define VFDSWMR_DEFAULT_UNDER             "sec2"
 #define VFDSWMR_DEFAULT_OPEN_TIMEOUT      100
+#define VFDSWMR_DEFAULT_VERSIONED_MAX     ((unsigned long long)16 << 20) /* 16 MiB */
 /* Ranges of the integer keys. */
 #define VFDSWMR_MAX_TICK_LEN          36000
-#define VFDSWMR_MAX_CACHE_SIZE        ((unsigned long long)1 << 40) /* 1 TiB: chunk_cache_* byte counts */
+#define VFDSWMR_MAX_CACHE_SIZE        ((unsigned long long)1 << 40) /* 1 TiB: byte-count keys */
 #define VFDSWMR_MIN_MAX_LAG           3
 #define VFDSWMR_MAX_MAX_LAG           100000
 #define VFDSWMR_MAX_MD_PAGES_RESERVED 65536

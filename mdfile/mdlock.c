@@ -232,7 +232,8 @@ vfdswmr_mdlock_any_reader(int fd)
     _Static_assert(VFDSWMR_READER_SLOTS_OFFSET < VFDSWMR_MARKED_OFFSET &&
                        VFDSWMR_MARKED_OFFSET + VFDSWMR_MARKED_SLOTS <= VFDSWMR_READER_LOCK_OFFSET &&
                        VFDSWMR_READER_LOCK_OFFSET < VFDSWMR_RAW_LOCK_OFFSET &&
-                       VFDSWMR_RAW_LOCK_OFFSET < VFDSWMR_WRITER_LOCK_OFFSET,
+                       VFDSWMR_RAW_LOCK_OFFSET < VFDSWMR_RAW_GATE_OFFSET &&
+                       VFDSWMR_RAW_GATE_OFFSET < VFDSWMR_WRITER_LOCK_OFFSET,
                    "reader lock bytes out of order");
 
     if (vfdswmr_mdlock_fcntl(fd, F_OFD_GETLK, F_WRLCK, VFDSWMR_READER_SLOTS_OFFSET,
@@ -255,13 +256,15 @@ vfdswmr_mdlock_held(int fd)
     return held_at(fd, 0);
 }
 
-vfdswmr_take_t
-vfdswmr_rawlock_take(int fd, short type, double timeout)
+/* Take a lock of `type` on `where`, waiting (sleeps growing to max_nap
+ * seconds) at most `timeout` seconds for another's conflicting lock to go. */
+static vfdswmr_take_t
+take_waiting(int fd, short type, off_t where, double timeout, double max_nap)
 {
     double nap = 20e-6, until = 0;
 
     for (;;) {
-        vfdswmr_take_t rc = take_at_type(fd, type, VFDSWMR_RAW_LOCK_OFFSET);
+        vfdswmr_take_t rc = take_at_type(fd, type, where);
         double now;
 
         if (rc != VFDSWMR_TAKE_BUSY)
@@ -271,14 +274,32 @@ vfdswmr_rawlock_take(int fd, short type, double timeout)
             until = now + timeout;
         else if (now >= until)
             return VFDSWMR_TAKE_BUSY;
-        vfdswmr_sleep(nap); /* a raw write or read: usually microseconds */
-        if (nap < 200e-6)
+        vfdswmr_sleep(nap);
+        if (nap < max_nap)
             nap *= 2;
     }
+}
+
+vfdswmr_take_t
+vfdswmr_rawlock_take(int fd, short type, double timeout)
+{
+    return take_waiting(fd, type, VFDSWMR_RAW_LOCK_OFFSET, timeout, 200e-6); /* a raw write: microseconds */
 }
 
 void
 vfdswmr_rawlock_drop(int fd)
 {
     set_at(fd, F_UNLCK, VFDSWMR_RAW_LOCK_OFFSET);
+}
+
+vfdswmr_take_t
+vfdswmr_rawgate_take(int fd, short type, double timeout)
+{
+    return take_waiting(fd, type, VFDSWMR_RAW_GATE_OFFSET, timeout, 2e-3); /* the writer's next look */
+}
+
+void
+vfdswmr_rawgate_drop(int fd)
+{
+    set_at(fd, F_UNLCK, VFDSWMR_RAW_GATE_OFFSET);
 }

@@ -24,6 +24,7 @@
 #define VFDSWMR_MDFILE_MDLOCK_H
 
 #include <fcntl.h>
+#include <stdbool.h>
 #include <sys/types.h>
 
 /*
@@ -111,6 +112,25 @@ int vfdswmr_mdlock_hdf5_held(int fd);
  */
 #define VFDSWMR_RAW_LOCK_OFFSET ((off_t)0x7ffffffffffffff4LL)
 
+/*
+ * The raw-data gate, byte VFDSWMR_RAW_GATE_OFFSET. Taking and dropping the
+ * raw-data lock around each raw write costs two system calls, which a
+ * writer appending to a thousand datasets pays a hundred thousand times a
+ * second. While no reader is registered the writer holds the gate (a write
+ * lock) instead and writes without the raw-data lock. A reader that holds a
+ * live writer's snapshot takes the gate for reading before its first raw
+ * read (it is registered by then) and keeps it until it closes; while the
+ * writer holds it, the reader waits. The writer looks for registered
+ * readers at every publish and tick, and every VFDSWMR_RAW_GATE_POLL seconds
+ * while it holds the gate; seeing one, it takes the raw-data lock for each
+ * raw write from then on, and only then drops the gate. Once no reader is
+ * registered it takes the gate again, which fails while any reader still
+ * holds it for reading. So a raw write without the raw-data lock never
+ * meets a reader's raw read.
+ */
+#define VFDSWMR_RAW_GATE_OFFSET ((off_t)0x7ffffffffffffff5LL)
+#define VFDSWMR_RAW_GATE_POLL   0.05
+
 /* Take the raw-data lock of `type` (F_RDLCK, F_WRLCK) on the HDF5 file open
  * on fd, waiting (short sleeps) at most `timeout` seconds for another's
  * conflicting lock to go. VFDSWMR_TAKEN, VFDSWMR_TAKE_BUSY (still held when
@@ -119,12 +139,16 @@ int vfdswmr_mdlock_hdf5_held(int fd);
 vfdswmr_take_t vfdswmr_rawlock_take(int fd, short type, double timeout);
 /* Drop it. */
 void vfdswmr_rawlock_drop(int fd);
+/* The same for the raw-data gate. */
+vfdswmr_take_t vfdswmr_rawgate_take(int fd, short type, double timeout);
+void vfdswmr_rawgate_drop(int fd);
 
 /* A reader's registration on the HDF5 file (fd < 0: none). */
 typedef struct vfdswmr_reg {
     int fd;    /* the HDF5 file, read-only is enough; owned */
     off_t own; /* the byte of its own, or -1 */
     long slot; /* the read-mark slot whose byte it holds, or -1 */
+    bool gate; /* holds the raw-data gate for reading (until it leaves) */
 } vfdswmr_reg_t;
 
 /* Register on the HDF5 file open on fd (taken over: closed by

@@ -255,9 +255,24 @@ static herr_t
 read_raw(rdr_t *r, hid_t dxpl, haddr_t addr, size_t size, void *buf)
 {
     int fd = r->md.fd >= 0 && r->base.cfg.presume_posix_semantics ? r->md.reg.fd : -1;
-    vfdswmr_take_t lk = fd >= 0 ? vfdswmr_rawlock_take(fd, F_RDLCK, RDR_RAW_WAIT) : VFDSWMR_TAKE_ERROR;
+    vfdswmr_take_t lk = VFDSWMR_TAKE_ERROR;
     herr_t rc;
 
+    /* first past the raw-data gate, held until we leave: the writer lets
+     * it go once it sees us registered, and locks each raw write from then
+     * on (mdlock.h) */
+    if (fd >= 0 && !r->md.reg.gate) {
+        lk = vfdswmr_rawgate_take(fd, F_RDLCK, RDR_RAW_WAIT);
+        if (lk == VFDSWMR_TAKE_BUSY) {
+            VFDSWMR_ERR(H5E_READERROR,
+                        "%s: cannot read %zu bytes of raw data at address %llu: the writer did not let readers read "
+                        "raw data for %.0f s (is it stopped?); try again",
+                        RDR_NAME, size, (unsigned long long)addr, RDR_RAW_WAIT);
+            return -1;
+        }
+        r->md.reg.gate = lk == VFDSWMR_TAKEN;
+    }
+    lk = fd >= 0 ? vfdswmr_rawlock_take(fd, F_RDLCK, RDR_RAW_WAIT) : VFDSWMR_TAKE_ERROR;
     if (lk == VFDSWMR_TAKE_BUSY) {
         VFDSWMR_ERR(H5E_READERROR,
                     "%s: cannot read %zu bytes of raw data at address %llu: the writer has been writing raw data "

@@ -45,8 +45,8 @@ readers_current(vfdswmr_writer_t *w, uint64_t epoch, int *registered)
 
     VFDSWMR_ASSERT_LOCKED(w);
     *registered = -1;
-    if (!w->base.cfg.maintain_metadata_file || w->base.cfg.generate_updater_files ||
-        (fd = vfdswmr_lower_fd(LOWER(w))) < 0 || vfdswmr_mdlock_readers(fd, &own) != VFDSWMR_COUNTED)
+    if (!w->base.cfg.maintain_metadata_file || w->base.cfg.generate_updater_files || (fd = w->hdf5_fd) < 0 ||
+        vfdswmr_mdlock_readers(fd, &own) != VFDSWMR_COUNTED)
         return false;
     current = own == 0;
     *registered = (int)own;
@@ -203,6 +203,7 @@ vfdswmr_writer_close(H5FD_t *file)
     vfdswmr_registry_remove(w);
     vfdswmr_writer_lock(w);
     w->closing = true;
+    vfdswmr_writer_gate(w); /* nobody looks for waiting readers any more: the gate goes */
     w->eot_disabled = false;
     if (w->base.cfg.durable && vfdswmr_writer_sync_hdf5(w) < 0)
         rc = -1;

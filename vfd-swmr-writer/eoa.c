@@ -26,9 +26,22 @@
  * to nothing at or above their EOA (HDF5's own at the consistency point);
  * before the first publish the snapshot is the file as the writer found it.
  *
+ * When HDF5 allocates raw data above a hot zone (it took hot_end as its
+ * end), the zone drops out of HDF5's books: a hole. The writer allocates
+ * for HDF5 (alloc: H5FD_class_t.alloc, which HDF5 calls for every block it
+ * takes from the end of the file) and hands a hole out again once no
+ * reader can read its old bytes -- by the rule that lets a page's delayed
+ * write reach the file (max_lag epochs, read marks included), or at once
+ * when no reader is registered and a snapshot from after the free is
+ * published. A program that deletes and re-creates a big dataset then
+ * reuses its space within a few ticks instead of growing the file by it
+ * each time.
+ *
  * Invariants (asserted in vfdswmr_writer_eoa_check):
  *  - lib_eoa <= w->eoa: the HDF5 file reaches whatever HDF5 allocated;
- *  - hot_end == 0 or lib_eoa < hot_end: the hot zone lies above HDF5's end.
+ *  - hot_end == 0 or lib_eoa < hot_end: the hot zone lies above HDF5's end;
+ *  - every hole is non-empty and below lib_eoa (HDF5 covers what it is
+ *    given from one).
  * The answer for a raw type changes without HDF5 setting an EOA only at a
  * flush (vfdswmr_writer_eoa_flushed says when that is safe for HDF5) and
  * after H5Fclose's last truncate (H5MF_close is done: HDF5 allocates and
@@ -43,10 +56,11 @@
 
 #define LOWER(w) ((w)->base.lower)
 
-/* The versioned zone's largest extent: what the page buffer may have to hold
- * of raw data that HDF5 writes into freed space (three images a page at
- * most). Larger frees are kept from raw data instead (the hot zone). */
-#define VFDSWMR_VERSIONED_MAX ((uint64_t)16 << 20)
+/* The versioned zone's largest extent is the key versioned_max: what the
+ * page buffer may have to hold of raw data that HDF5 writes into freed
+ * space (three images a page at most). Larger frees are kept from raw data
+ * instead (the hot zone). */
+#define VERSIONED_MAX(w) ((w)->base.cfg.versioned_max)
 
 _Static_assert(VFDSWMR_MARKS_SLOTS <= VFDSWMR_MARKED_SLOTS, "read mark slots without a registration byte");
 
@@ -55,7 +69,10 @@ vfdswmr_writer_eoa_check(const vfdswmr_writer_t *w)
 {
     VFDSWMR_ASSERT(w->lib_eoa <= w->eoa);
     VFDSWMR_ASSERT(w->hot_end == 0 || w->lib_eoa < w->hot_end);
-    VFDSWMR_ASSERT(w->vz_hi == 0 || (w->vz_lo < w->vz_hi && w->vz_hi - w->vz_lo <= VFDSWMR_VERSIONED_MAX));
+    VFDSWMR_ASSERT(w->vz_hi == 0 || (w->vz_lo < w->vz_hi && w->vz_hi - w->vz_lo <= VERSIONED_MAX(w)));
+    VFDSWMR_ASSERT(w->nholes <= VFDSWMR_HOLES);
+    for (unsigned i = 0; i < w->nholes; i++)
+        VFDSWMR_ASSERT(w->holes[i].lo < w->holes[i].hi && w->holes[i].hi <= w->lib_eoa);
 }
 
 static bool
@@ -74,8 +91,8 @@ vfdswmr_writer_read_floor(vfdswmr_writer_t *w)
     uint64_t r;
 
     VFDSWMR_ASSERT_LOCKED(w);
-    if (!w->base.cfg.maintain_metadata_file || w->base.cfg.generate_updater_files ||
-        (fd = vfdswmr_lower_fd(LOWER(w))) < 0 || vfdswmr_mdlock_any_reader(fd) != 0)
+    if (!w->base.cfg.maintain_metadata_file || w->base.cfg.generate_updater_files || (fd = w->hdf5_fd) < 0 ||
+        vfdswmr_mdlock_any_reader(fd) != 0)
         return UINT64_MAX;
     r = w->tick == 0 ? w->tick0_eoa : w->pub_eoa;
     if (w->publishing && w->inflight_eoa > r)
@@ -94,7 +111,7 @@ vfdswmr_writer_cp_taken(vfdswmr_writer_t *w)
 }
 
 /* Make [lo, hi), freed space a reader may still read, part of the versioned
- * zone, if the zone then stays within VFDSWMR_VERSIONED_MAX bytes: HDF5 may
+ * zone, if the zone then stays within versioned_max bytes: HDF5 may
  * then allocate it again at once. false: keep it from raw data instead. */
 static bool
 version_zone(vfdswmr_writer_t *w, uint64_t lo, uint64_t hi)
@@ -103,7 +120,7 @@ version_zone(vfdswmr_writer_t *w, uint64_t lo, uint64_t hi)
         lo = lo < w->vz_lo ? lo : w->vz_lo;
         hi = hi > w->vz_hi ? hi : w->vz_hi;
     }
-    if (hi - lo > VFDSWMR_VERSIONED_MAX)
+    if (hi - lo > VERSIONED_MAX(w))
         return false;
     w->vz_lo = lo;
     w->vz_hi = hi;
@@ -117,6 +134,93 @@ vfdswmr_writer_get_eoa(const vfdswmr_writer_t *w, H5FD_mem_t type)
     if (raw_type(type) && w->hot_end > w->lib_eoa && !w->hdf5_closing)
         return w->hot_end;
     return w->lib_eoa;
+}
+
+/* HDF5's end went down to `end`: holes end below it (what lay above is
+ * part of the free now, and protected as such). */
+static void
+trim_holes(vfdswmr_writer_t *w, uint64_t end)
+{
+    unsigned i = 0;
+
+    while (i < w->nholes) {
+        struct vfdswmr_hole *h = &w->holes[i];
+        if (h->hi > end)
+            h->hi = end;
+        if (h->lo < h->hi)
+            i++;
+        else
+            *h = w->holes[--w->nholes];
+    }
+}
+
+/* Remember [lo, hi) (a hot zone HDF5 allocates above) as a hole, forgetting
+ * the smallest one when every slot is taken (its space then stays unused,
+ * as without holes). Stamped now: every free that left old bytes in it came
+ * before (nothing of HDF5's lies above its end). */
+static void
+keep_hole(vfdswmr_writer_t *w, uint64_t lo, uint64_t hi)
+{
+    struct vfdswmr_hole h = {lo, hi, w->epoch, w->cps + 1};
+    unsigned i, small = 0;
+
+    if (w->nholes < VFDSWMR_HOLES) {
+        w->holes[w->nholes++] = h;
+        return;
+    }
+    for (i = 1; i < w->nholes; i++)
+        if (w->holes[i].hi - w->holes[i].lo < w->holes[small].hi - w->holes[small].lo)
+            small = i;
+    if (w->holes[small].hi - w->holes[small].lo < hi - lo)
+        w->holes[small] = h;
+}
+
+/* No reader can read the hole's old bytes any more: every snapshot from
+ * before the free is max_lag epochs old (the delayed-write rule, pagebuf.h:
+ * a reader still holding one has fallen behind, which its lag check after
+ * every read reports; read marks raise w->lag), or no reader is registered
+ * and a new one adopts a snapshot taken after the free (read_floor). */
+static bool
+hole_cold(vfdswmr_writer_t *w, const struct vfdswmr_hole *h)
+{
+    if (w->pub_epoch >= h->epoch + w->lag)
+        return true;
+    return w->pub_cps >= h->cps && vfdswmr_writer_read_floor(w) != UINT64_MAX;
+}
+
+haddr_t
+vfdswmr_writer_alloc(vfdswmr_writer_t *w, const H5FD_t *file, H5FD_mem_t type, hsize_t size)
+{
+    haddr_t eoa;
+
+    VFDSWMR_ASSERT_LOCKED(w);
+    /* HDF5 aligns what it gets from the end itself (from get_eoa), and pages
+     * are its own with paged aggregation: holes only without either */
+    if (file->alignment <= 1 && !file->paged_aggr)
+        for (unsigned i = 0; i < w->nholes; i++) {
+            struct vfdswmr_hole *h = &w->holes[i];
+            if (h->hi - h->lo < size || !hole_cold(w, h))
+                continue;
+            eoa = h->lo;
+            VFDSWMR_LOG(&w->log, "hole_reused", "addr=%llu size=%llu hole=[%llu,%llu)", (unsigned long long)eoa,
+                        (unsigned long long)size, (unsigned long long)h->lo, (unsigned long long)h->hi);
+            h->lo += size;
+            if (h->lo == h->hi)
+                *h = w->holes[--w->nholes];
+            vfdswmr_writer_eoa_check(w);
+            return eoa;
+        }
+    eoa = vfdswmr_writer_get_eoa(w, type);
+    if (eoa + size < eoa || eoa + size > file->maxaddr) {
+        VFDSWMR_ERR(H5E_NOSPACE, "%s: allocating %llu bytes at %llu passes the largest address", VFDSWMR_WRITER_NAME,
+                    (unsigned long long)size, (unsigned long long)eoa);
+        return HADDR_UNDEF;
+    }
+    if (eoa > w->lib_eoa) /* raw data above the hot zone: HDF5 no longer knows that space */
+        keep_hole(w, w->lib_eoa, eoa);
+    if (vfdswmr_writer_set_eoa(w, type, eoa + size) < 0)
+        return HADDR_UNDEF;
+    return eoa;
 }
 
 /* The HDF5 file may end at lib_eoa: nobody reads above it. */
@@ -137,6 +241,8 @@ vfdswmr_writer_set_eoa(vfdswmr_writer_t *w, H5FD_mem_t type, haddr_t addr)
     (void)type;
     VFDSWMR_ASSERT_LOCKED(w);
     w->lib_eoa = addr;
+    if (addr < old)
+        trim_holes(w, addr);
     if (addr < old && !w->closing_flushed) { /* HDF5 freed [addr, old) */
         uint64_t floor = vfdswmr_writer_read_floor(w);
         if (floor > addr) {

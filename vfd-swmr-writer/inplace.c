@@ -21,6 +21,11 @@
  * referenced by no snapshot, so nobody reads it: appending new chunks takes
  * no lock.
  *
+ * While no reader is registered the writer holds the raw-data gate instead
+ * (mdlock.h, vfdswmr_writer_gate): a reader must get past it before its
+ * first raw read, so no lock is needed per write -- two system calls saved
+ * on every append into a partly filled chunk.
+ *
  * Never waiting for ever: a reader stopped inside a read (a debugger,
  * SIGSTOP) must not stop the writer. After VFDSWMR_RAW_WAIT_WRITER seconds
  * the write goes ahead unlocked (that reader may then read a torn chunk,
@@ -42,7 +47,7 @@
 static herr_t
 write_direct(vfdswmr_writer_t *w, hid_t dxpl, haddr_t addr, size_t size, const void *buf)
 {
-    int fd = addr < w->snap_end ? vfdswmr_lower_fd(LOWER(w)) : -1;
+    int fd = addr < w->snap_end && !w->gate_held ? w->hdf5_fd : -1;
     vfdswmr_take_t lk = VFDSWMR_TAKE_ERROR;
     herr_t rc;
 
@@ -101,4 +106,30 @@ vfdswmr_writer_raw_write(vfdswmr_writer_t *w, hid_t dxpl, haddr_t addr, size_t s
         write_direct(w, dxpl, hi, (size_t)(end - hi), b + (hi - addr)) < 0)
         return -1;
     return 0;
+}
+
+/* Hold the raw-data gate while no reader is registered; seeing one, take
+ * the raw-data lock for every raw write from now on, and only then let the
+ * gate go (mdlock.h). Called at every publish and tick, and while the gate
+ * is held every VFDSWMR_RAW_GATE_POLL seconds (ticker.c) -- so only with the
+ * ticker running; closing, the gate goes for good. */
+void
+vfdswmr_writer_gate(vfdswmr_writer_t *w)
+{
+    int fd = w->hdf5_fd, readers;
+
+    VFDSWMR_ASSERT_LOCKED(w);
+    if (fd < 0)
+        return;
+    readers = w->ticker_running && !w->closing ? vfdswmr_mdlock_any_reader(fd) : 1;
+    if (w->gate_held && readers != 0) {
+        w->gate_held = false;     /* every raw write from now on locks ... */
+        vfdswmr_rawgate_drop(fd); /* ... before a reader gets past the gate */
+        VFDSWMR_LOG(&w->log, "raw_gate",
+                    "open: raw writes take the raw-data lock (a reader is registered, or closing)");
+    }
+    else if (!w->gate_held && readers == 0 && vfdswmr_rawgate_take(fd, F_WRLCK, 0) == VFDSWMR_TAKEN) {
+        w->gate_held = true;
+        VFDSWMR_LOG(&w->log, "raw_gate", "closed: no reader registered; raw writes without the raw-data lock");
+    }
 }

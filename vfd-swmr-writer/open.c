@@ -74,7 +74,7 @@ prepare_swmr(vfdswmr_writer_t *w, const char *name, hid_t fapl, char *ud_base, s
 static int
 take_hdf5_lock(vfdswmr_writer_t *w, const char *name)
 {
-    int fd = vfdswmr_lower_fd(LOWER(w));
+    int fd = w->hdf5_fd = vfdswmr_lower_fd(LOWER(w));
     vfdswmr_take_t rc;
 
     if (fd < 0 || (rc = vfdswmr_mdlock_hdf5_take(fd)) == VFDSWMR_TAKEN)
@@ -430,6 +430,7 @@ vfdswmr_writer_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxadd
         return NULL;
     }
     w->sb_addr = UINT64_MAX;
+    w->hdf5_fd = -1;
     /* A read-only open through the writer driver (h5dump, probes): pass through. */
     w->active = (flags & H5F_ACC_RDWR) != 0;
     w->read_only = !w->active;

@@ -230,6 +230,7 @@ end_tick(vfdswmr_writer_t *w, bool final, epoch_step_t step, bool unlock_io)
         pthread_cond_broadcast(&w->published);
     }
     rc = finish(w, &p);
+    vfdswmr_writer_gate(w);
     return rc;
 }
 

@@ -11,6 +11,8 @@
 #include <time.h>
 
 #include "clock.h"
+#include "h5err.h"
+#include "mdlock.h"
 #include "writer.h"
 
 static void *
@@ -19,13 +21,19 @@ ticker_main(void *arg)
     vfdswmr_writer_t *w = arg;
     struct timespec ts;
 
+    vfdswmr_no_hdf5 = true; /* HDF5 is not thread-safe: this thread never calls it */
     vfdswmr_writer_lock(w);
     while (!w->stop) {
         double now = vfdswmr_now();
         if (now < w->next_tick) {
+            /* holding the raw-data gate, look for readers waiting for it often (inplace.c) */
+            double until =
+                w->gate_held && now + VFDSWMR_RAW_GATE_POLL < w->next_tick ? now + VFDSWMR_RAW_GATE_POLL : w->next_tick;
             /* w->wake waits on CLOCK_MONOTONIC (writer.c, init_sync), vfdswmr_now()'s clock */
-            ts = vfdswmr_timespec(w->next_tick);
+            ts = vfdswmr_timespec(until);
             vfdswmr_writer_wait(w, &w->wake, &ts);
+            if (w->gate_held)
+                vfdswmr_writer_gate(w);
             continue;
         }
         if (w->eot_disabled)
@@ -54,6 +62,9 @@ vfdswmr_ticker_start(vfdswmr_writer_t *w)
         return -1;
     }
     w->ticker_running = true;
+    vfdswmr_writer_lock(w);
+    vfdswmr_writer_gate(w);
+    vfdswmr_writer_unlock(w);
     return 0;
 }
 

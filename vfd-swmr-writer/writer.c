@@ -86,7 +86,7 @@ vfdswmr_writer_store_page(void *ctx, uint64_t page, const uint8_t *image, size_t
 int
 vfdswmr_writer_sync_hdf5(vfdswmr_writer_t *w)
 {
-    int fd = vfdswmr_lower_fd(LOWER(w));
+    int fd = w->hdf5_fd;
 
     if (fd < 0 || fsync(fd) < 0) {
         VFDSWMR_ERR(H5E_WRITEERROR, "%s: durable: cannot fsync the HDF5 file: %s", VFDSWMR_WRITER_NAME,
@@ -306,6 +306,27 @@ writer_set_eoa(H5FD_t *file, H5FD_mem_t type, haddr_t addr)
     return rc;
 }
 
+/* eoa.c decides (holes); inactive, HDF5's own extension. */
+static haddr_t
+writer_alloc(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, hsize_t size)
+{
+    vfdswmr_writer_t *w = W(file);
+    haddr_t addr;
+
+    (void)dxpl;
+    if (!w->active) {
+        addr = vfdswmr_pt_get_eoa(file, type);
+        if (addr == HADDR_UNDEF || addr + size < addr || addr + size > file->maxaddr ||
+            vfdswmr_pt_set_eoa(file, type, addr + size) < 0)
+            return HADDR_UNDEF;
+        return addr;
+    }
+    vfdswmr_writer_lock(w);
+    addr = vfdswmr_writer_alloc(w, file, type, size);
+    vfdswmr_writer_unlock(w);
+    return addr;
+}
+
 /* Read without the lock, as HDF5 calls it only from the thread that holds
  * the file (the ticker never changes these fields). */
 static haddr_t
@@ -441,6 +462,7 @@ static const H5FD_class_t writer_class = {
     .truncate = writer_truncate,
     .get_eoa = writer_get_eoa,
     .set_eoa = writer_set_eoa,
+    .alloc = writer_alloc,
     .get_eof = writer_get_eof,
     .lock = writer_lock,
     .unlock = writer_unlock,

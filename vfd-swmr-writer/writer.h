@@ -47,6 +47,8 @@
 #define VFDSWMR_WRITER_PAGE_SIZE 4096u
 /* Epochs whose first tick the writer remembers (writer_t.epoch_first_tick). */
 #define VFDSWMR_EPOCH_RING 64u
+/* Holes the writer remembers (eoa.c); more are forgotten, smallest first. */
+#define VFDSWMR_HOLES 16u
 /* pb_expansion_threshold compares with at least this many page images
  * (1 MiB), so a small page buffer does not end ticks at every flush. */
 #define VFDSWMR_PB_EXPANSION_MIN_IMAGES 256u
@@ -100,12 +102,26 @@ typedef struct vfdswmr_writer_t {
      * the writer's wait; until it lets go, writes do not wait again. */
     uint64_t snap_end;
     bool raw_lock_stuck;
+    bool gate_held; /* the raw-data gate (inplace.c): no reader registered, raw writes need no lock */
+    /* The lower driver's descriptor of the HDF5 file, -1 none: asked of HDF5
+     * once, at open, since the ticker thread must never call HDF5. */
+    int hdf5_fd;
     /* The versioned zone [vz_lo, vz_hi) (eoa.c; empty when vz_hi == 0):
      * space HDF5 freed at its end that a reader may still read, which HDF5
      * may allocate again -- raw data written there goes to the page buffer
      * like metadata (inplace.c), so the HDF5 file keeps the old bytes until
      * no reader can read them. */
     uint64_t vz_lo, vz_hi;
+    /* Holes (eoa.c): hot space HDF5 allocated raw data above, so HDF5's
+     * books lost it (it took hot_end as its end). The writer hands it out
+     * again (alloc) once no reader can read its old bytes: from epoch
+     * `epoch` + lag on, or once no reader is registered and a snapshot
+     * numbered `cps` or later is published (both taken when the hole
+     * formed). Every hole lies below lib_eoa. */
+    struct vfdswmr_hole {
+        uint64_t lo, hi, epoch, cps;
+    } holes[VFDSWMR_HOLES];
+    unsigned nholes;
     /* Consistency points taken (cps; 0: tick 0's state), that of the snapshot
      * published last (pub_cps), and the number the next one will have when
      * the zone last grew (vz_cps): a snapshot with pub_cps >= vz_cps was
@@ -138,6 +154,12 @@ typedef struct vfdswmr_writer_t {
 /* eoa.c: the end of allocation HDF5 is told and the HDF5 file keeps (lock held). */
 haddr_t vfdswmr_writer_get_eoa(const vfdswmr_writer_t *w, H5FD_mem_t type);
 herr_t vfdswmr_writer_set_eoa(vfdswmr_writer_t *w, H5FD_mem_t type, haddr_t addr);
+/* HDF5's allocation of `size` bytes (H5FD_class_t.alloc): from a hole no
+ * reader can read any more, else at the end of allocation as HDF5's own
+ * extension would. HADDR_UNDEF on failure (reported). */
+/* inplace.c: hold or open the raw-data gate (mdlock.h) as readers come and go. Lock held. */
+void vfdswmr_writer_gate(vfdswmr_writer_t *w);
+haddr_t vfdswmr_writer_alloc(vfdswmr_writer_t *w, const H5FD_t *file, H5FD_mem_t type, hsize_t size);
 uint64_t vfdswmr_writer_read_floor(vfdswmr_writer_t *w);
 herr_t vfdswmr_writer_eoa_flushed(vfdswmr_writer_t *w, bool closing);
 /* A metadata read or write of `buf`: notes persistent free-space managers. */

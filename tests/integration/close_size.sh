@@ -55,4 +55,26 @@ psec2=$(stat -c %s "$WORK/psec2.h5")
 [ "${BASH_REMATCH[1]}" = "$psec2" ] || fail "persistent free space: the file closed at ${BASH_REMATCH[1]} bytes, sec2's at $psec2"
 out=$(env -u HDF5_DRIVER "$VFDSWMR_PROGS/eoaclose" read "$WORK/p.h5" </dev/null 2>&1) || fail "plain HDF5: $out"
 ok "persistent free-space managers: the file closes at $psec2 bytes, as on sec2, and plain HDF5 reads it"
+
+# A free larger than the default versioned_max (16M): 32 MiB deleted after a
+# flush published them, then 1 MiB of new raw data. With versioned_max=64M
+# the new data goes where the old was, as on sec2; with versioned_max=0 that
+# space is kept from raw data (the new data goes above it) and the file
+# closes bigger -- the key is what decides. Plain HDF5 reads both.
+out=$(env -u HDF5_DRIVER "$VFDSWMR_PROGS/eoaclose" reuse "$WORK/usec2.h5" 32 2>&1) || fail "sec2: $out"
+usec2=$(stat -c %s "$WORK/usec2.h5")
+[ "$usec2" -lt $((3 << 20)) ] || fail "sec2's file is $usec2 bytes: the new data did not reuse the freed space"
+for vm in 64M 0; do
+    out=$(HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$cfg;versioned_max=$vm" ${VFDSWMR_VALGRIND:-} \
+        "$VFDSWMR_PROGS/eoaclose" reuse "$WORK/u$vm.h5" 32 2>&1) || fail "versioned_max=$vm: the writer failed: $out"
+    [[ $out =~ closed\ ([0-9]+) ]] || fail "writer: $out"
+    size=${BASH_REMATCH[1]}
+    out=$(env -u HDF5_DRIVER "$VFDSWMR_PROGS/eoaclose" read "$WORK/u$vm.h5" </dev/null 2>&1) || fail "plain HDF5: $out"
+    if [ "$vm" = 0 ]; then
+        [ "$size" -gt $((32 << 20)) ] || fail "versioned_max=0: the file closed at $size bytes: the new data reused space a reader could still read"
+    else
+        [ "$size" = "$usec2" ] || fail "versioned_max=$vm: the file closed at $size bytes, sec2's at $usec2"
+    fi
+    ok "versioned_max=$vm: 32 MiB freed and 1 MiB written: the file closes at $size bytes (sec2: $usec2), plain HDF5 reads it"
+done
 finish

@@ -13,9 +13,28 @@
  *       the same, no wait, in a file whose free-space managers are persistent
  *       (H5Pset_file_space_strategy(FSM_AGGR, persist)), with a second big
  *       dataset /e after /d, deleted first.
+ *   eoaclose reuse FILE MIB
+ *       the same, no wait, with /d of MIB MiB; after deleting /d, create
+ *       /n (1 MiB, NVALS ints i * 3, allocated at once): on sec2 it goes
+ *       where /d was.
+ *   eoaclose cycle FILE KIB ROUNDS [wait]
+ *       create FILE with /keep; in each round r (1..ROUNDS) delete /x (from
+ *       round 2), create it again (KIB KiB of ints i * 3 + r, allocated at
+ *       once, last in the file), H5Fflush, print "round r"; with `wait`,
+ *       wait for a line first (from round 2; the end of input ends the
+ *       rounds). Then H5Fclose, print
+ *       "closed SIZE". On sec2 each /x goes where the last one was.
+ *   eoaclose cycleread FILE
+ *       open FILE read-only, check /x holds round 1, print "round 1", wait
+ *       for a line; read /x again through the same open file (the snapshot
+ *       it holds): print "still 1" when it holds round 1, "failed" when the
+ *       read failed (HDF5's error stack on stderr); other values fail.
+ *   eoaclose cyclecheck FILE ROUND
+ *       open FILE read-only, check /keep and that /x holds ROUND, print
+ *       "round ROUND".
  *   eoaclose read FILE
- *       open FILE read-only, check /keep, print "opened", wait for a line
- *       on stdin, close, print "closed".
+ *       open FILE read-only, check /keep (and /n when it exists), print
+ *       "opened", wait for a line on stdin, close, print "closed".
  *   eoaclose chunks FILE [wait]
  *       create FILE with a deflated chunked dataset /c (CHUNK ints, one
  *       chunk, no chunk cache), write it with round 1's values, H5Fflush,
@@ -37,6 +56,7 @@
  */
 #include <hdf5.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -44,6 +64,7 @@
 
 #define KEEP  16
 #define CHUNK 16384
+#define NVALS (1 << 18)
 
 static int
 fail(const char *what)
@@ -51,10 +72,30 @@ fail(const char *what)
     return step_fail("eoaclose", what);
 }
 
+/* /n: NVALS ints i * 3, allocated at once. */
 static int
-write_file(const char *name, int wait, int persist)
+write_n(hid_t f)
 {
-    hsize_t big = 1 << 18, small = KEEP;
+    static int v[NVALS];
+    hsize_t n = NVALS;
+    hid_t s = H5Screate_simple(1, &n, NULL), dcpl = H5Pcreate(H5P_DATASET_CREATE), d;
+
+    for (int i = 0; i < NVALS; i++)
+        v[i] = i * 3;
+    if (H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY) < 0 ||
+        (d = H5Dcreate2(f, "n", H5T_NATIVE_INT, s, H5P_DEFAULT, dcpl, H5P_DEFAULT)) < 0 ||
+        H5Dwrite(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) < 0 || H5Dclose(d) < 0)
+        return fail("creating /n");
+    H5Sclose(s);
+    H5Pclose(dcpl);
+    return 0;
+}
+
+/* reuse_mib > 0: /d has that many MiB, and /n is created after deleting it. */
+static int
+write_file(const char *name, int wait, int persist, int reuse_mib)
+{
+    hsize_t big = reuse_mib > 0 ? (hsize_t)reuse_mib << 18 : 1 << 18, small = KEEP;
     int v[KEEP];
     struct stat st;
     hid_t f, s, dcpl, d;
@@ -93,11 +134,125 @@ write_file(const char *name, int wait, int persist)
         step_wait();
     if ((persist && H5Ldelete(f, "e", H5P_DEFAULT) < 0) || H5Ldelete(f, "d", H5P_DEFAULT) < 0)
         return fail("H5Ldelete");
+    if (reuse_mib > 0 && write_n(f))
+        return 1;
     if (H5Fclose(f) < 0)
         return fail("H5Fclose");
     if (stat(name, &st) < 0)
         return fail("stat");
     printf("closed %lld\n", (long long)st.st_size);
+    return 0;
+}
+
+static long long size_of(const char *name);
+
+/* /x of `kib` KiB holding round `r`: i * 3 + r. */
+static int
+create_x(hid_t f, int kib, int r)
+{
+    hsize_t n = (hsize_t)kib << 8;
+    int *v = malloc(n * sizeof *v);
+    hid_t s = H5Screate_simple(1, &n, NULL), dcpl = H5Pcreate(H5P_DATASET_CREATE), d;
+    int rc = 0;
+
+    if (v == NULL)
+        return fail("malloc");
+    for (hsize_t i = 0; i < n; i++)
+        v[i] = (int)(i * 3 + (hsize_t)r);
+    if (H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY) < 0 ||
+        (d = H5Dcreate2(f, "x", H5T_NATIVE_INT, s, H5P_DEFAULT, dcpl, H5P_DEFAULT)) < 0 ||
+        H5Dwrite(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) < 0 || H5Dclose(d) < 0)
+        rc = fail("creating /x");
+    free(v);
+    H5Sclose(s);
+    H5Pclose(dcpl);
+    return rc;
+}
+
+/* 0: /x holds round r; 1: it holds other values (reported); -1: the read
+ * failed. */
+static int
+check_x(hid_t f, int r)
+{
+    hid_t d = H5Dopen2(f, "x", H5P_DEFAULT), s;
+    hssize_t n;
+    int *v, rc = 0;
+
+    if (d < 0 || (s = H5Dget_space(d)) < 0 || (n = H5Sget_simple_extent_npoints(s)) <= 0)
+        return -1;
+    H5Sclose(s);
+    if ((v = malloc((size_t)n * sizeof *v)) == NULL)
+        return fail("malloc");
+    if (H5Dread(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) < 0)
+        rc = -1;
+    for (hssize_t i = 0; rc == 0 && i < n; i++)
+        if (v[i] != (int)(i * 3 + r)) {
+            fprintf(stderr, "eoaclose: /x[%lld] is %d, not round %d's %d\n", (long long)i, v[i], r, (int)(i * 3 + r));
+            rc = 1;
+        }
+    free(v);
+    H5Dclose(d);
+    return rc;
+}
+
+static int
+cycle(const char *name, int kib, int rounds, int wait)
+{
+    int v[KEEP];
+    hsize_t small = KEEP;
+    hid_t f, s, d;
+
+    for (int i = 0; i < KEEP; i++)
+        v[i] = i * 7;
+    if ((f = H5Fcreate(name, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT)) < 0)
+        return fail("H5Fcreate");
+    s = H5Screate_simple(1, &small, NULL);
+    if ((d = H5Dcreate2(f, "keep", H5T_NATIVE_INT, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)) < 0 ||
+        H5Dwrite(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) < 0 || H5Dclose(d) < 0)
+        return fail("creating /keep");
+    H5Sclose(s);
+    for (int r = 1; r <= rounds; r++) {
+        if (r > 1 && wait && !step_wait()) /* end of input: close */
+            break;
+        if (r > 1 && H5Ldelete(f, "x", H5P_DEFAULT) < 0)
+            return fail("H5Ldelete");
+        if (create_x(f, kib, r))
+            return 1;
+        if (H5Fflush(f, H5F_SCOPE_GLOBAL) < 0)
+            return fail("H5Fflush");
+        printf("round %d\n", r);
+        fflush(stdout);
+    }
+    if (H5Fclose(f) < 0)
+        return fail("H5Fclose");
+    printf("closed %lld\n", size_of(name));
+    return 0;
+}
+
+static int
+cycle_read(const char *name)
+{
+    hid_t f = H5Fopen(name, H5F_ACC_RDONLY, H5P_DEFAULT);
+    int rc;
+
+    if (f < 0)
+        return fail("H5Fopen");
+    if (check_x(f, 1) != 0)
+        return fail("reading round 1");
+    printf("round 1\n");
+    fflush(stdout);
+    step_wait();
+    if ((rc = check_x(f, 1)) > 0)
+        return 1;
+    if (rc < 0)
+        H5Eprint2(H5E_DEFAULT, stderr);
+    printf("%s\n", rc == 0 ? "still 1" : "failed");
+    fflush(stdout);
+    H5E_BEGIN_TRY
+    {
+        H5Fclose(f);
+    }
+    H5E_END_TRY
     return 0;
 }
 
@@ -217,6 +372,17 @@ read_file(const char *name)
             fprintf(stderr, "eoaclose: /keep[%d] is %d, not %d\n", i, v[i], i * 7);
             return 1;
         }
+    if (H5Lexists(f, "n", H5P_DEFAULT) > 0) {
+        static int n[NVALS];
+        if ((d = H5Dopen2(f, "n", H5P_DEFAULT)) < 0 ||
+            H5Dread(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, n) < 0 || H5Dclose(d) < 0)
+            return fail("reading /n");
+        for (int i = 0; i < NVALS; i++)
+            if (n[i] != i * 3) {
+                fprintf(stderr, "eoaclose: /n[%d] is %d, not %d\n", i, n[i], i * 3);
+                return 1;
+            }
+    }
     printf("opened\n");
     fflush(stdout);
     step_wait();
@@ -230,9 +396,25 @@ int
 main(int argc, char **argv)
 {
     if (argc >= 3 && argc <= 4 && strcmp(argv[1], "write") == 0 && (argc == 3 || strcmp(argv[3], "wait") == 0))
-        return write_file(argv[2], argc == 4, 0);
+        return write_file(argv[2], argc == 4, 0, 0);
     if (argc == 3 && strcmp(argv[1], "persist") == 0)
-        return write_file(argv[2], 0, 1);
+        return write_file(argv[2], 0, 1, 0);
+    if (argc == 4 && strcmp(argv[1], "reuse") == 0 && atoi(argv[3]) > 0 && atoi(argv[3]) <= 1024)
+        return write_file(argv[2], 0, 0, atoi(argv[3]));
+    if (argc >= 5 && argc <= 6 && strcmp(argv[1], "cycle") == 0 && atoi(argv[3]) > 0 && atoi(argv[3]) <= 262144 &&
+        atoi(argv[4]) > 0 && (argc == 5 || strcmp(argv[5], "wait") == 0))
+        return cycle(argv[2], atoi(argv[3]), atoi(argv[4]), argc == 6);
+    if (argc == 3 && strcmp(argv[1], "cycleread") == 0)
+        return cycle_read(argv[2]);
+    if (argc == 4 && strcmp(argv[1], "cyclecheck") == 0 && atoi(argv[3]) > 0) {
+        hid_t f = H5Fopen(argv[2], H5F_ACC_RDONLY, H5P_DEFAULT);
+        if (f < 0)
+            return fail("H5Fopen");
+        if (check_x(f, atoi(argv[3])) != 0 || H5Fclose(f) < 0)
+            return fail("checking /x");
+        printf("round %s\n", argv[3]);
+        return 0;
+    }
     if (argc == 3 && strcmp(argv[1], "read") == 0)
         return read_file(argv[2]);
     if (argc >= 3 && argc <= 4 && strcmp(argv[1], "chunks") == 0 && (argc == 3 || strcmp(argv[3], "wait") == 0))
@@ -249,6 +431,7 @@ main(int argc, char **argv)
         return 0;
     }
     fprintf(stderr, "usage: eoaclose write|chunks FILE [wait] | eoaclose persist FILE | eoaclose read|chunkread FILE | "
-                    "eoaclose chunkcheck FILE 1|2\n");
+                    "eoaclose reuse FILE MIB | eoaclose cycle FILE KIB ROUNDS [wait] | eoaclose cycleread FILE | "
+                    "eoaclose cyclecheck FILE ROUND | eoaclose chunkcheck FILE 1|2\n");
     return 2;
 }

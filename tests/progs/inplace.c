@@ -16,8 +16,9 @@
  *       distinct rounds seen, none torn" (READS, SEEN).
  *   inplace hold FILE rd|wr
  *       take the raw-data lock (mdlock.h) of FILE -- a read lock as a reader
- *       reading raw data, or the writer's write lock -- print "held", wait
- *       for a line, drop it, print "dropped".
+ *       reading raw data (registered and past the raw-data gate first, as a
+ *       reader is), or the writer's write lock -- print "held", wait for a
+ *       line, drop it, print "dropped".
  *
  * Exit status 0 when everything succeeded, 1 otherwise (HDF5's error stack
  * on stderr), 2 on bad usage.
@@ -124,8 +125,20 @@ static int
 hold(const char *name, const char *how)
 {
     int wr = !strcmp(how, "wr"), fd = open(name, wr ? O_RDWR : O_RDONLY);
+    vfdswmr_reg_t reg = {.fd = -1, .own = -1, .slot = -1};
 
-    if (fd < 0 || vfdswmr_rawlock_take(fd, wr ? F_WRLCK : F_RDLCK, 0) != VFDSWMR_TAKEN) {
+    if (fd < 0) {
+        perror("inplace: cannot open the file");
+        return 1;
+    }
+    /* a reader: registered, then past the gate (the writer lets it go at
+     * its next look, VFDSWMR_RAW_GATE_POLL), then the lock */
+    if (!wr && (vfdswmr_reg_join(&reg, open(name, O_RDONLY)) < 0 ||
+                vfdswmr_rawgate_take(reg.fd, F_RDLCK, 30) != VFDSWMR_TAKEN)) {
+        perror("inplace: cannot register and pass the raw-data gate");
+        return 1;
+    }
+    if (vfdswmr_rawlock_take(fd, wr ? F_WRLCK : F_RDLCK, 0) != VFDSWMR_TAKEN) {
         perror("inplace: cannot take the raw-data lock");
         return 1;
     }
@@ -134,6 +147,7 @@ hold(const char *name, const char *how)
     step_wait();
     vfdswmr_rawlock_drop(fd);
     close(fd);
+    vfdswmr_reg_leave(&reg);
     printf("dropped\n");
     return 0;
 }

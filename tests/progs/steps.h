@@ -19,14 +19,17 @@ step_fail(const char *prog, const char *what)
     return 1;
 }
 
-/* Wait for a line on stdin; at the end of input, go on. */
-static inline void
+/* Wait for a line on stdin; at the end of input, go on. Returns 1 when a
+ * line came, 0 at the end of input. */
+static inline int
 step_wait(void)
 {
     char line[64];
 
-    if (fgets(line, sizeof line, stdin) == NULL)
-        clearerr(stdin);
+    if (fgets(line, sizeof line, stdin) != NULL)
+        return 1;
+    clearerr(stdin);
+    return 0;
 }
 
 #endif

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Space HDF5 freed at the end of the file while a reader could still read
+# it, too big for the versioned zone, is kept from raw data (the hot zone);
+# when HDF5 allocates raw data above it, HDF5's books lose it (a hole). The
+# writer hands holes out again when HDF5 allocates, once no reader can read
+# their old bytes (vfd-swmr-writer/eoa.c).
+# 1. A program deletes and re-creates a 4 MiB dataset, flushing each time
+#    (versioned_max=1M, so nothing is versioned): the file stays within two
+#    copies of it (sec2: one), where without holes it grows by one copy a
+#    round; plain HDF5 reads the last round.
+# 2. A reader opened at round 1 and holding that snapshot: the writer goes
+#    on until it reuses round 1's space (after the reader's read mark is
+#    released, 20 x max_lag ticks); the reader's next read of its /x then
+#    fails with "fell behind", never returns another round's values.
+. "${VFDSWMR_TESTLIB:?}"
+. "${VFDSWMR_PROCLIB:?}"
+
+P=$VFDSWMR_PROGS/eoaclose
+rounds=6
+out=$(env -u HDF5_DRIVER "$P" cycle "$WORK/sec2.h5" 4096 $rounds 2>&1) || fail "sec2: $out"
+sec2=$(stat -c %s "$WORK/sec2.h5")
+[ "$sec2" -lt $((5 << 20)) ] || fail "sec2's file is $sec2 bytes: HDF5 did not reuse the space"
+out=$(HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="tick_len=1;max_lag=3;versioned_max=1M" ${VFDSWMR_VALGRIND:-} \
+    "$P" cycle "$WORK/w.h5" 4096 $rounds 2>&1) || fail "writer: $out"
+[[ $out =~ closed\ ([0-9]+) ]] || fail "writer: $out"
+size=${BASH_REMATCH[1]}
+[ "$size" -le $((2 * sec2)) ] || fail "after $rounds rounds of a 4 MiB dataset deleted and created again the file is $size bytes (sec2: $sec2): the freed space was not reused"
+out=$(env -u HDF5_DRIVER "$P" cyclecheck "$WORK/w.h5" $rounds 2>&1) || fail "plain HDF5: $out"
+ok "$rounds rounds of a 4 MiB dataset deleted and created again, no reader: $size bytes (sec2: $sec2), plain HDF5 reads round $rounds"
+
+# 2. A reader holding round 1.
+log=$WORK/w2.log
+proc_start w env HDF5_DRIVER=vfd_swmr_writer \
+    HDF5_DRIVER_CONFIG="tick_len=1;max_lag=3;versioned_max=0;log_file_path=$log" ${VFDSWMR_VALGRIND:-} \
+    "$P" cycle "$WORK/r.h5" 64 100000 wait
+proc_read w
+[ "$ANSWER" = "round 1" ] || fail "writer: $ANSWER $(proc_err w)"
+proc_start r env HDF5_DRIVER=vfd_swmr_reader ${VFDSWMR_VALGRIND:-} "$P" cycleread "$WORK/r.h5"
+proc_read r
+[ "$ANSWER" = "round 1" ] || fail "reader: $ANSWER $(proc_err r)"
+# One round per tick (the writer's log shows each end of tick), until the
+# writer reuses a hole: that needs the reader's mark released (60 ticks).
+r=1
+ticks() { grep -c ' end_of_tick ' "$log" || true; }
+while ! grep -q ' hole_reused ' "$log"; do
+    [ $r -lt 1000 ] || fail "after $r rounds the writer never reused the space of a deleted dataset"
+    t=$(ticks)
+    proc_ask w go
+    r=$((r + 1))
+    [ "$ANSWER" = "round $r" ] || fail "writer: $ANSWER $(proc_err w)"
+    for _ in $(seq 3000); do
+        [ "$(ticks)" -gt "$t" ] && break
+        sleep 0.01
+    done
+done
+grep -q ' hole_reused addr=[0-9]* size=65536 ' "$log" || fail "the writer reused a hole for something else: $(grep hole_reused "$log")"
+proc_ask r go
+[ "$ANSWER" = failed ] || fail "the reader holding round 1 read /x after its space was reused: \"$ANSWER\" $(proc_err r)"
+grep -q 'fell behind' "$WORK/r.err" || fail "the reader's read failed without saying it fell behind: $(proc_err r)"
+proc_end r
+[ "$PROC_STATUS" = 0 ] || fail "reader exit status $PROC_STATUS: $(proc_err r)"
+proc_end w
+[ "$PROC_STATUS" = 0 ] || fail "writer exit status $PROC_STATUS: $(proc_err w)"
+out=$(env -u HDF5_DRIVER "$P" cyclecheck "$WORK/r.h5" $r 2>&1) || fail "plain HDF5 after round $r: $out"
+ok "a reader holding round 1: the writer reused its space at round $r, after the reader was released; the reader's read then failed with 'fell behind', and plain HDF5 reads round $r"
+finish
