@@ -105,19 +105,24 @@
  *                          HDF5 versions checked: 1.14.5,
  *                          2.2.0);
  *                          otherwise through vfdswmr_cc_register
- * versioned_max            writer: how much space HDF5 frees at   16M
+ * versioned_max            writer: how much space HDF5 frees at   0
  *                          the end of the file, while a reader
  *                          may still read it, HDF5 may give to
  *                          new raw data at once, bytes (K, M, G,
- *                          T as above, up to 1T; 0: none). Raw
- *                          data written there is kept in the
- *                          writer's memory, as metadata is, until
- *                          no reader can read the old bytes
- *                          (max_lag ticks): up to three page
- *                          images per page of it. Larger frees
- *                          are given to new data only once no
- *                          reader can read them; meanwhile new
- *                          data goes above them, so a file can
+ *                          T as above, up to 1T). Raw data
+ *                          written there is kept in the writer's
+ *                          memory, as metadata is, until no
+ *                          reader can read the old bytes (max_lag
+ *                          ticks): up to three page images per
+ *                          page of it -- and is not in the HDF5
+ *                          file meanwhile, so programs that read
+ *                          chunks from the file themselves
+ *                          (PyTables' Blosc2 path, kerchunk) read
+ *                          old bytes: only for programs that read
+ *                          through HDF5. Otherwise (and beyond
+ *                          it) such space is given to new data
+ *                          once no reader can read it; meanwhile
+ *                          new data goes above it, so a file can
  *                          close bigger than on sec2 by one such
  *                          free (docs/DESIGN.md, "Raw data space
  *                          and the end of allocation")
@@ -164,7 +169,7 @@ extern "C" {
 #define VFDSWMR_DEFAULT_MD_PAGES_RESERVED 4
 #define VFDSWMR_DEFAULT_UNDER             "sec2"
 #define VFDSWMR_DEFAULT_OPEN_TIMEOUT      100
-#define VFDSWMR_DEFAULT_VERSIONED_MAX     ((unsigned long long)16 << 20) /* 16 MiB */
+#define VFDSWMR_DEFAULT_VERSIONED_MAX     0ULL /* raw data always in the HDF5 file */
 /* Ranges of the integer keys. */
 #define VFDSWMR_MAX_TICK_LEN          36000
 #define VFDSWMR_MAX_CACHE_SIZE        ((unsigned long long)1 << 40) /* 1 TiB: byte-count keys */

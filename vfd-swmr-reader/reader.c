@@ -247,6 +247,17 @@ reader_get_eof(const H5FD_t *file, H5FD_mem_t type)
 /* How long a raw read waits for the writer's raw write there, seconds. */
 #define RDR_RAW_WAIT 10.0
 
+/* A raw read the writer held off for RDR_RAW_WAIT seconds. */
+static herr_t
+raw_held_off(size_t size, haddr_t addr, const char *what)
+{
+    VFDSWMR_ERR(H5E_READERROR,
+                "%s: cannot read %zu bytes of raw data at address %llu: the writer %s %.0f s (is it stopped?); try "
+                "again",
+                RDR_NAME, size, (unsigned long long)addr, what, RDR_RAW_WAIT);
+    return -1;
+}
+
 /* Raw data, from the HDF5 file: while a writer's metadata file is in use,
  * under the raw-data lock, so that a chunk the writer rewrites in place is
  * read wholly before or wholly after (mdlock.h). A file system that cannot
@@ -262,24 +273,13 @@ read_raw(rdr_t *r, hid_t dxpl, haddr_t addr, size_t size, void *buf)
      * it go once it sees us registered, and locks each raw write from then
      * on (mdlock.h) */
     if (fd >= 0 && !r->md.reg.gate) {
-        lk = vfdswmr_rawgate_take(fd, F_RDLCK, RDR_RAW_WAIT);
-        if (lk == VFDSWMR_TAKE_BUSY) {
-            VFDSWMR_ERR(H5E_READERROR,
-                        "%s: cannot read %zu bytes of raw data at address %llu: the writer did not let readers read "
-                        "raw data for %.0f s (is it stopped?); try again",
-                        RDR_NAME, size, (unsigned long long)addr, RDR_RAW_WAIT);
-            return -1;
-        }
+        if ((lk = vfdswmr_rawgate_take(fd, F_RDLCK, RDR_RAW_WAIT)) == VFDSWMR_TAKE_BUSY)
+            return raw_held_off(size, addr, "did not let readers read raw data for");
         r->md.reg.gate = lk == VFDSWMR_TAKEN;
     }
     lk = fd >= 0 ? vfdswmr_rawlock_take(fd, F_RDLCK, RDR_RAW_WAIT) : VFDSWMR_TAKE_ERROR;
-    if (lk == VFDSWMR_TAKE_BUSY) {
-        VFDSWMR_ERR(H5E_READERROR,
-                    "%s: cannot read %zu bytes of raw data at address %llu: the writer has been writing raw data "
-                    "for more than %.0f s (is it stopped?); try again",
-                    RDR_NAME, size, (unsigned long long)addr, RDR_RAW_WAIT);
-        return -1;
-    }
+    if (lk == VFDSWMR_TAKE_BUSY)
+        return raw_held_off(size, addr, "has been writing raw data for more than");
     rc = vfdswmr_ccf_read(&r->cc, r->base.lower, H5FD_MEM_DRAW, dxpl, addr, size, buf);
     if (lk == VFDSWMR_TAKEN)
         vfdswmr_rawlock_drop(fd);

@@ -30,12 +30,10 @@
  * end), the zone drops out of HDF5's books: a hole. The writer allocates
  * for HDF5 (alloc: H5FD_class_t.alloc, which HDF5 calls for every block it
  * takes from the end of the file) and hands a hole out again once no
- * reader can read its old bytes -- by the rule that lets a page's delayed
- * write reach the file (max_lag epochs, read marks included), or at once
- * when no reader is registered and a snapshot from after the free is
- * published. A program that deletes and re-creates a big dataset then
- * reuses its space within a few ticks instead of growing the file by it
- * each time.
+ * reader can read its old bytes: when no reader is registered and a
+ * snapshot from after the free is published. A program that deletes and
+ * re-creates a big dataset then reuses its space within a flush or two
+ * instead of growing the file by it each time.
  *
  * Invariants (asserted in vfdswmr_writer_eoa_check):
  *  - lib_eoa <= w->eoa: the HDF5 file reaches whatever HDF5 allocated;
@@ -161,7 +159,7 @@ trim_holes(vfdswmr_writer_t *w, uint64_t end)
 static void
 keep_hole(vfdswmr_writer_t *w, uint64_t lo, uint64_t hi)
 {
-    struct vfdswmr_hole h = {lo, hi, w->epoch, w->cps + 1};
+    struct vfdswmr_hole h = {lo, hi, w->cps + 1};
     unsigned i, small = 0;
 
     if (w->nholes < VFDSWMR_HOLES) {
@@ -175,16 +173,16 @@ keep_hole(vfdswmr_writer_t *w, uint64_t lo, uint64_t hi)
         w->holes[small] = h;
 }
 
-/* No reader can read the hole's old bytes any more: every snapshot from
- * before the free is max_lag epochs old (the delayed-write rule, pagebuf.h:
- * a reader still holding one has fallen behind, which its lag check after
- * every read reports; read marks raise w->lag), or no reader is registered
- * and a new one adopts a snapshot taken after the free (read_floor). */
+/* No reader can read the hole's old bytes any more: no reader is registered
+ * (nor can one be ruled out otherwise: read_floor), and a new one adopts a
+ * snapshot taken after the hole formed (numbered cps or later). While a
+ * reader is registered holes stay unused: handing them out by the
+ * delayed-write rule (max_lag epochs after the first publish without the
+ * old bytes) let the crash harness's readers read other data in place of
+ * their chunks (DESIGN.md, "Holes"). */
 static bool
 hole_cold(vfdswmr_writer_t *w, const struct vfdswmr_hole *h)
 {
-    if (w->pub_epoch >= h->epoch + w->lag)
-        return true;
     return w->pub_cps >= h->cps && vfdswmr_writer_read_floor(w) != UINT64_MAX;
 }
 

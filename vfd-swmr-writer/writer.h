@@ -114,12 +114,12 @@ typedef struct vfdswmr_writer_t {
     uint64_t vz_lo, vz_hi;
     /* Holes (eoa.c): hot space HDF5 allocated raw data above, so HDF5's
      * books lost it (it took hot_end as its end). The writer hands it out
-     * again (alloc) once no reader can read its old bytes: from epoch
-     * `epoch` + lag on, or once no reader is registered and a snapshot
-     * numbered `cps` or later is published (both taken when the hole
-     * formed). Every hole lies below lib_eoa. */
+     * again (alloc) once no reader can read its old bytes: no reader is
+     * registered and a snapshot numbered `cps` (the first consistency
+     * point after it formed) or later is published. Every hole lies below
+     * lib_eoa. */
     struct vfdswmr_hole {
-        uint64_t lo, hi, epoch, cps;
+        uint64_t lo, hi, cps;
     } holes[VFDSWMR_HOLES];
     unsigned nholes;
     /* Consistency points taken (cps; 0: tick 0's state), that of the snapshot

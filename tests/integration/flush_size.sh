@@ -7,11 +7,18 @@
 #   freed before anything was published is given back at once, as
 #   PyTables' size checks expect).
 # - A reader holding the first snapshot keeps reading the first chunk's
-#   bytes while the writer moves it: HDF5 puts the new chunk where the old
-#   one was (as on sec2), and the writer keeps those bytes in its page
-#   buffer, versioned, until no reader can read the old ones
-#   (vfd-swmr-writer/inplace.c). Written to the file at once, the reader's
-#   read fails in the deflate filter. The file closes at sec2's size.
+#   bytes while the writer moves it, and a reader opening the file again
+#   reads the new one; both ways:
+#   - by default (versioned_max=0) the space the old chunk held is kept from
+#     raw data while a reader may read it (the hot zone): the new chunk goes
+#     above it, and the file closes bigger than sec2's by at most that
+#     space (a hole no later allocation came to reuse);
+#   - with versioned_max=16M HDF5 puts the new chunk where the old one was
+#     (as on sec2), and the writer keeps those bytes in its page buffer,
+#     versioned, until no reader can read the old ones
+#     (vfd-swmr-writer/inplace.c); the reader opening again reads them from
+#     the snapshot's images. Written to the file at once, the first reader's
+#     read fails in the deflate filter. The file closes at sec2's size.
 . "${VFDSWMR_TESTLIB:?}"
 . "${VFDSWMR_PROCLIB:?}"
 
@@ -29,30 +36,39 @@ out=$(env -u HDF5_DRIVER "$VFDSWMR_PROGS/eoaclose" chunkcheck "$WORK/w.h5" 2 2>&
     fail "plain HDF5 does not read round 2 after close: $out"
 ok "no reader: after the first flush the file is ${sec2[0]} bytes, as on sec2; closed, plain HDF5 reads it"
 
-# Ticks of half a second: the new chunk's bytes stay in the writer's page
-# buffer (max_lag ticks) while the reader opens the file again and reads
-# them from the snapshot's images; once written to the file, the test would
-# pass whether the reader reads them from the images or not.
-proc_start w env HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="tick_len=5;max_lag=3" ${VFDSWMR_VALGRIND:-} \
-    "$VFDSWMR_PROGS/eoaclose" chunks "$WORK/r.h5" wait
-proc_read w
-[ "$ANSWER" = "flushed ${sec2[0]}" ] || fail "writer: $ANSWER $(proc_err w)"
-proc_start r env HDF5_DRIVER=vfd_swmr_reader ${VFDSWMR_VALGRIND:-} "$VFDSWMR_PROGS/eoaclose" chunkread "$WORK/r.h5"
-proc_read r
-[ "$ANSWER" = "round 1" ] || fail "reader: $ANSWER $(proc_err r)"
-proc_ask w go # round 2 written and flushed: the chunk moved
-[[ $ANSWER == "flushed "* ]] || fail "writer: $ANSWER $(proc_err w)"
-proc_ask r go # the reader reads its snapshot's chunk again
-[ "$ANSWER" = "still 1" ] || fail "a reader holding the first snapshot read \"$ANSWER\" after the chunk moved: $(proc_err r)"
-proc_ask r go # opened again, the newest snapshot: the new chunk, partly in the writer's page buffer
-[ "$ANSWER" = "round 2" ] || fail "reader, opened again while the writer runs: $ANSWER $(proc_err r)"
-proc_end r
-[ "$PROC_STATUS" = 0 ] || fail "reader exit status $PROC_STATUS: $(proc_err r)"
-proc_ask w go
-[ "$ANSWER" = "closed ${sec2[2]}" ] || fail "writer: $ANSWER, on sec2 the file closed at ${sec2[2]} bytes $(proc_err w)"
-proc_end w
-[ "$PROC_STATUS" = 0 ] || fail "writer exit status $PROC_STATUS: $(proc_err w)"
-out=$(env -u HDF5_DRIVER "$VFDSWMR_PROGS/eoaclose" chunkcheck "$WORK/r.h5" 2 2>&1) ||
-    fail "plain HDF5 does not read round 2 after close: $out"
-ok "a reader holding the first snapshot read the old chunk intact while the writer rewrote its space; opened again, round 2 (from the writer's page buffer, through the snapshot); the file closed at ${sec2[2]} bytes, as on sec2"
+# Ticks of half a second: versioned, the new chunk's bytes stay in the
+# writer's page buffer (max_lag ticks) while the reader opens the file again
+# and reads them from the snapshot's images; once written to the file, the
+# test would pass whether the reader reads them from the images or not.
+for vm in 0 16M; do
+    proc_start w env HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="tick_len=5;max_lag=3;versioned_max=$vm" \
+        ${VFDSWMR_VALGRIND:-} "$VFDSWMR_PROGS/eoaclose" chunks "$WORK/r$vm.h5" wait
+    proc_read w
+    [ "$ANSWER" = "flushed ${sec2[0]}" ] || fail "writer: $ANSWER $(proc_err w)"
+    proc_start r env HDF5_DRIVER=vfd_swmr_reader ${VFDSWMR_VALGRIND:-} "$VFDSWMR_PROGS/eoaclose" chunkread "$WORK/r$vm.h5"
+    proc_read r
+    [ "$ANSWER" = "round 1" ] || fail "reader: $ANSWER $(proc_err r)"
+    proc_ask w go # round 2 written and flushed: the chunk moved
+    [[ $ANSWER == "flushed "* ]] || fail "writer: $ANSWER $(proc_err w)"
+    proc_ask r go # the reader reads its snapshot's chunk again
+    [ "$ANSWER" = "still 1" ] || fail "versioned_max=$vm: a reader holding the first snapshot read \"$ANSWER\" after the chunk moved: $(proc_err r)"
+    proc_ask r go # opened again, the newest snapshot: the new chunk
+    [ "$ANSWER" = "round 2" ] || fail "versioned_max=$vm: reader, opened again while the writer runs: $ANSWER $(proc_err r)"
+    proc_end r
+    [ "$PROC_STATUS" = 0 ] || fail "reader exit status $PROC_STATUS: $(proc_err r)"
+    proc_ask w go
+    [[ $ANSWER =~ ^closed\ ([0-9]+)$ ]] || fail "writer: $ANSWER $(proc_err w)"
+    size=${BASH_REMATCH[1]}
+    if [ "$vm" = 0 ]; then
+        [ "$size" -ge "${sec2[2]}" ] && [ "$size" -le $((sec2[2] + sec2[0])) ] ||
+            fail "versioned_max=0: the file closed at $size bytes, sec2's at ${sec2[2]}: more than the old chunk's space apart"
+    else
+        [ "$size" = "${sec2[2]}" ] || fail "versioned_max=$vm: the file closed at $size bytes, on sec2 at ${sec2[2]}"
+    fi
+    proc_end w
+    [ "$PROC_STATUS" = 0 ] || fail "writer exit status $PROC_STATUS: $(proc_err w)"
+    out=$(env -u HDF5_DRIVER "$VFDSWMR_PROGS/eoaclose" chunkcheck "$WORK/r$vm.h5" 2 2>&1) ||
+        fail "plain HDF5 does not read round 2 after close: $out"
+    ok "versioned_max=$vm: a reader holding the first snapshot read the old chunk intact while the writer moved it; opened again, round 2; the file closed at $size bytes (sec2: ${sec2[2]})"
+done
 finish

@@ -16,7 +16,9 @@
  *   eoaclose reuse FILE MIB
  *       the same, no wait, with /d of MIB MiB; after deleting /d, create
  *       /n (1 MiB, NVALS ints i * 3, allocated at once): on sec2 it goes
- *       where /d was.
+ *       where /d was. Before closing, print "on disk right" when the file
+ *       holds /n's values at its address (read with pread, as programs
+ *       that read chunks themselves do), else "on disk stale".
  *   eoaclose cycle FILE KIB ROUNDS [wait]
  *       create FILE with /keep; in each round r (1..ROUNDS) delete /x (from
  *       round 2), create it again (KIB KiB of ints i * 3 + r, allocated at
@@ -58,7 +60,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "steps.h"
 
@@ -70,6 +74,29 @@ static int
 fail(const char *what)
 {
     return step_fail("eoaclose", what);
+}
+
+/* /n as a program reading the file itself finds it (PyTables' Blosc2 path,
+ * kerchunk): its bytes at its address in FILE, read with pread. */
+static const char *
+n_on_disk(hid_t f, const char *name)
+{
+    static int v[NVALS];
+    hid_t d = H5Dopen2(f, "n", H5P_DEFAULT);
+    haddr_t at = d < 0 ? HADDR_UNDEF : H5Dget_offset(d);
+    int fd = open(name, O_RDONLY);
+    ssize_t got = fd < 0 || at == HADDR_UNDEF ? -1 : pread(fd, v, sizeof v, (off_t)at);
+
+    if (fd >= 0)
+        close(fd);
+    if (d >= 0)
+        H5Dclose(d);
+    if (got != (ssize_t)sizeof v)
+        return "unreadable";
+    for (int i = 0; i < NVALS; i++)
+        if (v[i] != i * 3)
+            return "stale";
+    return "right";
 }
 
 /* /n: NVALS ints i * 3, allocated at once. */
@@ -136,6 +163,10 @@ write_file(const char *name, int wait, int persist, int reuse_mib)
         return fail("H5Ldelete");
     if (reuse_mib > 0 && write_n(f))
         return 1;
+    if (reuse_mib > 0) {
+        printf("on disk %s\n", n_on_disk(f, name));
+        fflush(stdout);
+    }
     if (H5Fclose(f) < 0)
         return fail("H5Fclose");
     if (stat(name, &st) < 0)
@@ -356,33 +387,36 @@ read_chunks(const char *name)
     return 0;
 }
 
+/* Dataset `name` of f holds n ints i * mul. */
+static int
+check_ints(hid_t f, const char *name, int n, int mul)
+{
+    int *v = malloc((size_t)n * sizeof *v), rc = 0;
+    hid_t d;
+
+    if (v == NULL)
+        return fail("malloc");
+    if ((d = H5Dopen2(f, name, H5P_DEFAULT)) < 0 || H5Dread(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) < 0 ||
+        H5Dclose(d) < 0)
+        rc = fail(name);
+    for (int i = 0; rc == 0 && i < n; i++)
+        if (v[i] != i * mul) {
+            fprintf(stderr, "eoaclose: /%s[%d] is %d, not %d\n", name, i, v[i], i * mul);
+            rc = 1;
+        }
+    free(v);
+    return rc;
+}
+
 static int
 read_file(const char *name)
 {
-    int v[KEEP];
-    hid_t f, d;
+    hid_t f;
 
     if ((f = H5Fopen(name, H5F_ACC_RDONLY, H5P_DEFAULT)) < 0)
         return fail("H5Fopen");
-    if ((d = H5Dopen2(f, "keep", H5P_DEFAULT)) < 0 ||
-        H5Dread(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) < 0 || H5Dclose(d) < 0)
-        return fail("reading /keep");
-    for (int i = 0; i < KEEP; i++)
-        if (v[i] != i * 7) {
-            fprintf(stderr, "eoaclose: /keep[%d] is %d, not %d\n", i, v[i], i * 7);
-            return 1;
-        }
-    if (H5Lexists(f, "n", H5P_DEFAULT) > 0) {
-        static int n[NVALS];
-        if ((d = H5Dopen2(f, "n", H5P_DEFAULT)) < 0 ||
-            H5Dread(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, n) < 0 || H5Dclose(d) < 0)
-            return fail("reading /n");
-        for (int i = 0; i < NVALS; i++)
-            if (n[i] != i * 3) {
-                fprintf(stderr, "eoaclose: /n[%d] is %d, not %d\n", i, n[i], i * 3);
-                return 1;
-            }
-    }
+    if (check_ints(f, "keep", KEEP, 7) || (H5Lexists(f, "n", H5P_DEFAULT) > 0 && check_ints(f, "n", NVALS, 3)))
+        return 1;
     printf("opened\n");
     fflush(stdout);
     step_wait();
