@@ -14,6 +14,7 @@
 #    lock) delays the writer by at most a second, once, not at every write.
 # 3. A writer stopped inside a raw write (a process holding the write lock)
 #    makes a reader's raw read fail after 10 s with a message, not hang.
+# 4. So does a writer stopped while it holds the raw-data gate.
 . "${VFDSWMR_TESTLIB:?}"
 . "${VFDSWMR_PROCLIB:?}"
 
@@ -81,4 +82,25 @@ proc_ask w go
 proc_end w
 [ "$PROC_STATUS" = 0 ] || fail "writer exit status $PROC_STATUS: $(proc_err w)"
 ok "a writer stuck in a raw write: the reader's read failed after 10 s saying so, and read once it was gone"
+
+# 4. A writer stopped (SIGSTOP) while it holds the raw-data gate (no reader
+#    was registered): a reader's first raw read fails after 10 s saying so;
+#    once the writer runs again, it sees the reader and lets it read.
+proc_start w env HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="tick_len=1;max_lag=3" \
+    ${VFDSWMR_VALGRIND:-} "$P" write "$WORK/t.h5" 2
+proc_read w
+[ "$ANSWER" = ready ] || fail "writer: $ANSWER $(proc_err w)"
+kill -STOP "${PROC_PID[w]}"
+out=$(HDF5_DRIVER=vfd_swmr_reader ${VFDSWMR_VALGRIND:-} "$P" read "$WORK/t.h5" 1 2>&1) &&
+    { kill -CONT "${PROC_PID[w]}"; fail "a reader read raw data while a stopped writer held the raw-data gate: $out"; }
+kill -CONT "${PROC_PID[w]}"
+grep -q 'the writer did not let readers read raw data for 10 s (is it stopped?)' <<<"$out" ||
+    fail "the reader's error does not say why: $out"
+out=$(HDF5_DRIVER=vfd_swmr_reader ${VFDSWMR_VALGRIND:-} "$P" read "$WORK/t.h5" 1 2>&1) ||
+    fail "once the writer ran again, the reader still cannot read: $out"
+proc_ask w go
+[ "$ANSWER" = "done 2" ] || fail "writer: $ANSWER $(proc_err w)"
+proc_end w
+[ "$PROC_STATUS" = 0 ] || fail "writer exit status $PROC_STATUS: $(proc_err w)"
+ok "a writer stopped while holding the raw-data gate: the reader's first raw read failed after 10 s saying so, and read once the writer ran again"
 finish
