@@ -74,7 +74,7 @@ prepare_swmr(vfdswmr_writer_t *w, const char *name, hid_t fapl, char *ud_base, s
 static int
 take_hdf5_lock(vfdswmr_writer_t *w, const char *name)
 {
-    int fd = w->hdf5_fd = vfdswmr_lower_fd(LOWER(w));
+    int fd = w->hdf5_fd;
     vfdswmr_take_t rc;
 
     if (fd < 0 || (rc = vfdswmr_mdlock_hdf5_take(fd)) == VFDSWMR_TAKEN)
@@ -187,11 +187,14 @@ open_hdf5(vfdswmr_writer_t *w, const char *name, unsigned flags, haddr_t maxaddr
 {
     struct stat st;
 
-    if (vfdswmr_stack_open_lower(&w->base, name, flags, maxaddr) < 0 || take_hdf5_lock(w, name) < 0)
+    if (vfdswmr_stack_open_lower(&w->base, name, flags, maxaddr) < 0)
+        return -1;
+    w->hdf5_fd = vfdswmr_lower_fd(LOWER(w)); /* asked of HDF5 once: the ticker must not */
+    if (take_hdf5_lock(w, name) < 0)
         return -1;
     w->hdf5_id = stat(name, &st) == 0 ? (uint64_t)st.st_ino : 0;
     vfdswmr_mdw_set_hdf5_id(w->mdw, w->hdf5_id);
-    if (w->base.cfg.durable && vfdswmr_lower_fd(LOWER(w)) < 0) {
+    if (w->base.cfg.durable && w->hdf5_fd < 0) {
         VFDSWMR_ERR(H5E_BADVALUE,
                     "%s: durable=1 needs a lower driver with a POSIX file descriptor to fsync (sec2, log), "
                     "not \"%s\"",
