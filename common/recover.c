@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,21 +15,7 @@
 #include "plan.h"
 #include "stack.h"
 #include "superblock.h"
-
-#ifdef VFDSWMR_INVARIANTS
-void
-vfdswmr_test_kill_point(const char *where)
-{
-    static long count;
-    const char *spec = getenv("VFDSWMR_TEST_KILL_AT");
-    size_t n = strlen(where);
-
-    if (spec == NULL || strncmp(spec, where, n) != 0 || spec[n] != ':')
-        return;
-    if (++count == strtol(spec + n + 1, NULL, 10))
-        raise(SIGKILL);
-}
-#endif
+#include "testhook.h"
 
 /* Read every image of the snapshot and verify it, before anything is
  * written: a damaged metadata file must not leave a half-recovered file. */

@@ -77,14 +77,4 @@ int vfdswmr_recover_set_seal(const vfdswmr_recover_io_t *io, uint64_t addr, bool
 /* An io that reaches the HDF5 file through a lower driver's open file. */
 void vfdswmr_recover_io_lower(H5FD_t *lower, vfdswmr_recover_io_t *io);
 
-/* Test hook, in invariant builds only (configure --enable-invariants;
- * elsewhere it compiles to nothing, so no environment variable can reach a
- * production process): VFDSWMR_TEST_KILL_AT=<where>:<k> in the environment
- * makes the k-th call of vfdswmr_test_kill_point(where) raise SIGKILL. */
-#ifdef VFDSWMR_INVARIANTS
-void vfdswmr_test_kill_point(const char *where);
-#else
-#define vfdswmr_test_kill_point(where) ((void)(where))
-#endif
-
 #endif

@@ -132,17 +132,38 @@ vfdswmr_stack_open_lower(vfdswmr_file_t *f, const char *name, unsigned flags, ha
     return 0;
 }
 
+/* HDF5's FAPL property that asks the core driver for its backing store's
+ * descriptor rather than its memory image (HDF5 sets it itself when it
+ * wants a descriptor; 1.14 and 2.x have it). */
+#define WANT_POSIX_FD "want_posix_fd"
+
+/*
+ * A driver's get_handle passes back a POSIX descriptor only when the driver
+ * says so (H5FD_FEAT_POSIX_COMPAT_HANDLE) -- and core, which says so when it
+ * has a backing store, passes back its memory image unless the FAPL asks
+ * for the descriptor (WANT_POSIX_FD): read as an int, that is a number that
+ * may name any descriptor of the process. Without the property (not an
+ * HDF5 this was checked with) core has no descriptor here.
+ */
 int
 vfdswmr_lower_fd(H5FD_t *lower)
 {
     unsigned long flags = 0;
     void *handle = NULL;
+    hid_t fapl;
+    bool want = true;
+    int fd = -1;
 
     if (VFDSWMR_GUARDED(herr_t, H5FDquery(lower, &flags), _r < 0) < 0 || !(flags & H5FD_FEAT_POSIX_COMPAT_HANDLE) ||
-        VFDSWMR_GUARDED(herr_t, H5FDget_vfd_handle(lower, H5P_FILE_ACCESS_DEFAULT, &handle), _r < 0) < 0 ||
-        handle == NULL || *(int *)handle < 0)
+        (fapl = VFDSWMR_GUARDED(hid_t, H5Pcreate(H5P_FILE_ACCESS), _r < 0)) < 0)
         return -1;
-    return *(int *)handle;
+    if (VFDSWMR_GUARDED(htri_t, H5Pexist(fapl, WANT_POSIX_FD), _r < 0) > 0
+            ? VFDSWMR_GUARDED(herr_t, H5Pset(fapl, WANT_POSIX_FD, &want), _r < 0) >= 0
+            : strcmp(lower->cls->name, "core") != 0)
+        if (VFDSWMR_GUARDED(herr_t, H5FDget_vfd_handle(lower, fapl, &handle), _r < 0) >= 0 && handle != NULL)
+            fd = *(int *)handle;
+    VFDSWMR_GUARDED(herr_t, H5Pclose(fapl), _r < 0);
+    return fd < 0 ? -1 : fd;
 }
 
 herr_t

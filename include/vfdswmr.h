@@ -4,12 +4,19 @@
  *
  * Error contract (every function below, as HDF5's own API): a negative
  * herr_t on failure, with the reason on HDF5's error stack; nothing is
- * printed unless HDF5's automatic error printing is on.
+ * printed unless HDF5's automatic error printing is on (one exception: the
+ * reader's refusal to write, below).
  *
  * Two drivers are provided as HDF5 plugins:
  *
- *   vfd_swmr_writer   the one process that writes the file
- *   vfd_swmr_reader   any number of processes that read it while it is written
+ *   vfd_swmr_writer   the one process that writes the file (read-only opens
+ *                     through it read through vfd_swmr_reader)
+ *   vfd_swmr_reader   any number of processes that read it while it is
+ *                     written; it refuses opens for writing or creation,
+ *                     also on stderr (the one message the drivers print:
+ *                     programs that copy files, nccopy or h5repack, hide
+ *                     HDF5's error stack), and a program that reads a live
+ *                     file and writes another runs with vfd_swmr_writer
  *
  * Select one without changing a program:
  *

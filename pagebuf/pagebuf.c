@@ -677,6 +677,14 @@ vfdswmr_pb_store_current(vfdswmr_pagebuf_t *pb, uint64_t eoa, vfdswmr_pb_store_t
     return a + b;
 }
 
+const uint8_t *
+vfdswmr_pb_pub_image(const vfdswmr_pagebuf_t *pb, uint64_t page)
+{
+    const struct pbpage *p = find(pb, page);
+
+    return p && p->in_index && !p->flushed ? p->pub : NULL;
+}
+
 uint64_t
 vfdswmr_pb_last_due_tick(const vfdswmr_pagebuf_t *pb, uint32_t max_lag)
 {

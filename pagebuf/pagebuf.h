@@ -37,7 +37,9 @@
  *  - A page's bytes reach the HDF5 file only from `pub`, and only once the
  *    page has been in the index for max_lag ticks without a break: every
  *    snapshot a reader may still hold names the page, so no reader reads it
- *    from the HDF5 file while it changes there.
+ *    from the HDF5 file while it changes there. (The writer also writes the
+ *    superblock's page of a new file from `pub` early, vfdswmr_pb_pub_image:
+ *    no snapshot reads that page from the file; seal.c says why.)
  *  - A page leaves the index only when the HDF5 file holds its latest
  *    published image (flushed, nothing newer published or waiting) and has
  *    for max_lag ticks.
@@ -131,6 +133,10 @@ long vfdswmr_pb_store_due(vfdswmr_pagebuf_t *pb, uint64_t tick, uint32_t max_lag
  * file, pages the published index names first. Returns the number of pages
  * written, or -1 when store failed. */
 long vfdswmr_pb_store_current(vfdswmr_pagebuf_t *pb, uint64_t eoa, vfdswmr_pb_store_t store, void *ctx);
+/* The image of `page` that the last publish of it carried, while it has not
+ * reached the HDF5 file (NULL: not in the published index, or the HDF5 file
+ * holds it already). Valid until the next call that changes the page buffer. */
+const uint8_t *vfdswmr_pb_pub_image(const vfdswmr_pagebuf_t *pb, uint64_t page);
 /* The tick at which every published image will be due (0 when nothing waits),
  * i.e. how long close must keep ticking before it can write everything. */
 uint64_t vfdswmr_pb_last_due_tick(const vfdswmr_pagebuf_t *pb, uint32_t max_lag);

@@ -20,6 +20,7 @@
 #include "reader.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <stdlib.h>
@@ -33,6 +34,7 @@
 #include "io.h"
 #include "mdlock.h"
 #include "plugin.h"
+#include "testhook.h"
 #include "safefile.h"
 #include "superblock.h"
 
@@ -40,17 +42,26 @@
 
 /* An open for writing, once vfdswmr_stack_new() parsed (and accepted) the
  * configuration: a bad under= is reported next, then the refusal. Nothing
- * is opened. */
+ * is opened. The refusal also goes to stderr: programs that copy a file
+ * (nccopy, h5repack) open their output through the same HDF5_DRIVER and
+ * hide HDF5's error stack ("Permission denied"), and an open for writing
+ * through a read-only driver is never a probe, always a setup to change. */
 static void
 refuse_write(const vfdswmr_config_t *cfg, const char *name)
 {
     hid_t lower_fapl = vfdswmr_lower_fapl(cfg, RDR_NAME);
+    char msg[VFDSWMR_MAX_PATH + 512];
 
     if (lower_fapl < 0)
         return;
     VFDSWMR_GUARDED(herr_t, H5Pclose(lower_fapl), _r < 0);
-    VFDSWMR_ERR(H5E_BADVALUE, "%s opens files read-only; use %s to write (\"%s\" was opened for writing or creation)",
-                RDR_NAME, VFDSWMR_WRITER_NAME, name);
+    snprintf(msg, sizeof msg,
+             "%s opens files read-only; use %s to write (\"%s\" was opened for writing or creation). A program "
+             "that reads a live file and writes another (nccopy, h5repack, h5copy) runs with HDF5_DRIVER=%s, which "
+             "reads the files it opens read-only through %s",
+             RDR_NAME, VFDSWMR_WRITER_NAME, name, VFDSWMR_WRITER_NAME, RDR_NAME);
+    VFDSWMR_ERR(H5E_BADVALUE, "%s", msg);
+    fprintf(stderr, "%s\n", msg);
 }
 
 /* Register on the HDF5 file before anything is read (mdlock.h), so that a
@@ -104,14 +115,23 @@ has_signature(rdr_t *r)
  * in its session; the ticks go on regardless) over an HDF5 file without a
  * superblock: the writer created the file and has not flushed it yet, or
  * flushed it less than a tick ago. HDF5 would only say "file signature not found";
- * say what it means. Returns -1 with the reason on the stack, else 0. */
+ * say what it means. Returns -1 with the reason on the stack, else 0.
+ *
+ * With a superblock: a file the writer found with one (tick 0 is that file),
+ * or one it created and has published since we loaded the snapshot -- it
+ * writes the signature only after its first publish (seal.c,
+ * vfdswmr_seal_show), so the metadata file now names tick 1 or later: load
+ * it again, or tick 0 would be read from a file that holds a later
+ * superblock and nothing else. */
 static int
 refuse_unpublished(rdr_t *r, const char *name)
 {
     const vfdswmr_mdhdr_t *h = &r->md.snap.hdr;
 
-    if (r->md.fd < 0 || r->md.snap.idx.nentries != 0 || (h->flags & VFDSWMR_MDHDR_FINAL) || has_signature(r))
+    if (r->md.fd < 0 || r->md.snap.idx.nentries != 0 || (h->flags & VFDSWMR_MDHDR_FINAL))
         return 0;
+    if (has_signature(r))
+        return vfdswmr_rdr_refresh(r) < 0 ? -1 : 0;
     if (r->base.cfg.presume_posix_semantics && vfdswmr_mdlock_held(r->md.fd) == 0)
         VFDSWMR_ERR(H5E_CANTOPENFILE,
                     "%s: \"%s\" has no published snapshot: its writer created it and ended before any flush "
@@ -160,12 +180,13 @@ reader_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr)
      * and load its snapshot, before the HDF5 file is opened. */
     if (vfdswmr_rdr_md_attach(&r->md, !r->base.cfg.presume_posix_semantics, r->base.cfg.open_timeout) < 0)
         goto unregister; /* released already */
+    vfdswmr_test_kill_point("reader_attached");
     if (vfdswmr_stack_open_lower(&r->base, name, flags, maxaddr) < 0)
         goto release;
     lower_open = true;
+    r->lib_eoa = HADDR_UNDEF;
     if (refuse_unpublished(r, name) < 0)
         goto release;
-    r->lib_eoa = HADDR_UNDEF;
     if (open_log(r) < 0 || vfdswmr_rdr_forward_eoa(r) < 0)
         goto close_log;
     vfdswmr_rdr_log(r, "open \"%s\" %s: tick=%llu session=%016llx entries=%u eoa=%llu attempts=%u max_lag=%u", name,

@@ -47,7 +47,7 @@ prepare_swmr(vfdswmr_writer_t *w, const char *name, hid_t fapl, char *ud_base, s
         pb_size > 0) {
         VFDSWMR_ERR(H5E_BADVALUE,
                     "%s: HDF5's page buffer is enabled (H5Pset_page_buffer_size): it would hold back metadata the "
-                    "readers need; the driver keeps its own page buffer, so leave HDF5's off",
+                    "readers need; the driver keeps its own page buffer, so leave HDF5's off (h5py: no page_buf_size)",
                     VFDSWMR_WRITER_NAME);
         return -1;
     }

@@ -140,6 +140,55 @@ vfdswmr_seal_outgoing(vfdswmr_writer_t *w, uint64_t addr, const uint8_t *image, 
     return copy;
 }
 
+/*
+ * A file the writer found without a superblock at the superblock's address
+ * (created, or empty) shows HDF5's signature on disk from its first publish
+ * on, not only once the delayed-write rule writes the superblock's page
+ * (max_lag ticks later, or at close if the writer goes idle): programs that
+ * look for the signature themselves before opening a file through HDF5
+ * (the netCDF library: "Unknown file format") recognise it within a flush.
+ * What is written: the page's image as last published, sealed (plain HDF5
+ * refuses it, as any live file's).
+ *
+ * Why no reader reads wrong bytes: every snapshot published since names the
+ * page (it stays in the index until the delayed-write rule writes it), so
+ * no reader of one reads it from the file; the one snapshot that does not
+ * is tick 0, the file as found, which has no superblock. The page is
+ * written only after a publish completed, so a reader that finds the
+ * signature on disk finds tick 1 or later in the metadata file too, and
+ * loads it again before it reads (vfd-swmr-reader/reader.c,
+ * refuse_unpublished). Recovery writes the page from the snapshot anyway.
+ * Not with updater files: a reader on another host sees the metadata file
+ * through vfd_swmr_aux, possibly later than the HDF5 file.
+ */
+int
+vfdswmr_seal_show(vfdswmr_writer_t *w)
+{
+    uint64_t page, addr;
+    const uint8_t *image;
+
+    VFDSWMR_ASSERT_LOCKED(w);
+    if (w->sb_shown || w->sb_addr == UINT64_MAX || w->tick == 0 || w->base.cfg.generate_updater_files)
+        return 0;
+    if (w->tick0_eoa > w->sb_addr) { /* the file had bytes there: its own superblock */
+        w->sb_shown = true;
+        return 0;
+    }
+    page = w->sb_addr / VFDSWMR_WRITER_PAGE_SIZE;
+    addr = page * VFDSWMR_WRITER_PAGE_SIZE;
+    if ((image = vfdswmr_pb_pub_image(w->pb, page)) == NULL || addr >= w->eoa)
+        return 0; /* not published yet (or written already: store_page noted it) */
+    if (vfdswmr_writer_store_page(w, page, image,
+                                  w->eoa - addr < VFDSWMR_WRITER_PAGE_SIZE ? (size_t)(w->eoa - addr)
+                                                                           : VFDSWMR_WRITER_PAGE_SIZE) < 0) {
+        VFDSWMR_ERR(H5E_WRITEERROR, "%s: cannot write the superblock's page to the HDF5 file", VFDSWMR_WRITER_NAME);
+        return -1;
+    }
+    VFDSWMR_LOG(&w->log, "superblock_shown", "tick=%llu page=%llu", (unsigned long long)w->tick,
+                (unsigned long long)page);
+    return 0;
+}
+
 int
 vfdswmr_seal_clear(vfdswmr_writer_t *w)
 {

@@ -27,6 +27,7 @@
 #include "mdreader.h"
 #include "superblock.h"
 #include "plugin.h"
+#include "testhook.h"
 #include "writer.h"
 
 #define W(file)  ((vfdswmr_writer_t *)(file))
@@ -72,6 +73,8 @@ vfdswmr_writer_store_page(void *ctx, uint64_t page, const uint8_t *image, size_t
     vfdswmr_ccf_written(&w->cc, page * VFDSWMR_WRITER_PAGE_SIZE, len, image, rc >= 0);
     vfdswmr_rawlog_add(w->rawlog, vfdswmr_writer_write_tick(w), page * VFDSWMR_WRITER_PAGE_SIZE, len);
     w->pages_stored++;
+    if (rc >= 0 && w->sb_addr != UINT64_MAX && w->sb_addr / VFDSWMR_WRITER_PAGE_SIZE == page)
+        w->sb_shown = true;
     if (w->closing)
         vfdswmr_test_kill_point("close");
     return rc;
@@ -249,6 +252,8 @@ writer_flush(H5FD_t *file, hid_t dxpl, hbool_t closing)
             vfdswmr_writer_publish_flush(w); /* visible, and restored by recovery, when the flush returns */
     }
     w->truncated = false;
+    if (rc >= 0 && !w->error[0] && !closing)
+        rc = vfdswmr_seal_show(w);
     if (rc >= 0 && !w->error[0])
         rc = vfdswmr_writer_eoa_flushed(w, closing);
     if (rc >= 0)

@@ -143,6 +143,7 @@ typedef struct vfdswmr_writer_t {
     uint64_t tick_start_images; /* page images held when the last publish completed */
     uint64_t sb_addr;           /* the superblock's address in the HDF5 file; UINT64_MAX: none yet */
     bool sb_sealed;             /* the HDF5 file's superblock may carry the writer's seal (seal.c) */
+    bool sb_shown;              /* the HDF5 file holds a superblock at sb_addr (seal.c, vfdswmr_seal_show) */
     bool truncated;             /* truncate seen since the last flush: H5Fflush or close under way */
     bool closing;               /* in writer_close */
     bool eot_disabled, tick_missed;
@@ -242,6 +243,10 @@ int vfdswmr_seal_incoming(vfdswmr_writer_t *w, haddr_t addr, size_t size, void *
  * image, or `copy` holding it with the superblock sealed. */
 const uint8_t *vfdswmr_seal_outgoing(vfdswmr_writer_t *w, uint64_t addr, const uint8_t *image, size_t len,
                                      uint8_t copy[VFDSWMR_WRITER_PAGE_SIZE]);
+/* After a publish (main thread): a file found without a superblock gets
+ * its superblock's page, as published and sealed, ahead of the delayed-write
+ * rule, so programs that look for HDF5's signature on disk find it. 0, or -1. */
+int vfdswmr_seal_show(vfdswmr_writer_t *w);
 /* At close, every page written: clear the seal (the file is whole). 0, or -1. */
 int vfdswmr_seal_clear(vfdswmr_writer_t *w);
 

@@ -11,8 +11,10 @@
 #     "does not exist, but metadata file", and nothing is created; with the
 #     file put back, recovery works;
 # (c) no metadata file at the default place (the writer kept it elsewhere):
-#     vfd_swmr_recover exits 0 saying "there is no metadata file" and to give
-#     the writer's place with --config, with which it then recovers;
+#     the file's superblock is on disk, sealed (a new file shows it from its
+#     first publish on), so vfd_swmr_recover refuses it (exit 1), saying its
+#     writer died and to give the writer's place with --config, with which
+#     it then recovers;
 # (d) a recovery holding the metadata file's lock (lockmd stands for it, at a
 #     known point): a second vfd_swmr_recover exits 3 with "a writer is
 #     running, or another recovery" and a writer is refused, both files
@@ -151,11 +153,11 @@ f=$data/c.h5
 crashed_writer "$f" 1000 "$cfg;md_file_path=$WORK/md"
 [ -s "$WORK/md/c.h5.md" ] || fail "the killed writer left no metadata file in $WORK/md"
 keep "$f"
-out=$(recover "$f" 2>&1) || fail "vfd_swmr_recover without --config exited with $?: $out"
-[ "$out" = "vfd_swmr_recover: $f: nothing to recover: there is no metadata file $f.md (if its writer kept the metadata file elsewhere, give the writer's md_file_path/md_file_name with --config)" ] \
+out=$(recover "$f" 2>&1) && fail "vfd_swmr_recover without --config succeeded: $out"
+[[ $out == "vfd_swmr_recover: $f was left by a vfd_swmr_writer that died (its superblock is sealed: plain HDF5 refuses it), but there is no metadata file $f.md to recover it from: give the writer's md_file_path/md_file_name with --config;"* ]] \
     || fail "vfd_swmr_recover without --config: $out"
 unchanged "vfd_swmr_recover without --config" "$f"
-ok "no metadata file at the default place: exit 0, \"there is no metadata file\", pointing at --config; nothing changed"
+ok "no metadata file at the default place: refused (a writer died: sealed), pointing at --config; nothing changed"
 out=$(recover --config "$cfg;md_file_path=$WORK/md" "$f" 2>&1) || fail "vfd_swmr_recover --config: $out"
 [[ $out == "vfd_swmr_recover: $f: recovered tick 2 of writer session "* ]] || fail "vfd_swmr_recover --config: $out"
 [ ! -e "$WORK/md/c.h5.md" ] || fail "vfd_swmr_recover --config left the metadata file"

@@ -3,14 +3,16 @@
  * tests that need a writer at a known point (rows.h has the file layout).
  *
  *   rowwriter FILE create|open [--swmr] [--latest | --libver earliest|latest]
- *             [--userblock N] [--config STRING]
+ *             [--userblock N] [--unflushed] [--config STRING]
  *
  * create: H5Fcreate(H5F_ACC_TRUNC) with dataset /rows and group /groups;
  * open: H5Fopen(H5F_ACC_RDWR). --swmr adds H5F_ACC_SWMR_WRITE (and the
  * latest file format); --libver latest (or --latest) only the latest file
  * format; --libver earliest, the default, HDF5's default bounds (a version 0
  * superblock). --userblock N creates the file with an N-byte user block
- * (H5Pset_userblock; the superblock follows it). --config selects
+ * (H5Pset_userblock; the superblock follows it). --unflushed: create
+ * without the H5Fflush that otherwise follows creating /rows and /groups
+ * (the first flush is then the first command's). --config selects
  * vfd_swmr_writer with that configuration through vfdswmr_set_fapl_writer;
  * otherwise the environment selects the driver. Prints "ready ROWS", then
  * answers each command with one line on stdout (flushed at once, so a test
@@ -189,7 +191,8 @@ burst(writer_t *w, uint64_t nchunks)
 }
 
 static int
-setup(writer_t *w, const char *path, int create, unsigned swmr, int latest, hsize_t userblock, const char *config)
+setup(writer_t *w, const char *path, int create, unsigned swmr, int latest, hsize_t userblock, int unflushed,
+      const char *config)
 {
     hid_t fapl = rows_fapl(config, 1), fcpl, space, dcpl;
     hsize_t zero = 0, unlimited = H5S_UNLIMITED, chunk = ROWS_CHUNK;
@@ -222,7 +225,8 @@ setup(writer_t *w, const char *path, int create, unsigned swmr, int latest, hsiz
         dcpl = H5Pcreate(H5P_DATASET_CREATE);
         if (space < 0 || dcpl < 0 || H5Pset_chunk(dcpl, 1, &chunk) < 0 ||
             (w->rows = H5Dcreate2(w->file, ROWS_DSET, H5T_STD_I64LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT)) < 0 ||
-            (w->groups = H5Gcreate2(w->file, ROWS_GROUPS, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)) < 0 || flush(w) < 0) {
+            (w->groups = H5Gcreate2(w->file, ROWS_GROUPS, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)) < 0 ||
+            (!unflushed && flush(w) < 0)) {
             rows_report("creating /rows and /groups");
             return -1;
         }
@@ -270,7 +274,7 @@ main(int argc, char **argv)
     writer_t w = {.file = H5I_INVALID_HID};
     const char *config = NULL;
     unsigned swmr = 0;
-    int latest = 0;
+    int latest = 0, unflushed = 0;
     hsize_t userblock = 0;
     char line[128], *end;
     unsigned long long n;
@@ -280,6 +284,8 @@ main(int argc, char **argv)
             swmr = H5F_ACC_SWMR_WRITE;
         else if (!strcmp(argv[i], "--latest"))
             latest = 1;
+        else if (!strcmp(argv[i], "--unflushed"))
+            unflushed = 1;
         else if (!strcmp(argv[i], "--libver") && i + 1 < argc &&
                  (!strcmp(argv[i + 1], "latest") || !strcmp(argv[i + 1], "earliest")))
             latest = !strcmp(argv[++i], "latest");
@@ -293,11 +299,11 @@ main(int argc, char **argv)
     }
     if (argc < 3 || (strcmp(argv[2], "create") && strcmp(argv[2], "open"))) {
         fprintf(stderr, "usage: rowwriter FILE create|open [--swmr] [--latest | --libver earliest|latest] "
-                        "[--userblock N] [--config STRING]\n");
+                        "[--userblock N] [--unflushed] [--config STRING]\n");
         return 2;
     }
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-    if (setup(&w, argv[1], !strcmp(argv[2], "create"), swmr, latest, userblock, config) < 0)
+    if (setup(&w, argv[1], !strcmp(argv[2], "create"), swmr, latest, userblock, unflushed, config) < 0)
         return 1;
     setvbuf(stdout, NULL, _IOLBF, 0);
     printf("ready %llu\n", (unsigned long long)w.nrows);
