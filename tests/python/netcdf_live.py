@@ -61,13 +61,7 @@ print("%d values %s" % (x.shape[0], "right" if right else "WRONG: %r" % (x[:20],
 
 
 def env(driver):
-    e = swmrtest.python_env({"HDF5_DRIVER_CONFIG": CONFIG})
-    if driver:
-        e["HDF5_DRIVER"] = driver
-    else:
-        e.pop("HDF5_DRIVER", None)
-        e.pop("HDF5_DRIVER_CONFIG", None)
-    return e
+    return swmrtest.driver_env(driver, CONFIG)
 
 
 def run(argv, driver):

@@ -73,13 +73,7 @@ for line in sys.stdin:
 
 
 def env(driver):
-    e = swmrtest.python_env({"HDF5_DRIVER_CONFIG": CONFIG})
-    if driver:
-        e["HDF5_DRIVER"] = driver
-    else:
-        e.pop("HDF5_DRIVER", None)
-        e.pop("HDF5_DRIVER_CONFIG", None)
-    return e
+    return swmrtest.driver_env(driver, CONFIG)
 
 
 d = swmrtest.workdir()

@@ -126,6 +126,18 @@ def python_env(extra=None):
     return env
 
 
+def driver_env(driver, config):
+    """python_env() selecting `driver` with `config` through HDF5_DRIVER(_CONFIG), or plain HDF5
+    (neither set) when driver is None: for programs that do not know the drivers."""
+    env = python_env({"HDF5_DRIVER_CONFIG": config})
+    if driver:
+        env["HDF5_DRIVER"] = driver
+    else:
+        env.pop("HDF5_DRIVER", None)
+        env.pop("HDF5_DRIVER_CONFIG", None)
+    return env
+
+
 class Proc:
     """A command-driven test program: ask() sends a line and returns the answer line."""
 
