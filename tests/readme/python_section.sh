@@ -70,11 +70,15 @@ wpid=$!
 # its open fails ("has no published snapshot yet"), as README says, and it
 # is started again.
 tries=0
-until python3 "$tmp/python2" >"$tmp/reader.out" 2>&1; do
-    grep -q "no published snapshot yet\|No such file" "$tmp/reader.out" || { cat "$tmp/reader.out"; fail "README's reader failed"; }
+# Only its standard output goes to reader.out, which the writer's hold
+# watches: a refused open's message (standard error) must not release it.
+until PYTHONUNBUFFERED=1 python3 "$tmp/python2" >"$tmp/reader.out" 2>"$tmp/reader.err"; do
+    [ ! -s "$tmp/reader.out" ] || { cat "$tmp/reader.out" "$tmp/reader.err"; fail "README's reader printed and then failed"; }
+    grep -q "no published snapshot yet\|No such file" "$tmp/reader.err" || { cat "$tmp/reader.err"; fail "README's reader failed"; }
     tries=$((tries + 1))
-    [ $tries -lt 2000 ] || fail "README's reader could not open the file in 2000 tries: $(tail -n 3 "$tmp/reader.out")"
+    [ $tries -lt 2000 ] || fail "README's reader could not open the file in 2000 tries: $(tail -n 3 "$tmp/reader.err")"
 done
+[ ! -s "$tmp/reader.err" ] || { cat "$tmp/reader.err"; fail "README's reader wrote to standard error"; }
 wait $wpid || { cat "$tmp/writer.out"; fail "README's writer failed"; }
 python3 - "$tmp/reader.out" <<'EOF' || fail "README's reader printed something else: $(head -n 5 "$tmp/reader.out")"
 import re, sys
