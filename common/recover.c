@@ -165,6 +165,41 @@ vfdswmr_recover_set_seal(const vfdswmr_recover_io_t *io, uint64_t addr, bool on)
     return 1;
 }
 
+/*
+ * A FINAL metadata file: its writer closed the file, and the close clears
+ * the seal before it publishes FINAL (vfd-swmr-writer/close.c). An HDF5
+ * file still sealed contradicts that -- a machine crash before the close
+ * reached the disk (without durable=1), or a damaged or foreign metadata
+ * file -- and FINAL's empty index holds nothing to restore: refused, unless
+ * `force`, which clears the seal and takes the file as it is on disk
+ * (rep->needed: the metadata file has done its work). 0 or -1 with err.
+ */
+static int
+final_sealed(const vfdswmr_recover_io_t *io, const char *md_name, const char *h5_name, bool force,
+             vfdswmr_recover_report_t *rep, char *err, size_t errlen)
+{
+    uint64_t size, addr;
+    int found, sealed = 0;
+
+    if (io->size(io->ctx, &size) < 0 || (found = vfdswmr_sb_find(io->read, io->ctx, size, &addr)) < 0 ||
+        (found && (sealed = vfdswmr_recover_sealed(io, addr)) == -1))
+        return vfdswmr_errtext(err, errlen, "cannot read %s: %s", h5_name, strerror(errno));
+    if (!found || sealed != 1)
+        return 0;
+    if (!force)
+        return vfdswmr_errtext(
+            err, errlen,
+            "metadata file %s says its writer closed %s cleanly (FINAL), but the file's superblock is still "
+            "sealed by a writer: the two disagree (the machine crashed before the close reached the disk, or "
+            "the metadata file is damaged or another file's), and the metadata file holds nothing to restore; "
+            "nothing was written (vfd_swmr_recover --force clears the seal and takes the file as it is on disk)",
+            md_name, h5_name);
+    if (vfdswmr_recover_set_seal(io, addr, false) < 0 || io->sync(io->ctx) < 0)
+        return vfdswmr_errtext(err, errlen, "cannot clear the seal of %s: %s", h5_name, strerror(errno));
+    rep->needed = true;
+    return 0;
+}
+
 /* The bytes of the HDF5 file as snapshot s has them, for finding the
  * superblock: the image where the index names the page, else the file. */
 typedef struct {
@@ -209,7 +244,7 @@ vfdswmr_recover_run(int md_fd, const char *md_name, const vfdswmr_recover_io_t *
     rep->session = s.hdr.session;
     rep->tick = s.hdr.tick;
     rep->eoa = s.hdr.eoa;
-    if (!force && s.hdr.hdf5_id != 0 && hdf5_id != 0 && s.hdr.hdf5_id != hdf5_id) {
+    if (!force && vfdswmr_hdf5_id_foreign(&s.hdr, hdf5_id)) {
         vfdswmr_errtext(err, errlen,
                         "metadata file %s belongs to another HDF5 file (inode %" PRIu64 ", but %s is inode %" PRIu64
                         "): a stale or foreign metadata file; nothing was written (if you copied both files together, "
@@ -217,8 +252,8 @@ vfdswmr_recover_run(int md_fd, const char *md_name, const vfdswmr_recover_io_t *
                         md_name, s.hdr.hdf5_id, h5_name, hdf5_id);
         goto done;
     }
-    if (s.hdr.flags & VFDSWMR_MDHDR_FINAL) { /* closed cleanly: the HDF5 file is complete */
-        rc = 0;
+    if (s.hdr.flags & VFDSWMR_MDHDR_FINAL) { /* closed cleanly: the HDF5 file is complete -- if it says so too */
+        rc = final_sealed(io, md_name, h5_name, force, rep, err, errlen);
         goto done;
     }
     if (io->size(io->ctx, &size) < 0) {

@@ -80,6 +80,10 @@ bool vfdswmr_page_size_valid(uint32_t page_size);
 #define VFDSWMR_MDHDR_FINAL       0x0001u /* the writer closed cleanly: index empty, HDF5 file complete */
 #define VFDSWMR_MDHDR_FAILED      0x0002u /* the writer can no longer publish: this is its last snapshot */
 #define VFDSWMR_MDHDR_MIN_MAX_LAG 3u      /* smallest max_lag a header may state */
+/* Largest tick (and epoch, updater sequence) a header may state: 2^62, a
+ * million ticks a second for 146,000 years, so that tick arithmetic
+ * (tick + max_lag, differences, a factor of a few) never wraps. */
+#define VFDSWMR_TICK_MAX (UINT64_C(1) << 62)
 typedef struct vfdswmr_mdhdr_t {
     uint16_t flags;     /* VFDSWMR_MDHDR_FINAL, VFDSWMR_MDHDR_FAILED, not both */
     uint32_t page_size; /* of the HDF5 file and the metadata file */
@@ -99,11 +103,12 @@ typedef struct vfdswmr_mdhdr_t {
 } vfdswmr_mdhdr_t;
 
 void vfdswmr_mdhdr_encode(const vfdswmr_mdhdr_t *h, uint8_t out[VFDSWMR_MDHDR_SIZE]);
+
 /*
  * A whole header of an earlier version (version 1: 56 bytes, version 2: 72,
  * its own checksum valid) is EVERSION. Also checks: flags (unknown bits:
  * ERESERVED; FINAL with FAILED: EFLAGS), max_lag >=
- * VFDSWMR_MDHDR_MIN_MAX_LAG and epoch <= tick (EFIELD), index_offset >=
+ * VFDSWMR_MDHDR_MIN_MAX_LAG, epoch <= tick <= VFDSWMR_TICK_MAX (EFIELD), index_offset >=
  * VFDSWMR_MDHDR_SIZE and a multiple of 8 (EBOUNDS), index_length ==
  * vfdswmr_mdidx_size(n, m) for some n, m (ELENGTH), offset + length does not
  * overflow (EBOUNDS).
@@ -139,6 +144,17 @@ typedef struct vfdswmr_mdidx_t {
 
 /* Encoded size of an index of n entries and m ranges: 32 + 32 n + 8 m. */
 size_t vfdswmr_mdidx_size(uint32_t n, uint32_t m);
+
+/*
+ * Is the metadata file whose header is h another HDF5 file's, for one whose
+ * inode is `actual` (0: this opener cannot tell)? h->hdf5_id 0 says its
+ * writer could not stat the file (family member names), or is tick 0,
+ * written before the writer opened the HDF5 file: it matches only an
+ * opener that cannot tell either, or as tick 0 with an empty index (nothing
+ * to read from or to restore). A header that names no file is never
+ * permission to use it on one.
+ */
+bool vfdswmr_hdf5_id_foreign(const vfdswmr_mdhdr_t *h, uint64_t actual);
 /* Writes vfdswmr_mdidx_size(idx->nentries, idx->nranges) bytes to out. */
 void vfdswmr_mdidx_encode(const vfdswmr_mdidx_t *idx, uint8_t *out);
 /*
@@ -193,8 +209,9 @@ typedef struct vfdswmr_udhdr_t {
 
 void vfdswmr_udhdr_encode(const vfdswmr_udhdr_t *h, uint8_t out[VFDSWMR_UDHDR_SIZE]);
 /* Also checks flags (unknown bits: ERESERVED; CREATE_ONLY with a sequence
- * other than 0, or with a change list, or together with FINAL: EFLAGS) and
- * cl_offset/cl_length (EBOUNDS unless as documented above). */
+ * other than 0, or with a change list, or together with FINAL: EFLAGS),
+ * tick and sequence <= VFDSWMR_TICK_MAX (EFIELD) and cl_offset/cl_length
+ * (EBOUNDS unless as documented above). */
 vfdswmr_mderr_t vfdswmr_udhdr_decode(const uint8_t *buf, size_t len, vfdswmr_udhdr_t *h);
 
 /* ---- updater change list ("VUCL") --------------------------------------- */

@@ -316,9 +316,17 @@ check_mdhdr_fields(const vfdswmr_mdhdr_t *h)
         return VFDSWMR_MD_EFLAGS;
     if (!vfdswmr_page_size_valid(h->page_size))
         return VFDSWMR_MD_EPAGESIZE;
-    if (h->max_lag < VFDSWMR_MDHDR_MIN_MAX_LAG || h->epoch > h->tick)
+    if (h->max_lag < VFDSWMR_MDHDR_MIN_MAX_LAG || h->epoch > h->tick || h->tick > VFDSWMR_TICK_MAX)
         return VFDSWMR_MD_EFIELD;
     return vfdswmr_mdidx_check_place(h->index_offset, h->index_length);
+}
+
+bool
+vfdswmr_hdf5_id_foreign(const vfdswmr_mdhdr_t *h, uint64_t actual)
+{
+    if (actual == 0 || h->hdf5_id == actual)
+        return false;
+    return h->hdf5_id != 0 || h->tick != 0 || h->index_length != vfdswmr_mdidx_size(0, 0);
 }
 
 vfdswmr_mderr_t

@@ -259,6 +259,8 @@ check_udhdr_fields(const vfdswmr_udhdr_t *h)
         return VFDSWMR_MD_ERESERVED;
     if (!vfdswmr_page_size_valid(h->page_size))
         return VFDSWMR_MD_EPAGESIZE;
+    if (h->tick > VFDSWMR_TICK_MAX || h->sequence > VFDSWMR_TICK_MAX)
+        return VFDSWMR_MD_EFIELD;
     if (h->flags & VFDSWMR_UD_CREATE_ONLY)
         return (h->flags & VFDSWMR_UD_FINAL) || h->sequence != 0 || h->cl_offset != 0 || h->cl_length != 0
                    ? VFDSWMR_MD_EFLAGS

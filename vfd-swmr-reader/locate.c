@@ -149,7 +149,7 @@ vfdswmr_rdr_check_header(rdr_md_t *md, const vfdswmr_mdhdr_t *h)
 {
     const vfdswmr_config_t *cfg = md->cfg;
 
-    if (h->hdf5_id != 0 && md->h5_ino != 0 && h->hdf5_id != md->h5_ino) {
+    if (vfdswmr_hdf5_id_foreign(h, md->h5_ino)) {
         VFDSWMR_ERR(H5E_CANTOPENFILE,
                     "%s: metadata file \"%s\" belongs to another HDF5 file (inode %llu, not %llu): a stale or "
                     "foreign metadata file (two files with the same name sharing md_file_path?)",

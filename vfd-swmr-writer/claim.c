@@ -160,7 +160,7 @@ check_owner(int fd, const char *md_path, const char *h5_name)
                     VFDSWMR_WRITER_NAME, h5_name, md_path);
         return -1;
     }
-    if (s.hdr.hdf5_id != 0 && s.hdr.hdf5_id != ino) {
+    if (vfdswmr_hdf5_id_foreign(&s.hdr, ino)) {
         VFDSWMR_ERR(H5E_CANTOPENFILE,
                     "%s: metadata file %s belongs to another HDF5 file (inode %" PRIu64 ", but \"%s\" is inode %" PRIu64
                     "): a stale or foreign metadata file (two files with the same name sharing md_file_path?); "

@@ -803,7 +803,7 @@ test_mdhdr_roundtrip(void **state)
      * up as offset + length allows */
     h = (vfdswmr_mdhdr_t){.page_size = 512,
                           .session = UINT64_MAX,
-                          .tick = UINT64_MAX,
+                          .tick = VFDSWMR_TICK_MAX,
                           .index_offset = UINT64_MAX - 511,
                           .index_length = 32 + 32 * 14 + 8 * 3,
                           .eoa = UINT64_MAX,
@@ -943,6 +943,41 @@ test_mdhdr_epoch(void **state)
     assert_int_equal(mdhdr_with(&h, 68, 0, 8), VFDSWMR_MD_OK);
     assert_int_equal(mdhdr_with(&h, 68, h.tick + 1, 8), VFDSWMR_MD_EFIELD);
     assert_int_equal(mdhdr_with(&h, 68, UINT64_MAX, 8), VFDSWMR_MD_EFIELD);
+}
+
+/* Which header belongs to which HDF5 file (hdf5_id): 0 names no file and
+ * is no permission, except tick 0 with its empty index. */
+static void
+test_hdf5_id_foreign(void **state)
+{
+    (void)state;
+    vfdswmr_mdhdr_t h = sample_mdhdr();
+    h.hdf5_id = 77;
+    assert_false(vfdswmr_hdf5_id_foreign(&h, 77));
+    assert_true(vfdswmr_hdf5_id_foreign(&h, 78));
+    assert_false(vfdswmr_hdf5_id_foreign(&h, 0)); /* the opener cannot tell */
+    h.hdf5_id = 0;
+    assert_true(h.tick != 0);
+    assert_true(vfdswmr_hdf5_id_foreign(&h, 78));
+    assert_false(vfdswmr_hdf5_id_foreign(&h, 0));
+    h.tick = h.epoch = 0;
+    h.index_length = vfdswmr_mdidx_size(0, 0);
+    assert_false(vfdswmr_hdf5_id_foreign(&h, 78)); /* tick 0, empty: written before the HDF5 file was opened */
+    h.index_length = vfdswmr_mdidx_size(1, 1);
+    assert_true(vfdswmr_hdf5_id_foreign(&h, 78));
+}
+
+/* Ticks end at 2^62, so that tick arithmetic never wraps. */
+static void
+test_mdhdr_tick_max(void **state)
+{
+    (void)state;
+    vfdswmr_mdhdr_t h = sample_mdhdr();
+    assert_int_equal(mdhdr_with(&h, 20, VFDSWMR_TICK_MAX, 8), VFDSWMR_MD_OK);
+    assert_int_equal(mdhdr_with(&h, 20, VFDSWMR_TICK_MAX + 1, 8), VFDSWMR_MD_EFIELD);
+    assert_int_equal(mdhdr_with(&h, 20, UINT64_MAX - 1, 8), VFDSWMR_MD_EFIELD);
+    h.tick = h.epoch = VFDSWMR_TICK_MAX;
+    assert_int_equal(mdhdr_with(&h, 68, VFDSWMR_TICK_MAX, 8), VFDSWMR_MD_OK);
 }
 
 static void
@@ -1391,15 +1426,15 @@ test_udhdr_roundtrip(void **state)
                           .page_size = 512,
                           .session = UINT64_MAX,
                           .sequence = 0,
-                          .tick = UINT64_MAX,
+                          .tick = VFDSWMR_TICK_MAX,
                           .cl_offset = 0,
                           .cl_length = 0};
     roundtrip_udhdr(&h);
     h = (vfdswmr_udhdr_t){.flags = VFDSWMR_UD_FINAL,
                           .page_size = 1u << 30,
                           .session = UINT64_MAX,
-                          .sequence = UINT64_MAX,
-                          .tick = UINT64_MAX,
+                          .sequence = VFDSWMR_TICK_MAX,
+                          .tick = VFDSWMR_TICK_MAX,
                           .cl_offset = VFDSWMR_UDHDR_SIZE,
                           .cl_length = vfdswmr_udcl_size(UINT32_MAX)};
     roundtrip_udhdr(&h);
@@ -1415,6 +1450,21 @@ udhdr_err(const vfdswmr_udhdr_t *h)
     vfdswmr_udhdr_t out;
     vfdswmr_udhdr_encode(h, b);
     return udhdr_dec(b, sizeof b, &out);
+}
+
+/* Ticks and sequence numbers end at 2^62, as the metadata file's ticks. */
+static void
+test_udhdr_tick_max(void **state)
+{
+    (void)state;
+    vfdswmr_udhdr_t h = sample_udhdr();
+    h.tick = h.sequence = VFDSWMR_TICK_MAX;
+    assert_int_equal(udhdr_err(&h), VFDSWMR_MD_OK);
+    h.tick = VFDSWMR_TICK_MAX + 1;
+    assert_int_equal(udhdr_err(&h), VFDSWMR_MD_EFIELD);
+    h.tick = 1;
+    h.sequence = UINT64_MAX;
+    assert_int_equal(udhdr_err(&h), VFDSWMR_MD_EFIELD);
 }
 
 static void
@@ -1891,6 +1941,8 @@ main(void)
         cmocka_unit_test(test_mdhdr_v1_refused),
         cmocka_unit_test(test_mdhdr_v2_refused),
         cmocka_unit_test(test_mdhdr_epoch),
+        cmocka_unit_test(test_mdhdr_tick_max),
+        cmocka_unit_test(test_hdf5_id_foreign),
         cmocka_unit_test(test_mdhdr_flags),
         cmocka_unit_test(test_mdhdr_max_lag),
         cmocka_unit_test(test_mdhdr_page_size),
@@ -1909,6 +1961,7 @@ main(void)
         cmocka_unit_test(test_udhdr_layout),
         cmocka_unit_test(test_udhdr_roundtrip),
         cmocka_unit_test(test_udhdr_version),
+        cmocka_unit_test(test_udhdr_tick_max),
         cmocka_unit_test(test_udhdr_reserved_flags),
         cmocka_unit_test(test_udhdr_page_size),
         cmocka_unit_test(test_udhdr_flag_rules),

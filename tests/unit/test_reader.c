@@ -134,7 +134,12 @@ start_writer(const fx_t *fx)
     vfdswmr_mdw_opts_t o = {.page_size = PS, .reserved_pages = 4, .max_lag = MAX_LAG, .md_path = fx->md};
     vfdswmr_mdw_t *w = NULL;
     char err[VFDSWMR_MDW_ERRLEN];
+    struct stat st;
 
+    /* as the writer driver does: the HDF5 file's inode (a header naming no
+     * file is another file's for a reader that can stat its own) */
+    assert_int_equal(stat(fx->h5, &st), 0);
+    o.hdf5_id = (uint64_t)st.st_ino;
     if (vfdswmr_mdw_open(&o, &w, err, sizeof err) < 0)
         fail_msg("%s", err);
     return w;

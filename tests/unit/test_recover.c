@@ -23,6 +23,7 @@
 #include "mdreader.h"
 #include "mdwriter.h"
 #include "recover.h"
+#include "superblock.h"
 
 #define PS      512u
 #define NPAGES  16u
@@ -220,6 +221,14 @@ test_foreign_refused(void **state)
     expect_untouched();
     assert_int_equal(run(true, 999, &rep, err, sizeof err), 0); /* --force */
     expect_recovered();
+    /* a header that names no file (0) is no permission for one that has an inode */
+    make_model();
+    write_session(0, 0);
+    assert_int_equal(run(false, 999, &rep, err, sizeof err), -1);
+    assert_non_null(strstr(err, "belongs to another HDF5 file (inode 0, but"));
+    expect_untouched();
+    assert_int_equal(run(false, 0, &rep, err, sizeof err), 0); /* an opener that cannot tell either */
+    expect_recovered();
 }
 
 /* A file shorter than the snapshot's EOA was truncated or replaced after
@@ -290,6 +299,47 @@ test_final_needs_nothing(void **state)
     expect_untouched();
 }
 
+/* FINAL over a file whose superblock is still sealed: the close clears the
+ * seal before it publishes FINAL, so the two disagree -- damage, not
+ * permission. Refused, nothing written; --force clears the seal only. */
+static void
+test_final_over_sealed_refused(void **state)
+{
+    vfdswmr_recover_report_t rep;
+    char err[1024];
+    size_t len;
+    uint8_t *f;
+
+    (void)state;
+    make_model();
+    /* a version 0 superblock at 0: signature, version 0, 8-byte offsets and lengths */
+    memcpy(model, "\211HDF\r\n\032\n", 8);
+    memset(model + 8, 0, 16);
+    model[13] = model[14] = 8;
+    assert_int_equal(vfdswmr_sb_sealed(model, sizeof model), 0);
+    spill(h5_path, model, sizeof model);
+    write_session(0, VFDSWMR_MDW_FINAL);
+    assert_int_equal(run(false, 0, &rep, err, sizeof err), 0); /* unsealed: closed cleanly, nothing to do */
+    assert_false(rep.needed);
+    expect_untouched();
+    assert_int_equal(vfdswmr_sb_set_seal(model, sizeof model, true), 1);
+    spill(h5_path, model, sizeof model);
+    assert_int_equal(run(false, 0, &rep, err, sizeof err), -1);
+    assert_non_null(strstr(err, "says its writer closed"));
+    assert_non_null(strstr(err, "cleanly (FINAL), but the file's superblock is still sealed by a writer"));
+    assert_non_null(strstr(err, "nothing was written (vfd_swmr_recover --force clears the seal"));
+    expect_untouched();
+    assert_int_equal(run(true, 0, &rep, err, sizeof err), 0);
+    assert_true(rep.needed);
+    f = slurp(h5_path, &len);
+    assert_int_equal(len, sizeof model);
+    assert_int_equal(vfdswmr_sb_sealed(f, len), 0);
+    assert_memory_equal(f + 24, model + 24, sizeof model - 24); /* nothing but the seal changed */
+    assert_int_equal(vfdswmr_sb_set_seal(model, sizeof model, false), 1);
+    assert_memory_equal(f, model, sizeof model);
+    free(f);
+}
+
 static void
 test_killed_recovery_finished_by_next(void **state)
 {
@@ -325,9 +375,13 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_exact_ranges_and_raw_kept), cmocka_unit_test(test_foreign_refused),
-        cmocka_unit_test(test_shorter_file_refused),      cmocka_unit_test(test_damaged_image_writes_nothing),
-        cmocka_unit_test(test_final_needs_nothing),       cmocka_unit_test(test_killed_recovery_finished_by_next),
+        cmocka_unit_test(test_exact_ranges_and_raw_kept),
+        cmocka_unit_test(test_foreign_refused),
+        cmocka_unit_test(test_shorter_file_refused),
+        cmocka_unit_test(test_damaged_image_writes_nothing),
+        cmocka_unit_test(test_final_needs_nothing),
+        cmocka_unit_test(test_final_over_sealed_refused),
+        cmocka_unit_test(test_killed_recovery_finished_by_next),
     };
     if (testdir_setup(NULL) < 0)
         return 1;
