@@ -11,29 +11,33 @@
 
 #include "errtext.h"
 #include "h5err.h"
+#include "io.h"
 #include "mdreader.h"
 #include "plan.h"
 #include "stack.h"
 #include "superblock.h"
 #include "testhook.h"
 
-/* Read every image of the snapshot and verify it, before anything is
- * written: a damaged metadata file must not leave a half-recovered file. */
+/* Recovery reads images in pieces of at most this many bytes: its memory
+ * does not follow the snapshot's size or an entry's stated length. A power
+ * of two of at least 2 x VFDSWMR_SB_SEAL_SPAN, so that the bytes of a
+ * superblock (at 0 or 512 x 2^k) that hold its seal never straddle two
+ * pieces of a page (restore_entry). */
+#define PIECE ((size_t)1 << 20)
+_Static_assert((PIECE & (PIECE - 1)) == 0 && PIECE >= 2 * VFDSWMR_SB_SEAL_SPAN && PIECE >= 1024, "piece size");
+
+/* Pass 1: verify every image of the snapshot, in pieces, before anything
+ * is written: a damaged metadata file must not leave a half-recovered
+ * file. */
 static int
-load_images(int md_fd, const char *md_name, const vfdswmr_mdsnap_t *s, uint8_t ***images, char *err, size_t errlen)
+verify_images(int md_fd, const char *md_name, const vfdswmr_mdsnap_t *s, uint8_t *buf, char *err, size_t errlen)
 {
     vfdswmr_mdr_io_t io = vfdswmr_mdr_fd_io(&md_fd);
-    uint8_t **im = calloc(s->idx.nentries + 1, sizeof *im);
 
-    if (im == NULL)
-        return vfdswmr_errtext(err, errlen, "out of memory");
-    *images = im;
     for (uint32_t i = 0; i < s->idx.nentries; i++) {
         const vfdswmr_mdentry_t *e = &s->idx.entries[i];
-        vfdswmr_mderr_t rc;
-        if (NULL == (im[i] = malloc(e->length)))
-            return vfdswmr_errtext(err, errlen, "out of memory");
-        if ((rc = vfdswmr_mdr_read_image(&io, s->hdr.page_size, e, im[i])) != VFDSWMR_MD_OK)
+        vfdswmr_mderr_t rc = vfdswmr_mdr_verify_image(&io, s->hdr.page_size, e, buf, PIECE);
+        if (rc != VFDSWMR_MD_OK)
             return vfdswmr_errtext(err, errlen,
                                    "metadata file %s is damaged: the image of HDF5 page %" PRIu64 " (tick %" PRIu64
                                    "): %s%s%s; nothing was written to the HDF5 file",
@@ -43,14 +47,20 @@ load_images(int md_fd, const char *md_name, const vfdswmr_mdsnap_t *s, uint8_t *
     return 0;
 }
 
-static void
-free_images(uint8_t **im, uint32_t n)
+/* len bytes of entry e's image from offset off (verified by pass 1; the
+ * metadata file is ours, locked, and unchanged since). */
+static int
+read_image_part(int md_fd, uint32_t page_size, const vfdswmr_mdentry_t *e, uint64_t off, void *buf, size_t len)
 {
-    if (im == NULL)
-        return;
-    for (uint32_t i = 0; i < n; i++)
-        free(im[i]);
-    free(im);
+    ssize_t n = vfdswmr_pread_upto(md_fd, buf, len, e->md_page * page_size + off);
+
+    if (n < 0)
+        return -1;
+    if ((size_t)n != len) {
+        errno = EIO; /* shorter than when pass 1 read it */
+        return -1;
+    }
+    return 0;
 }
 
 /*
@@ -92,34 +102,40 @@ republish(int md_fd, const char *md_name, const vfdswmr_mdsnap_t *s, char *err, 
     return 0;
 }
 
-/* Copy the metadata ranges of one image into the HDF5 file: read the page,
- * overlay, write back (at most up to the snapshot's EOA). */
+/* Pass 2: copy the metadata ranges of one image into the HDF5 file (at
+ * most up to the snapshot's EOA), a piece at a time: read the file's bytes
+ * and the image's, overlay, write back. buf and ibuf hold PIECE bytes. */
 static int
-restore_entry(const vfdswmr_recover_io_t *io, const vfdswmr_mdsnap_t *s, const vfdswmr_mdentry_t *e,
-              const uint8_t *image, uint64_t sb_addr, uint8_t *buf, uint64_t *bytes)
+restore_entry(const vfdswmr_recover_io_t *io, int md_fd, const vfdswmr_mdsnap_t *s, const vfdswmr_mdentry_t *e,
+              uint64_t sb_addr, uint8_t *buf, uint8_t *ibuf, uint64_t *bytes)
 {
-    uint64_t addr = e->hdf5_page * s->hdr.page_size;
-    size_t len = e->length;
+    uint64_t addr = e->hdf5_page * s->hdr.page_size, len = e->length;
 
     if (e->nranges == 0 || addr >= s->hdr.eoa)
         return 0;
     if (s->hdr.eoa - addr < len)
-        len = (size_t)(s->hdr.eoa - addr);
-    if (io->read(io->ctx, addr, buf, len) < 0)
-        return -1;
-    for (uint32_t k = 0; k < e->nranges; k++) {
-        const vfdswmr_mdrange_t *r = &s->idx.ranges[e->range_first + k];
-        if (r->offset >= len)
-            break;
-        size_t n = r->length < len - r->offset ? r->length : len - r->offset;
-        memcpy(buf + r->offset, image + r->offset, n);
-        *bytes += n;
+        len = s->hdr.eoa - addr;
+    for (uint64_t off = 0; off < len; off += PIECE) {
+        size_t n = len - off < PIECE ? (size_t)(len - off) : PIECE;
+        if (io->read(io->ctx, addr + off, buf, n) < 0 || read_image_part(md_fd, s->hdr.page_size, e, off, ibuf, n) < 0)
+            return -1;
+        for (uint32_t k = 0; k < e->nranges; k++) {
+            const vfdswmr_mdrange_t *r = &s->idx.ranges[e->range_first + k];
+            uint64_t lo = r->offset > off ? r->offset : off, hi = (uint64_t)r->offset + r->length;
+            if (hi > off + n)
+                hi = off + n;
+            if (lo >= hi)
+                continue;
+            memcpy(buf + (lo - off), ibuf + (lo - off), (size_t)(hi - lo));
+            *bytes += hi - lo;
+        }
+        /* the superblock stays sealed until recovery's last write; its seal
+         * bytes lie within one piece (PIECE) */
+        if (sb_addr != UINT64_MAX && sb_addr >= addr + off && sb_addr - (addr + off) < n)
+            vfdswmr_sb_set_seal(buf + (sb_addr - addr - off), n - (size_t)(sb_addr - addr - off), true);
+        if (io->write(io->ctx, addr + off, buf, n) < 0)
+            return -1;
     }
-    /* the superblock stays sealed until recovery's last write */
-    if (sb_addr != UINT64_MAX && sb_addr >= addr && sb_addr - addr < len)
-        vfdswmr_sb_set_seal(buf + (sb_addr - addr), len - (size_t)(sb_addr - addr), true);
-    if (io->write(io->ctx, addr, buf, len) < 0)
-        return -1;
     vfdswmr_test_kill_point("recover");
     return 0;
 }
@@ -205,7 +221,7 @@ final_sealed(const vfdswmr_recover_io_t *io, const char *md_name, const char *h5
 typedef struct {
     const vfdswmr_recover_io_t *io;
     const vfdswmr_mdsnap_t *s;
-    uint8_t *const *images;
+    int md_fd;
 } snap_view_t;
 
 static int
@@ -216,8 +232,7 @@ snap_read(void *ctx, uint64_t addr, void *buf, size_t len)
     const vfdswmr_mdentry_t *e = vfdswmr_mdidx_find(&v->s->idx, ps, addr / ps);
 
     if (e && addr + len <= e->hdf5_page * ps + e->length) {
-        memcpy(buf, v->images[e - v->s->idx.entries] + (addr - e->hdf5_page * ps), len);
-        return 0;
+        return read_image_part(v->md_fd, ps, e, addr - e->hdf5_page * ps, buf, len);
     }
     return v->io->read(v->io->ctx, addr, buf, len);
 }
@@ -229,7 +244,7 @@ vfdswmr_recover_run(int md_fd, const char *md_name, const vfdswmr_recover_io_t *
     vfdswmr_mdr_io_t mio = vfdswmr_mdr_fd_io(&md_fd);
     vfdswmr_mdr_opts_t o;
     vfdswmr_mdsnap_t s;
-    uint8_t **images = NULL, *buf = NULL, sb[VFDSWMR_SB_SEAL_SPAN];
+    uint8_t *buf = NULL, sb[VFDSWMR_SB_SEAL_SPAN];
     size_t sb_len;
     char why[256];
     int rc = -1, found;
@@ -271,30 +286,23 @@ vfdswmr_recover_run(int md_fd, const char *md_name, const vfdswmr_recover_io_t *
         goto done;
     }
     rep->needed = true;
-    if (load_images(md_fd, md_name, &s, &images, err, errlen) < 0 || republish(md_fd, md_name, &s, err, errlen) < 0)
-        goto done;
-    if (NULL == (buf = malloc(s.hdr.page_size))) {
+    /* two pieces: the HDF5 file's bytes and the image's (restore_entry) */
+    if (NULL == (buf = malloc(2 * PIECE))) {
         vfdswmr_errtext(err, errlen, "out of memory");
         goto done;
     }
+    if (verify_images(md_fd, md_name, &s, buf, err, errlen) < 0 || republish(md_fd, md_name, &s, err, errlen) < 0)
+        goto done;
     if (io->extend(io->ctx, s.hdr.eoa) < 0)
         goto io_failed;
-    snap_view_t view = {.io = io, .s = &s, .images = images};
+    snap_view_t view = {.io = io, .s = &s, .md_fd = md_fd};
     if ((found = vfdswmr_sb_find(snap_read, &view, s.hdr.eoa > size ? s.hdr.eoa : size, &sb_addr)) < 0)
         goto io_failed;
     if (found == 0)
         sb_addr = UINT64_MAX;
     for (uint32_t i = 0; i < s.idx.nentries; i++) {
         const vfdswmr_mdentry_t *e = &s.idx.entries[i];
-        if (e->length > s.hdr.page_size) {
-            uint8_t *b = realloc(buf, e->length);
-            if (b == NULL) {
-                vfdswmr_errtext(err, errlen, "out of memory");
-                goto done;
-            }
-            buf = b;
-        }
-        if (restore_entry(io, &s, e, images[i], sb_addr, buf, &rep->bytes) < 0)
+        if (restore_entry(io, md_fd, &s, e, sb_addr, buf, buf + PIECE, &rep->bytes) < 0)
             goto io_failed;
         rep->pages += e->nranges > 0;
     }
@@ -315,12 +323,11 @@ vfdswmr_recover_run(int md_fd, const char *md_name, const vfdswmr_recover_io_t *
     goto done;
 io_failed:
     vfdswmr_errtext(err, errlen,
-                    "cannot write the HDF5 file %s: %s; the metadata file %s still holds the snapshot: run the "
-                    "recovery again once the cause is fixed",
-                    h5_name, strerror(errno), md_name);
+                    "cannot write the HDF5 file %s (or read the images the metadata file %s holds for it): %s; the "
+                    "metadata file still holds the snapshot: run the recovery again once the cause is fixed",
+                    h5_name, md_name, strerror(errno));
 done:
     free(buf);
-    free_images(images, s.idx.nentries);
     vfdswmr_mdsnap_free(&s);
     return rc;
 }

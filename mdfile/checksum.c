@@ -49,6 +49,52 @@ sha256_fini(void)
 }
 #endif
 
+static void
+digest_failed(void)
+{
+    fputs("vfdswmr: SHA-256 (OpenSSL EVP_Digest) failed; cannot compute checksums\n", stderr);
+    abort();
+}
+
+struct vfdswmr_checksum_stream {
+    EVP_MD_CTX *ctx;
+};
+
+vfdswmr_checksum_stream_t *
+vfdswmr_checksum_begin(void)
+{
+    vfdswmr_checksum_stream_t *cs = malloc(sizeof *cs);
+
+    pthread_once(&sha256_once, sha256_init);
+    if (cs == NULL || (cs->ctx = EVP_MD_CTX_new()) == NULL) {
+        free(cs);
+        return NULL;
+    }
+    if (!EVP_DigestInit_ex(cs->ctx, sha256_md, NULL))
+        digest_failed();
+    return cs;
+}
+
+void
+vfdswmr_checksum_update(vfdswmr_checksum_stream_t *cs, const void *buf, size_t len)
+{
+    if (!EVP_DigestUpdate(cs->ctx, buf, len))
+        digest_failed();
+}
+
+uint32_t
+vfdswmr_checksum_end(vfdswmr_checksum_stream_t *cs)
+{
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    unsigned int dlen = 0;
+
+    if (!EVP_DigestFinal_ex(cs->ctx, digest, &dlen) || dlen < 4)
+        digest_failed();
+    EVP_MD_CTX_free(cs->ctx);
+    free(cs);
+    return vfdswmr_le32_decode(digest);
+}
+
 uint32_t
 vfdswmr_checksum(const void *buf, size_t len)
 {
@@ -56,9 +102,7 @@ vfdswmr_checksum(const void *buf, size_t len)
     unsigned int dlen = 0;
 
     pthread_once(&sha256_once, sha256_init);
-    if (!EVP_Digest(buf, len, digest, &dlen, sha256_md, NULL) || dlen < 4) {
-        fputs("vfdswmr: SHA-256 (OpenSSL EVP_Digest) failed; cannot compute checksums\n", stderr);
-        abort();
-    }
+    if (!EVP_Digest(buf, len, digest, &dlen, sha256_md, NULL) || dlen < 4)
+        digest_failed();
     return vfdswmr_le32_decode(digest);
 }

@@ -14,4 +14,13 @@
 
 uint32_t vfdswmr_checksum(const void *buf, size_t len);
 
+/* The same checksum over bytes given in pieces (a large image read in
+ * parts, in bounded memory): begin, update with each piece in order, end
+ * (which frees the state). vfdswmr_checksum_begin returns NULL only when
+ * out of memory. */
+typedef struct vfdswmr_checksum_stream vfdswmr_checksum_stream_t;
+vfdswmr_checksum_stream_t *vfdswmr_checksum_begin(void);
+void vfdswmr_checksum_update(vfdswmr_checksum_stream_t *cs, const void *buf, size_t len);
+uint32_t vfdswmr_checksum_end(vfdswmr_checksum_stream_t *cs);
+
 #endif

@@ -237,6 +237,40 @@ vfdswmr_mdr_read_header(int fd, vfdswmr_mdhdr_t *h)
 }
 
 vfdswmr_mderr_t
+vfdswmr_mdr_verify_image(const vfdswmr_mdr_io_t *io, uint32_t page_size, const vfdswmr_mdentry_t *e, void *buf,
+                         size_t len)
+{
+    vfdswmr_checksum_stream_t *cs = vfdswmr_checksum_begin();
+    uint64_t at = e->md_page * page_size;
+    vfdswmr_mderr_t rc = VFDSWMR_MD_OK;
+    int saved = 0;
+
+    VFDSWMR_ASSERT(len > 0);
+    if (cs == NULL) {
+        errno = ENOMEM;
+        return VFDSWMR_MD_EIO;
+    }
+    for (uint64_t done = 0; done < e->length && rc == VFDSWMR_MD_OK;) {
+        size_t want = e->length - done < len ? (size_t)(e->length - done) : len;
+        ssize_t n = io->pread(io->ctx, buf, want, at + done);
+        if (n < 0) {
+            rc = VFDSWMR_MD_EIO;
+            saved = errno;
+        }
+        else if ((size_t)n != want)
+            rc = VFDSWMR_MD_ESHORT;
+        else
+            vfdswmr_checksum_update(cs, buf, want);
+        done += want;
+    }
+    if (vfdswmr_checksum_end(cs) != e->checksum && rc == VFDSWMR_MD_OK)
+        rc = VFDSWMR_MD_ECHECKSUM;
+    if (rc == VFDSWMR_MD_EIO)
+        errno = saved;
+    return rc;
+}
+
+vfdswmr_mderr_t
 vfdswmr_mdr_read_image(const vfdswmr_mdr_io_t *io, uint32_t page_size, const vfdswmr_mdentry_t *e, void *buf)
 {
     ssize_t n = io->pread(io->ctx, buf, e->length, e->md_page * page_size);

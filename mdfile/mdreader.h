@@ -73,6 +73,12 @@ void vfdswmr_mdsnap_free(vfdswmr_mdsnap_t *snap);
  * errno says why. */
 vfdswmr_mderr_t vfdswmr_mdr_read_header(int fd, vfdswmr_mdhdr_t *h);
 
+/* Verify an entry's image in pieces of at most `len` bytes of buf (memory
+ * independent of e->length): the same results as vfdswmr_mdr_read_image;
+ * ENOMEM as EIO with errno ENOMEM. */
+vfdswmr_mderr_t vfdswmr_mdr_verify_image(const vfdswmr_mdr_io_t *io, uint32_t page_size, const vfdswmr_mdentry_t *e,
+                                         void *buf, size_t len);
+
 /* Read an entry's image (e->length bytes) into buf and verify its checksum:
  * VFDSWMR_MD_OK, ESHORT (file too short), EIO or ECHECKSUM. */
 vfdswmr_mderr_t vfdswmr_mdr_read_image(const vfdswmr_mdr_io_t *io, uint32_t page_size, const vfdswmr_mdentry_t *e,

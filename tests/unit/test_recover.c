@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 #include "testdir.h"
@@ -23,6 +24,7 @@
 #include "mdreader.h"
 #include "mdwriter.h"
 #include "recover.h"
+#include "checksum.h"
 #include "superblock.h"
 
 #define PS      512u
@@ -340,6 +342,120 @@ test_final_over_sealed_refused(void **state)
     free(f);
 }
 
+/* Pages larger than recovery's piece (1 MiB): ranges that straddle pieces
+ * go back exactly, every other byte stays the file's. */
+static void
+test_large_pages_in_pieces(void **state)
+{
+    enum { BIG = 4u << 20, PAGES = 3 };
+    static const vfdswmr_mdrange_t r[] = {{0, 8}, {(1u << 20) - 100, 300}, {(3u << 20) + 5, 10}, {BIG - 7, 7}};
+    vfdswmr_mdw_opts_t o = {
+        .page_size = BIG, .reserved_pages = 1, .max_lag = MAX_LAG, .md_path = md_path, .tick_len = 1};
+    vfdswmr_mdw_t *w;
+    vfdswmr_recover_report_t rep;
+    uint8_t *file = malloc((size_t)PAGES * BIG), *img = malloc(BIG), *got;
+    char err[512];
+    size_t len;
+
+    (void)state;
+    assert_non_null(file);
+    assert_non_null(img);
+    for (size_t i = 0; i < (size_t)PAGES * BIG; i++)
+        file[i] = (uint8_t)(i * 7 + i / 4099);
+    spill(h5_path, file, (size_t)PAGES * BIG);
+    memset(img, 0xCD, BIG);
+    unlink(md_path);
+    vfdswmr_mdchange_t c = {.hdf5_page = 1, .length = BIG, .image = img, .ranges = r, .nranges = 4};
+    assert_int_equal(vfdswmr_mdw_open(&o, &w, err, sizeof err), 0);
+    assert_int_equal(vfdswmr_mdw_publish(w, (uint64_t)PAGES * BIG, &c, 1, NULL, 0, 0, err, sizeof err), 0);
+    assert_int_equal(vfdswmr_mdw_close(w, true, err, sizeof err), 0); /* "crash" */
+    assert_int_equal(run(false, 0, &rep, err, sizeof err), 0);
+    assert_int_equal(rep.bytes, 8 + 300 + 10 + 7);
+    for (size_t k = 0; k < 4; k++)
+        memset(file + BIG + r[k].offset, 0xCD, r[k].length);
+    got = slurp(h5_path, &len);
+    assert_int_equal(len, (size_t)PAGES * BIG);
+    assert_memory_equal(got, file, len);
+    free(got);
+    free(img);
+    free(file);
+}
+
+/* A crafted, sparse metadata file: 8 entries of 8 MiB whose images are
+ * holes, the last under a wrong checksum. Recovery verifies in pieces:
+ * refused as damaged, nothing written, and the process that ran it grew by
+ * far less than the 64 MiB the images state (it used to hold them all
+ * before writing anything). */
+static void
+test_crafted_huge_entries_bounded(void **state)
+{
+    enum { N = 8, CPS = 4096 };
+    const uint32_t L = 8u << 20;
+    vfdswmr_mdentry_t e[N];
+    vfdswmr_mdrange_t r[N];
+    uint8_t hdr[VFDSWMR_MDHDR_SIZE], *idx;
+    struct rusage ru;
+    int fd, status;
+    pid_t pid;
+
+    (void)state;
+    make_model();
+    uint8_t *zeros = calloc(1, L);
+    assert_non_null(zeros);
+    uint32_t zsum = vfdswmr_checksum(zeros, L);
+    free(zeros);
+    for (uint32_t k = 0; k < N; k++) {
+        e[k] = (vfdswmr_mdentry_t){.hdf5_page = 1 + (uint64_t)k * (L / CPS),
+                                   .md_page = 2 + (uint64_t)k * (L / CPS),
+                                   .length = L,
+                                   .checksum = k + 1 < N ? zsum : zsum ^ 1,
+                                   .range_first = k,
+                                   .nranges = 1};
+        r[k] = (vfdswmr_mdrange_t){0, L};
+    }
+    vfdswmr_mdidx_t ix = {.session = 9, .tick = 5, .nentries = N, .entries = e, .nranges = N, .ranges = r};
+    vfdswmr_mdhdr_t h = {.page_size = CPS,
+                         .session = 9,
+                         .tick = 5,
+                         .epoch = 5,
+                         .index_offset = CPS,
+                         .index_length = vfdswmr_mdidx_size(N, N),
+                         .eoa = (1 + (uint64_t)N * (L / CPS)) * CPS,
+                         .tick_len = 1,
+                         .max_lag = MAX_LAG};
+    assert_non_null(idx = malloc(h.index_length));
+    vfdswmr_mdidx_encode(&ix, idx);
+    vfdswmr_mdhdr_encode(&h, hdr);
+    unlink(md_path);
+    assert_true((fd = open(md_path, O_RDWR | O_CREAT | O_TRUNC, 0644)) >= 0);
+    assert_int_equal(vfdswmr_pwrite_all(fd, hdr, sizeof hdr, 0), 0);
+    assert_int_equal(vfdswmr_pwrite_all(fd, idx, h.index_length, CPS), 0);
+    assert_int_equal(ftruncate(fd, (off_t)((2 + (uint64_t)N * (L / CPS)) * CPS)), 0);
+    close(fd);
+    free(idx);
+    if ((pid = fork()) == 0) {
+        vfdswmr_recover_report_t rep;
+        char err[512], want[128];
+        long before;
+        if (getrusage(RUSAGE_SELF, &ru) < 0)
+            _exit(2);
+        before = ru.ru_maxrss;
+        /* --force: past the size check (the model file is shorter) */
+        int rc = run(true, 0, &rep, err, sizeof err);
+        snprintf(want, sizeof want, "is damaged: the image of HDF5 page %llu (tick 5)",
+                 (unsigned long long)e[N - 1].hdf5_page);
+        if (rc != -1 || !strstr(err, want) || getrusage(RUSAGE_SELF, &ru) < 0)
+            _exit(3);
+        /* KiB: the peak grew by less than 3 of the 8 images */
+        _exit(ru.ru_maxrss - before < 24 * 1024 ? 0 : 4);
+    }
+    assert_true(pid > 0);
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    expect_untouched();
+}
+
 static void
 test_killed_recovery_finished_by_next(void **state)
 {
@@ -381,6 +497,8 @@ main(void)
         cmocka_unit_test(test_damaged_image_writes_nothing),
         cmocka_unit_test(test_final_needs_nothing),
         cmocka_unit_test(test_final_over_sealed_refused),
+        cmocka_unit_test(test_large_pages_in_pieces),
+        cmocka_unit_test(test_crafted_huge_entries_bounded),
         cmocka_unit_test(test_killed_recovery_finished_by_next),
     };
     if (testdir_setup(NULL) < 0)
