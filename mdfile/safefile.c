@@ -125,6 +125,51 @@ not_regular:
     return VFDSWMR_OPEN_NOT_REGULAR;
 }
 
+int
+vfdswmr_open_md(const char *path, int flags)
+{
+    struct stat st;
+    int fd;
+
+    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+        errno = ELOOP;
+        return VFDSWMR_OPEN_LINK;
+    }
+    /* a link swapped in since lstat() fails with ELOOP too */
+    if ((fd = vfdswmr_open_regular(path, flags | O_NOFOLLOW)) == VFDSWMR_OPEN_FAILED && errno == ELOOP)
+        return VFDSWMR_OPEN_LINK;
+    return fd;
+}
+
+void
+vfdswmr_md_link_text(const char *path, char *buf, size_t len)
+{
+    char to[4096], full[8192], *slash;
+    ssize_t n = readlink(path, to, sizeof to - 1);
+    int k;
+
+    if (n < 0) {
+        snprintf(buf, len, "metadata file %s is a symbolic link, which no writer, reader or vfd_swmr_recover uses",
+                 path);
+        return;
+    }
+    to[n] = '\0';
+    /* the file it names: relative to the link's directory */
+    k = to[0] == '/' || strchr(path, '/') == NULL
+            ? snprintf(full, sizeof full, "%s", to)
+            : snprintf(full, sizeof full, "%.*s/%s", (int)(strrchr(path, '/') - path), path, to);
+    if (k < 0 || (size_t)k >= sizeof full)
+        snprintf(full, sizeof full, "%s", to);
+    slash = strrchr(full, '/');
+    snprintf(buf, len,
+             "metadata file %s is a symbolic link (to %s): writers make metadata files as regular files, and no "
+             "writer, reader or vfd_swmr_recover uses one through a link (a writer or a recovery would write "
+             "through it into another file); name the file itself (md_file_path=%.*s;md_file_name=%s), or "
+             "remove the link",
+             path, to, slash ? (int)(slash == full ? 1 : slash - full) : 1, slash ? full : ".",
+             slash ? slash + 1 : full);
+}
+
 const char *
 vfdswmr_path_kind(const char *path)
 {

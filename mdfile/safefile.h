@@ -64,8 +64,21 @@ int vfdswmr_temps_each(const char *target, void (*fn)(const char *path, void *ct
  * it does not exist).
  */
 int vfdswmr_open_regular(const char *path, int flags);
-/* vfdswmr_open_regular()'s failures (a descriptor is >= 0). */
-enum { VFDSWMR_OPEN_FAILED = -1, VFDSWMR_OPEN_NOT_REGULAR = -2 };
+/* vfdswmr_open_regular()'s failures (a descriptor is >= 0), and
+ * vfdswmr_open_md()'s one more. */
+enum { VFDSWMR_OPEN_FAILED = -1, VFDSWMR_OPEN_NOT_REGULAR = -2, VFDSWMR_OPEN_LINK = -3 };
+
+/*
+ * Open a metadata file (writers', readers', vfd_swmr_recover's one rule):
+ * as vfdswmr_open_regular(), and never through a symbolic link, read or
+ * write -- VFDSWMR_OPEN_LINK (errno ELOOP). Writers make metadata files as
+ * regular files; a link at that name was put there by hand, and a writer or
+ * recovery would write through it into another file.
+ */
+int vfdswmr_open_md(const char *path, int flags);
+/* The message for VFDSWMR_OPEN_LINK: what the link is, where it points,
+ * what to do (into buf, len bytes). */
+void vfdswmr_md_link_text(const char *path, char *buf, size_t len);
 
 /*
  * A side file of the writer (read-mark table, raw-data write log) made

@@ -12,8 +12,8 @@
  *    HDF5 file to that slot's byte and back. A slot whose locks are gone is
  *    free whatever it holds (mdfile/marks.h), so an open that fails or a
  *    probing open by the library leaves nothing behind that the writer heeds.
- *  - Only a regular file is ever taken for the metadata file
- *    (vfdswmr_open_regular()): a FIFO, device or directory at its path fails
+ *  - Only a regular file is ever taken for the metadata file, never through
+ *    a link (vfdswmr_open_md()): a FIFO, device, directory or link at its path fails
  *    the open at once, saying so, and never blocks it.
  */
 #include "reader.h"
@@ -62,11 +62,20 @@ vfdswmr_rdr_load_opts(const rdr_md_t *md, vfdswmr_mdr_opts_t *o)
     }
 }
 
+/* Not a regular file, or a symbolic link (vfdswmr_open_md). */
 static void
 not_regular(const char *path)
 {
-    VFDSWMR_ERR(H5E_CANTOPENFILE, "%s: the metadata file %s is not a regular file (%s)", RDR_NAME, path,
-                vfdswmr_path_kind(path));
+    char why[8192];
+    struct stat st;
+
+    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+        vfdswmr_md_link_text(path, why, sizeof why);
+        VFDSWMR_ERR(H5E_CANTOPENFILE, "%s: %s", RDR_NAME, why);
+    }
+    else
+        VFDSWMR_ERR(H5E_CANTOPENFILE, "%s: the metadata file %s is not a regular file (%s)", RDR_NAME, path,
+                    vfdswmr_path_kind(path));
 }
 
 /* What one look at the metadata file found (try_attach): what
@@ -84,10 +93,10 @@ vfdswmr_rdr_md_open(const char *path, int *fd, dev_t *dev, ino_t *ino)
 {
     struct stat st;
 
-    if ((*fd = vfdswmr_open_regular(path, O_RDONLY)) < 0) {
-        rdr_md_open_t rc = *fd == VFDSWMR_OPEN_NOT_REGULAR ? RDR_MD_NOT_REGULAR
-                           : errno == ENOENT               ? RDR_MD_ABSENT
-                                                           : RDR_MD_FAILED;
+    if ((*fd = vfdswmr_open_md(path, O_RDONLY)) < 0) {
+        rdr_md_open_t rc = *fd == VFDSWMR_OPEN_NOT_REGULAR || *fd == VFDSWMR_OPEN_LINK ? RDR_MD_NOT_REGULAR
+                           : errno == ENOENT                                           ? RDR_MD_ABSENT
+                                                                                       : RDR_MD_FAILED;
         *fd = -1;
         return rc;
     }

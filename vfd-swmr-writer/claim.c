@@ -219,9 +219,14 @@ static vfdswmr_claim_t
 claim_once(vfdswmr_writer_t *w, const char *h5_name, int *old_fd, bool *raced)
 {
     struct stat st, now;
-    int fd = vfdswmr_open_regular(w->md_path, O_RDWR);
+    int fd = vfdswmr_open_md(w->md_path, O_RDWR);
     vfdswmr_take_t lk;
+    char why[8192];
 
+    if (fd == VFDSWMR_OPEN_LINK) {
+        vfdswmr_md_link_text(w->md_path, why, sizeof why);
+        return refuse("%s: %s; nothing was changed (\"%s\")", why, h5_name);
+    }
     if (fd == VFDSWMR_OPEN_NOT_REGULAR)
         return refuse("%s: metadata file %s is not a regular file; nothing was changed (\"%s\")", w->md_path, h5_name);
     if (fd < 0 && errno == ENOENT)

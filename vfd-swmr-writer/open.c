@@ -313,8 +313,10 @@ needs_reader(vfdswmr_writer_t *w, const char *name)
 
     if (vfdswmr_registry_writes(name))
         return 0; /* this process writes it: HDF5 shares the open file (as on sec2) */
-    if (vfdswmr_md_path(&w->base.cfg, name, md, sizeof md) < 0 || (fd = vfdswmr_open_regular(md, O_RDONLY)) < 0)
-        return 0; /* no metadata file: no writer, or one that closed */
+    if (vfdswmr_md_path(&w->base.cfg, name, md, sizeof md) < 0)
+        return 0;
+    if ((fd = vfdswmr_open_md(md, O_RDONLY)) < 0) /* a link: the reader refuses it, saying why */
+        return fd == VFDSWMR_OPEN_LINK;           /* else no metadata file: no writer, or one that closed */
     closed = vfdswmr_mdr_read_header(fd, &h) == VFDSWMR_MD_OK && (h.flags & VFDSWMR_MDHDR_FINAL);
     close(fd);
     return !closed;

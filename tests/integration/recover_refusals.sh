@@ -21,7 +21,12 @@
 #     byte-identical; once it lets go, one recovery recovers and the next
 #     finds nothing to do. Then two vfd_swmr_recover started together, a
 #     few times: whichever way they interleave, exactly one recovers and the
-#     other exits 3 or finds nothing to recover.
+#     other exits 3 or finds nothing to recover;
+# (e) a symbolic link at the metadata file's name (the crashed writer's file
+#     moved aside, a link to it in its place): the reader, the next writer
+#     and vfd_swmr_recover refuse it alike, naming the link's target and the
+#     md_file_path/md_file_name that name the file itself; nothing changes;
+#     vfd_swmr_recover given those recovers.
 # Writers use explicit ticks (tick_len=0); every file is checked with plain
 # HDF5.
 . "${VFDSWMR_TESTLIB:?}"
@@ -229,4 +234,31 @@ for round in 1 2 3; do
     plain_check "$f" 1000 5
 done
 ok "two vfd_swmr_recover started together, 3 times: exactly one recovers, the other exits 3 ($busy_n times) or finds nothing ($nothing_n times); plain HDF5 reads 1000 rows and 5 groups"
+
+# (e) a symbolic link at the metadata file's name
+f=$data/e.h5
+crashed_writer "$f" 1000 "$cfg"
+mv "$f.md" "$WORK/e-real.md"
+ln -s "$WORK/e-real.md" "$f.md"
+keep "$f" "$WORK/e-real.md"
+link="metadata file $f.md is a symbolic link (to $WORK/e-real.md): writers make metadata files as regular files, and no writer, reader or vfd_swmr_recover uses one through a link (a writer or a recovery would write through it into another file); name the file itself (md_file_path=$WORK;md_file_name=e-real.md), or remove the link"
+out=$(HDF5_DRIVER=vfd_swmr_reader ${VFDSWMR_VALGRIND:-} "$VFDSWMR_PROGS/rowreader" "$f" check 1000 2>&1)
+rc=$?
+[ "$rc" != 0 ] && [[ $out == *"vfd_swmr_reader: $link"* ]] || fail "a reader through the link: status $rc: $out"
+out=$(HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$cfg" ${VFDSWMR_VALGRIND:-} \
+    "$VFDSWMR_PROGS/tryopen" "$f" rdwr 2>&1)
+rc=$?
+[ "$rc" = 1 ] && [[ $out == *"vfd_swmr_writer: $link; nothing was changed (\"$f\")"* ]] \
+    || fail "a writer through the link: status $rc: $out"
+out=$(recover --config "$cfg" "$f" 2>&1)
+rc=$?
+[ "$rc" = 1 ] && [ "$out" = "vfd_swmr_recover: $link; nothing done" ] || fail "vfd_swmr_recover through the link: exit $rc: $out"
+unchanged "the reader, writer and recovery refused by the link" "$f" "$WORK/e-real.md"
+[ -L "$f.md" ] || fail "the link is gone"
+ok "a symbolic link at the metadata file's name: the reader, the next writer and vfd_swmr_recover (exit 1) refuse it alike, naming the file itself; nothing changed"
+out=$(recover --config "$cfg;md_file_path=$WORK;md_file_name=e-real.md" "$f" 2>&1) || fail "vfd_swmr_recover of the file itself: $out"
+[[ $out == "vfd_swmr_recover: $f: recovered tick 2 of writer session "* ]] || fail "vfd_swmr_recover of the file itself: $out"
+[ ! -e "$WORK/e-real.md" ] || fail "vfd_swmr_recover left the metadata file it recovered from"
+plain_check "$f" 1000 5
+ok "vfd_swmr_recover given the md_file_path/md_file_name the message names recovers; plain HDF5 reads 1000 rows and 5 groups"
 finish

@@ -408,6 +408,37 @@ test_open_regular_links(void **state)
     assert_string_equal(vfdswmr_path_kind(link), "a regular file");
 }
 
+/* Metadata files: never through a link, to read or to write; the message
+ * names the link's target as md_file_path and md_file_name. */
+static void
+test_open_md_links(void **state)
+{
+    const char *md = path("real.md"), *link = path("f.h5.md"), *rel = path("rel.md");
+    static const int flags[] = {O_RDONLY, O_RDWR, O_WRONLY};
+    char why[8192], want[8192];
+    int fd;
+
+    (void)state;
+    put(md, "header");
+    assert_int_equal(symlink(md, link), 0);
+    assert_int_equal(symlink("real.md", rel), 0);
+    for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {
+        errno = 0;
+        assert_int_equal(vfdswmr_open_md(link, flags[i]), VFDSWMR_OPEN_LINK);
+        assert_int_equal(errno, ELOOP);
+        assert_true((fd = vfdswmr_open_md(md, flags[i])) >= 0);
+        close(fd);
+    }
+    assert_holds(md, "header");
+    vfdswmr_md_link_text(link, why, sizeof why);
+    snprintf(want, sizeof want, "metadata file %s is a symbolic link (to %s): ", link, md);
+    assert_memory_equal(why, want, strlen(want));
+    snprintf(want, sizeof want, "(md_file_path=%.*s;md_file_name=real.md)", (int)(strrchr(md, '/') - md), md);
+    assert_non_null(strstr(why, want));
+    vfdswmr_md_link_text(rel, why, sizeof why); /* relative: from the link's directory */
+    assert_non_null(strstr(why, want));
+}
+
 static void
 test_open_regular_missing_create(void **state)
 {
@@ -520,20 +551,11 @@ main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
     const struct CMUnitTest tests[] = {
-        T(test_temp_name_and_mode),
-        T(test_temp_names_differ),
-        T(test_temp_planted),
-        T(test_temp_bounded),
-        T(test_temp_errors),
-        T(test_temp_suffix),
-        T(test_open_regular_file),
-        T(test_open_regular_fifo),
-        T(test_open_regular_dir_dev),
-        T(test_open_regular_links),
-        T(test_open_regular_missing_create),
-        T(test_updater_write_planted),
-        T(test_updater_write_fails),
-        T(test_create_named),
+        T(test_temp_name_and_mode),    T(test_temp_names_differ),   T(test_temp_planted),
+        T(test_temp_bounded),          T(test_temp_errors),         T(test_temp_suffix),
+        T(test_open_regular_file),     T(test_open_regular_fifo),   T(test_open_regular_dir_dev),
+        T(test_open_regular_links),    T(test_open_md_links),       T(test_open_regular_missing_create),
+        T(test_updater_write_planted), T(test_updater_write_fails), T(test_create_named),
     };
     return cmocka_run_group_tests(tests, testdir_setup, testdir_teardown);
 }

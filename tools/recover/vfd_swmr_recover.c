@@ -79,7 +79,12 @@ lock_md(const char *md_path, const char *file, int *fd)
         struct stat st, now;
         vfdswmr_take_t lk;
 
-        *fd = vfdswmr_open_regular(md_path, O_RDWR);
+        *fd = vfdswmr_open_md(md_path, O_RDWR);
+        if (*fd == VFDSWMR_OPEN_LINK) {
+            char why[8192];
+            vfdswmr_md_link_text(md_path, why, sizeof why);
+            return die(1, "%s; nothing done", why);
+        }
         if (*fd == VFDSWMR_OPEN_NOT_REGULAR)
             return die(1, "metadata file %s is not a regular file", md_path);
         if (*fd < 0 && errno == ENOENT)
