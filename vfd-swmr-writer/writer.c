@@ -258,7 +258,10 @@ writer_flush(H5FD_t *file, hid_t dxpl, hbool_t closing)
         rc = vfdswmr_writer_eoa_flushed(w, closing);
     if (rc >= 0)
         rc = vfdswmr_pt_flush(file, dxpl, closing);
-    if (vfdswmr_writer_check_error(w) < 0)
+    /* Publishing stopped: every flush fails -- but H5Fclose's, since the
+     * close then writes every page to the HDF5 file and its own result says
+     * whether that worked (close.c). */
+    if (!closing && vfdswmr_writer_check_error(w) < 0)
         rc = -1;
     vfdswmr_writer_unlock(w);
     return rc;

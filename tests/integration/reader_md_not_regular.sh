@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A metadata file that is not a regular file -- a FIFO (nobody at its other
-# end), a directory, a link to a device -- fails the reader's H5Fopen at once,
-# with "<path> is not a regular file" on the HDF5 error stack, both when the
+# end), a directory, a link (to a device; no metadata file is used through a
+# link) -- fails the reader's H5Fopen at once, with "<path> is not a regular
+# file" (a link: "is a symbolic link (to ...)") on the HDF5 error stack, both when the
 # reader takes an absent metadata file for "no writer" (presume_posix_semantics=1)
 # and when it would wait for one (=0, open_timeout=300 s). The HDF5 file is
 # untouched. `timeout` only guards against a hang (it would end the test with
@@ -13,15 +14,16 @@ f=$WORK/f.h5
 roundtrip write "$f" >/dev/null || fail "cannot make the HDF5 file"
 before=$(sha256sum <"$f")
 
-# kind | how to make it | what the message calls it
+# kind | how to make it | what the message says
 cases=(
-    'FIFO|mkfifo "$f.md"|a FIFO'
-    'directory|mkdir "$f.md"|a directory'
-    'link to /dev/null|ln -s /dev/null "$f.md"|a character device'
+    'FIFO|mkfifo "$f.md"|the metadata file $f.md is not a regular file (a FIFO)'
+    'directory|mkdir "$f.md"|the metadata file $f.md is not a regular file (a directory)'
+    'link to /dev/null|ln -s /dev/null "$f.md"|metadata file $f.md is a symbolic link (to /dev/null): '
 )
 for c in "${cases[@]}"; do
-    IFS='|' read -r kind make called <<<"$c"
+    IFS='|' read -r kind make says <<<"$c"
     eval "$make"
+    eval "says=\"$says\""
     for posix in 1 0; do
         config="presume_posix_semantics=$posix;open_timeout=3000"
         rc=0
@@ -30,7 +32,7 @@ for c in "${cases[@]}"; do
         [ $rc -ne 124 ] || fail "$kind, presume_posix_semantics=$posix: the reader hung in H5Fopen"
         [ $rc -eq 1 ] || fail "$kind, presume_posix_semantics=$posix: exit status $rc: $out"
         [[ $out == *"HDF5-DIAG: Error detected"* ]] || fail "$kind: no HDF5 error stack: $out"
-        want="vfd_swmr_reader: the metadata file $f.md is not a regular file ($called)"
+        want="vfd_swmr_reader: $says"
         [[ $out == *"$want"* ]] || fail "$kind, presume_posix_semantics=$posix: the stack lacks \"$want\": $out"
         [ "$(sha256sum <"$f")" = "$before" ] || fail "$kind: the HDF5 file changed"
         ok "a metadata file that is a $kind fails the reader's open at once (presume_posix_semantics=$posix)"
