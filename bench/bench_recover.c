@@ -25,6 +25,7 @@
 
 #include "checksum.h"
 #include "clock.h"
+#include "craftmd.h"
 #include "format.h"
 #include "io.h"
 #include "mdwriter.h"
@@ -94,55 +95,25 @@ honest(const char *h5, const char *md, uint64_t pages)
     free(c);
 }
 
-/* A metadata file made by hand: n entries of `len` bytes each, images at
- * distinct places of a sparse file (holes), checksums of that many zeros
- * (the last one wrong) or all wrong. */
+/* A metadata file made by hand (tests/unit/craftmd.h): n entries of `len`
+ * bytes each, images that are holes, checksums of that many zeros (the
+ * last one wrong) or all wrong; the HDF5 file as long as it says. */
 static void
 crafted(const char *h5, const char *md, uint32_t n, uint32_t len, bool zero_sums)
 {
-    vfdswmr_mdentry_t *e = calloc(n, sizeof *e);
-    vfdswmr_mdrange_t *r = calloc(n, sizeof *r);
-    uint8_t hdr[VFDSWMR_MDHDR_SIZE], *idx, *zeros = zero_sums ? calloc(1, len) : NULL;
-    uint64_t step = vfdswmr_pages(len, PS);
-    uint32_t zsum;
-    int fd;
+    uint8_t *zeros = zero_sums ? calloc(1, len) : NULL;
+    uint32_t sum = 0x12345678;
+    uint64_t eoa;
 
-    if (e == NULL || r == NULL || (zero_sums && zeros == NULL))
-        die("out of memory");
-    zsum = zero_sums ? vfdswmr_checksum(zeros, len) : 0x12345678;
-    free(zeros);
-    for (uint32_t k = 0; k < n; k++) {
-        e[k] = (vfdswmr_mdentry_t){.hdf5_page = 1 + k * step,
-                                   .md_page = 2 + k * step,
-                                   .length = len,
-                                   .checksum = k + 1 < n ? zsum : zsum ^ 1,
-                                   .range_first = k,
-                                   .nranges = 1};
-        r[k] = (vfdswmr_mdrange_t){0, len};
+    if (zero_sums) {
+        if (zeros == NULL)
+            die("out of memory");
+        sum = vfdswmr_checksum(zeros, len);
+        free(zeros);
     }
-    vfdswmr_mdidx_t ix = {.session = 1, .tick = 5, .nentries = n, .entries = e, .nranges = n, .ranges = r};
-    uint64_t end = 2 + n * step;
-    make_hdf5(h5, (1 + n * step) * PS);
-    vfdswmr_mdhdr_t h = {.page_size = PS,
-                         .session = 1,
-                         .tick = 5,
-                         .epoch = 5,
-                         .index_offset = end * PS,
-                         .index_length = vfdswmr_mdidx_size(n, n),
-                         .eoa = (1 + n * step) * PS,
-                         .tick_len = 1,
-                         .max_lag = 3,
-                         .hdf5_id = inode_of(h5)};
-    if ((idx = malloc(h.index_length)) == NULL)
-        die("out of memory");
-    vfdswmr_mdidx_encode(&ix, idx);
-    vfdswmr_mdhdr_encode(&h, hdr);
-    if ((fd = open(md, O_RDWR | O_CREAT | O_TRUNC, 0644)) < 0 || vfdswmr_pwrite_all(fd, hdr, sizeof hdr, 0) < 0 ||
-        vfdswmr_pwrite_all(fd, idx, h.index_length, h.index_offset) < 0 || close(fd) < 0)
+    make_hdf5(h5, (1 + n * vfdswmr_pages(len, PS)) * PS);
+    if (craft_md(md, PS, n, len, sum, sum ^ 1, inode_of(h5), &eoa) < 0)
         die(md);
-    free(idx);
-    free(e);
-    free(r);
 }
 
 /* Run `RECOVER h5`, print one row. */

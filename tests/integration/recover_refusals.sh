@@ -61,6 +61,17 @@ crashed_writer() {
     proc_kill w
 }
 
+# recovers CONFIG FILE MDFILE: vfd_swmr_recover --config CONFIG recovers
+# FILE (crashed_writer's 1000 rows, 5 groups) from MDFILE, removes MDFILE,
+# and plain HDF5 reads it all.
+recovers() {
+    local out
+    out=$(recover --config "$1" "$2" 2>&1) || fail "vfd_swmr_recover --config '$1': $out"
+    [[ $out == "vfd_swmr_recover: $2: recovered tick 2 of writer session "* ]] || fail "vfd_swmr_recover --config '$1': $out"
+    [ ! -e "$3" ] || fail "vfd_swmr_recover --config '$1' left the metadata file $3"
+    plain_check "$2" 1000 5
+}
+
 # files: what $data holds, but for read-mark tables (<metadata file>.readers)
 # and raw-data write logs (<metadata file>.raw): a dead writer's serve no
 # writer (readers of its session find them stale and drop their caches),
@@ -147,9 +158,7 @@ rc=$?
 unchanged "the refused rowwriter" "$f.md"
 ok "HDF5 file missing: writers creating it (trunc, excl, trunc_swmr, rowwriter) are refused (\"does not exist, but metadata file\"); nothing created"
 mv "$WORK/b.h5.away" "$f"
-out=$(recover --config "$cfg" "$f" 2>&1) || fail "vfd_swmr_recover of the file put back: $out"
-[[ $out == "vfd_swmr_recover: $f: recovered tick 2 of writer session "* ]] || fail "vfd_swmr_recover: $out"
-plain_check "$f" 1000 5
+recovers "$cfg" "$f" "$f.md"
 ok "the HDF5 file put back: vfd_swmr_recover recovers it; plain HDF5 reads 1000 rows and 5 groups"
 
 # (c) the metadata file is not at the default place
@@ -163,10 +172,7 @@ out=$(recover "$f" 2>&1) && fail "vfd_swmr_recover without --config succeeded: $
     || fail "vfd_swmr_recover without --config: $out"
 unchanged "vfd_swmr_recover without --config" "$f"
 ok "no metadata file at the default place: refused (a writer died: sealed), pointing at --config; nothing changed"
-out=$(recover --config "$cfg;md_file_path=$WORK/md" "$f" 2>&1) || fail "vfd_swmr_recover --config: $out"
-[[ $out == "vfd_swmr_recover: $f: recovered tick 2 of writer session "* ]] || fail "vfd_swmr_recover --config: $out"
-[ ! -e "$WORK/md/c.h5.md" ] || fail "vfd_swmr_recover --config left the metadata file"
-plain_check "$f" 1000 5
+recovers "$cfg;md_file_path=$WORK/md" "$f" "$WORK/md/c.h5.md"
 ok "with the writer's md_file_path in --config it recovers; plain HDF5 reads 1000 rows and 5 groups"
 
 # (d) recoveries against each other
@@ -194,12 +200,10 @@ ok "a writer meanwhile is refused (\"or is recovering it\"); both files byte-ide
 proc_expect l "" released
 proc_end l
 [ "$PROC_STATUS" = 0 ] || fail "lockmd exited with status $PROC_STATUS: $(proc_err l)"
-out=$(recover --config "$cfg" "$f" 2>&1) || fail "vfd_swmr_recover after the lock was released: $out"
-[[ $out == "vfd_swmr_recover: $f: recovered tick 2 of writer session "* ]] || fail "vfd_swmr_recover: $out"
+recovers "$cfg" "$f" "$f.md"
 out=$(recover --config "$cfg" "$f" 2>&1) || fail "vfd_swmr_recover once more: $out"
 [[ $out == "vfd_swmr_recover: $f: nothing to recover: there is no metadata file $f.md "* ]] \
     || fail "vfd_swmr_recover once more: $out"
-plain_check "$f" 1000 5
 ok "the lock released: one vfd_swmr_recover recovers, the next has nothing to do; plain HDF5 reads 1000 rows and 5 groups"
 
 # Two at once: the crashed state back in the same inode (so the metadata
@@ -256,9 +260,6 @@ rc=$?
 unchanged "the reader, writer and recovery refused by the link" "$f" "$WORK/e-real.md"
 [ -L "$f.md" ] || fail "the link is gone"
 ok "a symbolic link at the metadata file's name: the reader, the next writer and vfd_swmr_recover (exit 1) refuse it alike, naming the file itself; nothing changed"
-out=$(recover --config "$cfg;md_file_path=$WORK;md_file_name=e-real.md" "$f" 2>&1) || fail "vfd_swmr_recover of the file itself: $out"
-[[ $out == "vfd_swmr_recover: $f: recovered tick 2 of writer session "* ]] || fail "vfd_swmr_recover of the file itself: $out"
-[ ! -e "$WORK/e-real.md" ] || fail "vfd_swmr_recover left the metadata file it recovered from"
-plain_check "$f" 1000 5
+recovers "$cfg;md_file_path=$WORK;md_file_name=e-real.md" "$f" "$WORK/e-real.md"
 ok "vfd_swmr_recover given the md_file_path/md_file_name the message names recovers; plain HDF5 reads 1000 rows and 5 groups"
 finish

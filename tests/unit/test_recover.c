@@ -25,6 +25,7 @@
 #include "mdwriter.h"
 #include "recover.h"
 #include "checksum.h"
+#include "craftmd.h"
 #include "superblock.h"
 
 #define PS      512u
@@ -391,11 +392,9 @@ test_crafted_huge_entries_bounded(void **state)
 {
     enum { N = 8, CPS = 4096 };
     const uint32_t L = 8u << 20;
-    vfdswmr_mdentry_t e[N];
-    vfdswmr_mdrange_t r[N];
-    uint8_t hdr[VFDSWMR_MDHDR_SIZE], *idx;
     struct rusage ru;
-    int fd, status;
+    uint64_t eoa, last = 1 + (uint64_t)(N - 1) * (L / CPS);
+    int status;
     pid_t pid;
 
     (void)state;
@@ -404,35 +403,8 @@ test_crafted_huge_entries_bounded(void **state)
     assert_non_null(zeros);
     uint32_t zsum = vfdswmr_checksum(zeros, L);
     free(zeros);
-    for (uint32_t k = 0; k < N; k++) {
-        e[k] = (vfdswmr_mdentry_t){.hdf5_page = 1 + (uint64_t)k * (L / CPS),
-                                   .md_page = 2 + (uint64_t)k * (L / CPS),
-                                   .length = L,
-                                   .checksum = k + 1 < N ? zsum : zsum ^ 1,
-                                   .range_first = k,
-                                   .nranges = 1};
-        r[k] = (vfdswmr_mdrange_t){0, L};
-    }
-    vfdswmr_mdidx_t ix = {.session = 9, .tick = 5, .nentries = N, .entries = e, .nranges = N, .ranges = r};
-    vfdswmr_mdhdr_t h = {.page_size = CPS,
-                         .session = 9,
-                         .tick = 5,
-                         .epoch = 5,
-                         .index_offset = CPS,
-                         .index_length = vfdswmr_mdidx_size(N, N),
-                         .eoa = (1 + (uint64_t)N * (L / CPS)) * CPS,
-                         .tick_len = 1,
-                         .max_lag = MAX_LAG};
-    assert_non_null(idx = malloc(h.index_length));
-    vfdswmr_mdidx_encode(&ix, idx);
-    vfdswmr_mdhdr_encode(&h, hdr);
     unlink(md_path);
-    assert_true((fd = open(md_path, O_RDWR | O_CREAT | O_TRUNC, 0644)) >= 0);
-    assert_int_equal(vfdswmr_pwrite_all(fd, hdr, sizeof hdr, 0), 0);
-    assert_int_equal(vfdswmr_pwrite_all(fd, idx, h.index_length, CPS), 0);
-    assert_int_equal(ftruncate(fd, (off_t)((2 + (uint64_t)N * (L / CPS)) * CPS)), 0);
-    close(fd);
-    free(idx);
+    assert_int_equal(craft_md(md_path, CPS, N, L, zsum, zsum ^ 1, 0, &eoa), 0);
     if ((pid = fork()) == 0) {
         vfdswmr_recover_report_t rep;
         char err[512], want[128];
@@ -442,8 +414,7 @@ test_crafted_huge_entries_bounded(void **state)
         before = ru.ru_maxrss;
         /* --force: past the size check (the model file is shorter) */
         int rc = run(true, 0, &rep, err, sizeof err);
-        snprintf(want, sizeof want, "is damaged: the image of HDF5 page %llu (tick 5)",
-                 (unsigned long long)e[N - 1].hdf5_page);
+        snprintf(want, sizeof want, "is damaged: the image of HDF5 page %llu (tick 5)", (unsigned long long)last);
         if (rc != -1 || !strstr(err, want) || getrusage(RUSAGE_SELF, &ru) < 0)
             _exit(3);
         /* KiB: the peak grew by less than 3 of the 8 images */
