@@ -30,6 +30,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "h5err.h"
 #include "io.h"
 #include "mdlock.h"
@@ -111,6 +112,48 @@ has_signature(rdr_t *r)
            vfdswmr_sb_find(read_or_nothing, &fd, (uint64_t)st.st_size - (VFDSWMR_SB_SIG_LEN - 1), &addr) == 1;
 }
 
+/* How often, 10 ms apart, a reader that finds no metadata file but a live
+ * writer's lock on the HDF5 file looks again: a writer closing removes its
+ * metadata file just before it lets go of the lock. */
+#define ELSEWHERE_LOOKS 100
+
+/*
+ * No metadata file where this reader looks (presume_posix_semantics: "no
+ * writer"), yet a live vfd_swmr_writer holds its lock on the HDF5 file
+ * (mdlock.h). The reader reached the file by another name (a symbolic or
+ * hard link, another path) or with another md_file_path/md_file_name than
+ * the writer's, and would read the file as it sits on disk, inconsistent
+ * while a writer runs. Refused, saying so; a metadata file that appears
+ * meanwhile (a writer opening) is loaded. (A dead writer's file: its seal
+ * refuses the superblock read, pages.c.) Returns -1 with the reason on the
+ * stack, else 0.
+ */
+static int
+refuse_elsewhere(rdr_t *r, const char *name)
+{
+    int fd = vfdswmr_lower_fd(r->base.lower), held = 0;
+
+    if (r->md.fd >= 0 || !r->base.cfg.presume_posix_semantics || fd < 0)
+        return 0;
+    for (int look = 0; look < ELSEWHERE_LOOKS && (held = vfdswmr_mdlock_hdf5_held(fd)) > 0; look++) {
+        if (access(r->md.path, F_OK) == 0) /* a writer opening: its metadata file is there now */
+            return vfdswmr_rdr_md_attach(&r->md, false, 0);
+        vfdswmr_sleep(0.01);
+    }
+    if (held > 0) {
+        VFDSWMR_ERR(H5E_CANTOPENFILE,
+                    "%s: \"%s\" is open for writing by a vfd_swmr_writer (it holds the file's writer lock), but "
+                    "there is no metadata file %s: this reader reached the file by another name (a symbolic or "
+                    "hard link, another path) or with another md_file_path/md_file_name than its writer's, and "
+                    "would read the file as it sits on disk, which is not consistent while the writer runs; open "
+                    "it by the name its writer uses, or give the writer's md_file_path/md_file_name (a writer "
+                    "with maintain_metadata_file=0 keeps none: read through vfd_swmr_aux's copy)",
+                    RDR_NAME, name, r->md.path);
+        return -1;
+    }
+    return 0;
+}
+
 /* A writer's metadata file whose snapshot holds no page (no flush published
  * in its session; the ticks go on regardless) over an HDF5 file without a
  * superblock: the writer created the file and has not flushed it yet, or
@@ -185,7 +228,7 @@ reader_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr)
         goto release;
     lower_open = true;
     r->lib_eoa = HADDR_UNDEF;
-    if (refuse_unpublished(r, name) < 0)
+    if (refuse_elsewhere(r, name) < 0 || refuse_unpublished(r, name) < 0)
         goto release;
     if (open_log(r) < 0 || vfdswmr_rdr_forward_eoa(r) < 0)
         goto close_log;
