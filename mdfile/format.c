@@ -33,7 +33,8 @@ static const char *const mderr_text[VFDSWMR_MD_NERRORS] = {
     [VFDSWMR_MD_EIO] = "read or write failed",
     [VFDSWMR_MD_ENOMEM] = "out of memory",
     [VFDSWMR_MD_ERANGE] = "metadata range invalid (empty, outside its image, unsorted or miscounted)",
-    [VFDSWMR_MD_EFIELD] = "a header field has a value the format forbids (max_lag below 3, epoch after tick, tick above 2^62)",
+    [VFDSWMR_MD_EFIELD] =
+        "a header field has a value the format forbids (max_lag below 3, epoch after tick, tick above 2^62)",
 };
 
 const char *

@@ -58,6 +58,18 @@ proc_start() {
     PROC_OUT[$name]=$fd
 }
 
+# writer_start NAME CONFIG FILE [ROWWRITER_ARGS...]: rowwriter (tests/progs)
+# creates FILE through vfd_swmr_writer with CONFIG, as process NAME, and has
+# answered "ready 0", or the test fails.
+writer_start() {
+    local name=$1 config=$2 file=$3
+    shift 3
+    proc_start "$name" env HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$config" ${VFDSWMR_VALGRIND:-} \
+        "$VFDSWMR_PROGS/rowwriter" "$file" create "$@"
+    proc_read "$name"
+    [ "$ANSWER" = "ready 0" ] || fail "$file: writer $name not ready: $ANSWER $(proc_err "$name")"
+}
+
 # proc_err NAME: the last lines of NAME's stderr, for failure messages.
 proc_err() { tail -n 30 "$WORK/$1.err" 2>/dev/null; }
 

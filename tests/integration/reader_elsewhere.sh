@@ -15,10 +15,7 @@ f=$WORK/f.h5
 cfg="tick_len=1;max_lag=3"
 mkdir "$WORK/elsewhere" "$WORK/other"
 ln -s "$f" "$WORK/link.h5"
-proc_start w env HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$cfg" ${VFDSWMR_VALGRIND:-} \
-    "$VFDSWMR_PROGS/rowwriter" "$f" create
-proc_read w
-[ "$ANSWER" = "ready 0" ] || fail "writer not ready: $ANSWER $(proc_err w)"
+writer_start w "$cfg" "$f"
 proc_expect w "append 500" "flushed 500"
 proc_expect w "groups 3" "flushed groups 3"
 ln "$f" "$WORK/hard.h5"
