@@ -68,10 +68,13 @@ read_image_part(int md_fd, uint32_t page_size, const vfdswmr_mdentry_t *e, uint6
  * end of the metadata file (never over anything a reader may be reading).
  * Readers holding this snapshot keep it; readers holding an older one, which
  * may read from the HDF5 file pages recovery is about to change, fail their
- * lag check ("fell behind") and refresh instead of mixing states.
+ * lag check ("fell behind") and refresh instead of mixing states. A header
+ * that named no HDF5 file (hdf5_id 0: tick 0, written before its writer
+ * opened the file) names hdf5_id now, so that a recovery killed after this
+ * is run again (vfdswmr_hdf5_id_foreign lets 0 pass at tick 0 only).
  */
 static int
-republish(int md_fd, const char *md_name, const vfdswmr_mdsnap_t *s, char *err, size_t errlen)
+republish(int md_fd, const char *md_name, const vfdswmr_mdsnap_t *s, uint64_t hdf5_id, char *err, size_t errlen)
 {
     vfdswmr_mdhdr_t h = s->hdr;
     vfdswmr_mdidx_t idx = s->idx;
@@ -82,6 +85,8 @@ republish(int md_fd, const char *md_name, const vfdswmr_mdsnap_t *s, char *err, 
     if (fstat(md_fd, &st) < 0)
         return vfdswmr_errtext(err, errlen, "cannot stat metadata file %s: %s", md_name, strerror(errno));
     h.tick = idx.tick = s->hdr.tick + s->hdr.max_lag - 1;
+    if (h.hdf5_id == 0)
+        h.hdf5_id = hdf5_id;
     h.index_length = vfdswmr_mdidx_size(idx.nentries, idx.nranges);
     h.index_offset = vfdswmr_pages((uint64_t)st.st_size, h.page_size) * h.page_size;
     if (NULL == (idx_image = malloc(h.index_length)))
@@ -285,13 +290,21 @@ vfdswmr_recover_run(int md_fd, const char *md_name, const vfdswmr_recover_io_t *
             h5_name, size, s.hdr.eoa, md_name);
         goto done;
     }
+    if (s.hdr.tick > VFDSWMR_TICK_MAX - s.hdr.max_lag) { /* its republish would pass the format's last tick */
+        vfdswmr_errtext(err, errlen,
+                        "metadata file %s is damaged: its tick %" PRIu64 " leaves no room below the format's largest "
+                        "tick (2^62) for recovery's republish; nothing was written",
+                        md_name, s.hdr.tick);
+        goto done;
+    }
     rep->needed = true;
     /* two pieces: the HDF5 file's bytes and the image's (restore_entry) */
     if (NULL == (buf = malloc(2 * PIECE))) {
         vfdswmr_errtext(err, errlen, "out of memory");
         goto done;
     }
-    if (verify_images(md_fd, md_name, &s, buf, err, errlen) < 0 || republish(md_fd, md_name, &s, err, errlen) < 0)
+    if (verify_images(md_fd, md_name, &s, buf, err, errlen) < 0 ||
+        republish(md_fd, md_name, &s, hdf5_id, err, errlen) < 0)
         goto done;
     if (io->extend(io->ctx, s.hdr.eoa) < 0)
         goto io_failed;

@@ -94,7 +94,9 @@
  *                          metadata file when it must exist,
  *                          tenths of a second, 0 to 36000
  * keep_metadata_file       writer: 0/1, leave the metadata file   0
- *                          in place at close (for inspection)
+ *                          in place at close (for inspection;
+ *                          removed all the same when publishing
+ *                          had failed and the file got every page)
  * updater_keep_ticks       writer: an updater file is deleted     0 (= max_lag
  *                          this many ticks after the one it       + 1)
  *                          carries, 0 to 100000; 0 means

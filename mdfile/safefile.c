@@ -135,9 +135,13 @@ vfdswmr_open_md(const char *path, int flags)
         errno = ELOOP;
         return VFDSWMR_OPEN_LINK;
     }
-    /* a link swapped in since lstat() fails with ELOOP too */
-    if ((fd = vfdswmr_open_regular(path, flags | O_NOFOLLOW)) == VFDSWMR_OPEN_FAILED && errno == ELOOP)
-        return VFDSWMR_OPEN_LINK;
+    /* a link swapped in since lstat() fails with ELOOP too (so does a loop
+     * of links among the directories on the way: not a link here) */
+    if ((fd = vfdswmr_open_regular(path, flags | O_NOFOLLOW)) == VFDSWMR_OPEN_FAILED && errno == ELOOP) {
+        if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
+            return VFDSWMR_OPEN_LINK;
+        errno = ELOOP;
+    }
     return fd;
 }
 

@@ -113,34 +113,54 @@ has_signature(rdr_t *r)
 }
 
 /* How often, 10 ms apart, a reader that finds no metadata file but a live
- * writer's lock on the HDF5 file looks again: a writer closing removes its
- * metadata file just before it lets go of the lock. */
+ * writer's lock and seal on the HDF5 file looks again for the metadata
+ * file (a writer replacing a crashed one's renames its own into place). */
 #define ELSEWHERE_LOOKS 100
+
+/* Does the file open on fd carry a writer's seal (superblock.h)? */
+static bool
+sealed_on_disk(int fd)
+{
+    uint8_t sb[VFDSWMR_SB_SEAL_SPAN] = {0};
+    struct stat st;
+    uint64_t addr;
+
+    if (fstat(fd, &st) < 0 || (uint64_t)st.st_size < VFDSWMR_SB_SIG_LEN ||
+        vfdswmr_sb_find(read_or_nothing, &fd, (uint64_t)st.st_size - (VFDSWMR_SB_SIG_LEN - 1), &addr) != 1)
+        return false;
+    read_or_nothing(&fd, addr, sb, (uint64_t)st.st_size - addr < sizeof sb ? (size_t)(st.st_size - addr) : sizeof sb);
+    return vfdswmr_sb_sealed(sb, sizeof sb) == 1;
+}
 
 /*
  * No metadata file where this reader looks (presume_posix_semantics: "no
- * writer"), yet a live vfd_swmr_writer holds its lock on the HDF5 file
- * (mdlock.h). The reader reached the file by another name (a symbolic or
- * hard link, another path) or with another md_file_path/md_file_name than
- * the writer's, and would read the file as it sits on disk, inconsistent
- * while a writer runs. Refused, saying so; a metadata file that appears
- * meanwhile (a writer opening) is loaded. (A dead writer's file: its seal
- * refuses the superblock read, pages.c.) Returns -1 with the reason on the
- * stack, else 0.
+ * writer"), yet a live vfd_swmr_writer has the HDF5 file: it holds its lock
+ * on it (mdlock.h) and the superblock carries its seal. The reader reached
+ * the file by another name (a symbolic or hard link, another path) or with
+ * another md_file_path/md_file_name than the writer's, and would read the
+ * file as it sits on disk, inconsistent while a writer runs. Refused,
+ * saying so; a metadata file that appears meanwhile is loaded.
+ *  - The lock alone is not enough: a process the writer forked may hold the
+ *    descriptor, and with it the lock, after the writer closed; the seal is
+ *    gone by then (close clears it before it removes the metadata file).
+ *  - A dead writer's file (sealed, no lock): its seal refuses the
+ *    superblock read (pages.c).
+ *  - A new file before its first flush has no superblock on disk yet.
+ * Returns -1 with the reason on the stack, else 0.
  */
 static int
 refuse_elsewhere(rdr_t *r, const char *name)
 {
     int fd = vfdswmr_lower_fd(r->base.lower), held = 0;
 
-    if (r->md.fd >= 0 || !r->base.cfg.presume_posix_semantics || fd < 0)
+    if (r->md.fd >= 0 || !r->base.cfg.presume_posix_semantics || fd < 0 || !sealed_on_disk(fd))
         return 0;
     for (int look = 0; look < ELSEWHERE_LOOKS && (held = vfdswmr_mdlock_hdf5_held(fd)) > 0; look++) {
         if (access(r->md.path, F_OK) == 0) /* a writer opening: its metadata file is there now */
             return vfdswmr_rdr_md_attach(&r->md, false, 0);
         vfdswmr_sleep(0.01);
     }
-    if (held > 0) {
+    if (held > 0 && sealed_on_disk(fd)) {
         VFDSWMR_ERR(H5E_CANTOPENFILE,
                     "%s: \"%s\" is open for writing by a vfd_swmr_writer (it holds the file's writer lock), but "
                     "there is no metadata file %s: this reader reached the file by another name (a symbolic or "

@@ -231,7 +231,11 @@ vfdswmr_writer_close(H5FD_t *file)
                 "fsm_persistent=%d",
                 (unsigned long long)w->tick, w->pages_published, w->pages_stored, complete, (unsigned long long)w->eoa,
                 (unsigned long long)w->lib_eoa, (unsigned long long)w->hot_end, w->fsm_persistent);
-    if (vfdswmr_mdw_close(w->mdw, w->base.cfg.keep_metadata_file || !complete, err, sizeof err) < 0) {
+    /* Kept: the file is not whole (recovery restores the last snapshot), or
+     * keep_metadata_file -- but not after a failed publish: that metadata
+     * file says FAILED, not FINAL, over a file that is now newer than its
+     * snapshot, and recovery would take the file back to it. */
+    if (vfdswmr_mdw_close(w->mdw, !complete || (w->base.cfg.keep_metadata_file && !w->error[0]), err, sizeof err) < 0) {
         VFDSWMR_ERR(H5E_CANTCLOSEFILE, "%s: %s", VFDSWMR_WRITER_NAME, err);
         rc = -1;
     }

@@ -111,7 +111,9 @@ begin(vfdswmr_writer_t *w, bool final, epoch_step_t step, publish_t *p)
 {
     VFDSWMR_ASSERT_LOCKED(w);
     VFDSWMR_ASSERT(!w->publishing);
-    if (w->tick >= VFDSWMR_TICK_MAX) { /* the format's last tick (mdfile/format.h) */
+    /* the format's last tick (mdfile/format.h), with room for recovery's
+     * republish max_lag ticks later */
+    if (w->tick >= VFDSWMR_TICK_MAX - w->base.cfg.max_lag) {
         vfdswmr_writer_stop_publishing(w, "the tick count reached the format's largest tick (2^62): close the file "
                                           "and open it again to start a new session");
         return -1;

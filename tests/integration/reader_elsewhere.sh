@@ -3,11 +3,14 @@
 # link, a hard link -- or with another md_file_path than the writer's finds
 # no metadata file where it looks. It used to read the HDF5 file as it sits
 # on disk (inconsistent while the writer runs: HDF5 errors, or an old state
-# without a word). Now the writer's lock on the HDF5 file tells it a writer
-# runs: its open fails at once, saying it reached the file by another name
-# or configuration and what to do; the file is unchanged. Through the
-# writer's own name and configuration it reads the writer's rows; once the
-# writer has closed, every name reads the file.
+# without a word). Now the writer's lock on the HDF5 file, with the writer's
+# seal on its superblock, tells it a writer runs: its open fails at once,
+# saying it reached the file by another name or configuration and what to
+# do; the file is unchanged. Through the writer's own name and
+# configuration it reads the writer's rows; once the writer has closed,
+# every name reads the file -- also while another process still holds the
+# writer's lock (a process the writer forked keeps it with the descriptor):
+# the seal is gone.
 . "${VFDSWMR_TESTLIB:?}"
 . "${VFDSWMR_PROCLIB:?}"
 
@@ -49,4 +52,11 @@ for name in "$f" "$WORK/link.h5" "$WORK/hard.h5"; do
 done
 check_rows "$f" vfd_swmr_reader "$cfg;md_file_path=$WORK/other" 500 3
 ok "the writer closed: through every name and configuration, vfd_swmr_reader and plain HDF5 read the 500 rows and 3 groups"
+proc_start l ${VFDSWMR_VALGRIND:-} "$VFDSWMR_PROGS/lockmd" --hdf5 "$f"
+proc_read l
+[ "$ANSWER" = locked ] || fail "lockmd --hdf5: $ANSWER $(proc_err l)"
+check_rows "$WORK/link.h5" vfd_swmr_reader "$cfg" 500 3
+proc_expect l "" released
+proc_end l
+ok "the writer's lock held by another process after the close (a forked child's): the reader through the link reads the 500 rows and 3 groups"
 finish

@@ -5,8 +5,13 @@
  * that a test can have "someone is recovering this file" at a known point.
  *
  *   lockmd MDFILE
+ *   lockmd --hdf5 HDF5FILE
  *
- * Opens MDFILE read-write (it must exist) and takes the lock, then answers
+ * With --hdf5, the writer's lock on the HDF5 file instead: what a process a
+ * writer forked holds while it keeps the writer's descriptor, also after
+ * the writer closed the file.
+ *
+ * Opens the file read-write (it must exist) and takes the lock, then answers
  * "locked" on stdout, or "held" when another open file description holds
  * it (exit 1). Holds it until a line or end of input on stdin, then closes
  * the file, answers "released" and exits 0. Exit 1 on an error (message on
@@ -14,6 +19,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -26,17 +32,19 @@ main(int argc, char **argv)
     char line[64];
     int fd;
     vfdswmr_take_t rc;
+    bool hdf5 = argc == 3 && strcmp(argv[1], "--hdf5") == 0;
 
-    if (argc != 2) {
-        fprintf(stderr, "usage: lockmd MDFILE\n");
+    if (argc != 2 && !hdf5) {
+        fprintf(stderr, "usage: lockmd MDFILE | lockmd --hdf5 HDF5FILE\n");
         return 2;
     }
+    argv += hdf5;
     setvbuf(stdout, NULL, _IOLBF, 0);
     if ((fd = open(argv[1], O_RDWR | O_NOFOLLOW)) < 0) {
         fprintf(stderr, "lockmd: cannot open %s: %s\n", argv[1], strerror(errno));
         return 1;
     }
-    if ((rc = vfdswmr_mdlock_take(fd)) != VFDSWMR_TAKEN) {
+    if ((rc = hdf5 ? vfdswmr_mdlock_hdf5_take(fd) : vfdswmr_mdlock_take(fd)) != VFDSWMR_TAKEN) {
         if (rc == VFDSWMR_TAKE_ERROR)
             fprintf(stderr, "lockmd: cannot lock %s: %s\n", argv[1], strerror(errno));
         else

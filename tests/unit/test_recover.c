@@ -427,6 +427,39 @@ test_crafted_huge_entries_bounded(void **state)
     expect_untouched();
 }
 
+/* A writer killed before tick 1 leaves tick 0, written before it opened
+ * the HDF5 file: hdf5_id 0, empty index. Recovery takes it (nothing to
+ * restore) and republishes it naming the file, so that a recovery killed
+ * after the republish is run again -- not refused as another file's. */
+static void
+test_tick0_recovered_twice(void **state)
+{
+    vfdswmr_mdw_opts_t o = {
+        .page_size = PS, .reserved_pages = 2, .max_lag = MAX_LAG, .md_path = md_path, .tick_len = 1};
+    vfdswmr_recover_report_t rep;
+    vfdswmr_mdw_t *w;
+    char err[512];
+
+    (void)state;
+    make_model();
+    unlink(md_path);
+    assert_int_equal(vfdswmr_mdw_open(&o, &w, err, sizeof err), 0);
+    assert_int_equal(vfdswmr_mdw_link(w, false, err, sizeof err), 0);
+    assert_int_equal(vfdswmr_mdw_close(w, true, err, sizeof err), 0); /* "crash" at tick 0 */
+    assert_int_equal(run(false, 999, &rep, err, sizeof err), 0);
+    assert_int_equal(rep.pages, 0);
+    int fd = open(md_path, O_RDONLY);
+    vfdswmr_mdhdr_t h;
+    assert_true(fd >= 0);
+    assert_int_equal(vfdswmr_mdr_read_header(fd, &h), VFDSWMR_MD_OK);
+    close(fd);
+    assert_true(h.tick == MAX_LAG - 1 && h.hdf5_id == 999); /* republished, naming the file */
+    assert_int_equal(run(false, 999, &rep, err, sizeof err), 0);
+    assert_int_equal(run(false, 998, &rep, err, sizeof err), -1); /* it names inode 999 now */
+    assert_non_null(strstr(err, "belongs to another HDF5 file (inode 999, but"));
+    expect_untouched();
+}
+
 static void
 test_killed_recovery_finished_by_next(void **state)
 {
@@ -462,15 +495,11 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_exact_ranges_and_raw_kept),
-        cmocka_unit_test(test_foreign_refused),
-        cmocka_unit_test(test_shorter_file_refused),
-        cmocka_unit_test(test_damaged_image_writes_nothing),
-        cmocka_unit_test(test_final_needs_nothing),
-        cmocka_unit_test(test_final_over_sealed_refused),
-        cmocka_unit_test(test_large_pages_in_pieces),
-        cmocka_unit_test(test_crafted_huge_entries_bounded),
-        cmocka_unit_test(test_killed_recovery_finished_by_next),
+        cmocka_unit_test(test_exact_ranges_and_raw_kept), cmocka_unit_test(test_foreign_refused),
+        cmocka_unit_test(test_shorter_file_refused),      cmocka_unit_test(test_damaged_image_writes_nothing),
+        cmocka_unit_test(test_final_needs_nothing),       cmocka_unit_test(test_final_over_sealed_refused),
+        cmocka_unit_test(test_large_pages_in_pieces),     cmocka_unit_test(test_crafted_huge_entries_bounded),
+        cmocka_unit_test(test_tick0_recovered_twice),     cmocka_unit_test(test_killed_recovery_finished_by_next),
     };
     if (testdir_setup(NULL) < 0)
         return 1;

@@ -437,6 +437,15 @@ test_open_md_links(void **state)
     assert_non_null(strstr(why, want));
     vfdswmr_md_link_text(rel, why, sizeof why); /* relative: from the link's directory */
     assert_non_null(strstr(why, want));
+    /* a loop of links among the directories on the way: an open that fails
+     * (ELOOP), not a link at the metadata file's name */
+    const char *loop = path("loop");
+    char inside[sizeof sub + 160];
+    assert_int_equal(symlink(loop, loop), 0);
+    snprintf(inside, sizeof inside, "%s/f.h5.md", loop);
+    errno = 0;
+    assert_int_equal(vfdswmr_open_md(inside, O_RDWR), VFDSWMR_OPEN_FAILED);
+    assert_int_equal(errno, ELOOP);
 }
 
 static void
