@@ -30,6 +30,11 @@ struct pbpage {
     bool fix_lost; /* raw data was written over fly and no fix could be made: fly is stale */
     bool changed;
     bool gone; /* dropped while in flight: freed by published() */
+    /* Raw data was written over bytes the page's image in the index (or in
+     * flight) may mark as metadata: readers of the newest snapshot read
+     * there what neither memory nor the HDF5 file holds any more (the old
+     * metadata bytes), until the page is published again. */
+    bool view_stale;
     uint64_t in_index, pub_tick, flushed;
 };
 
@@ -374,9 +379,12 @@ raw_into_images(struct pbpage *p, uint32_t off, size_t boff, size_t n, void *arg
      * from it (vfd-swmr-reader/pages.c). Unless a snapshot waits that
      * takes the raw bytes (snap, below), the next consistency point
      * publishes the page again. */
-    if (!p->changed && p->snap == NULL && (p->in_index || p->fly) && map_any(p->cur + ps, off, n)) {
-        p->changed = true;
-        TAILQ_INSERT_TAIL(&ra->pb->changed, p, changed_link);
+    if ((p->in_index || p->fly) && map_any(p->cur + ps, off, n)) {
+        p->view_stale = true;
+        if (!p->changed && p->snap == NULL) {
+            p->changed = true;
+            TAILQ_INSERT_TAIL(&ra->pb->changed, p, changed_link);
+        }
     }
     uint8_t *imgs[4] = {p->cur, p->snap, p->pub, p->fix};
     for (int i = 0; i < 4; i++)
@@ -407,6 +415,109 @@ void
 vfdswmr_pb_read(const vfdswmr_pagebuf_t *pb, uint64_t addr, size_t len, void *buf)
 {
     for_each_overlap(pb, addr, len, cur_into_buf, buf);
+}
+
+/* Does map b mark every byte map a marks (maps of `bytes` bytes)? */
+static bool
+map_within(const uint8_t *a, const uint8_t *b, size_t bytes)
+{
+    for (size_t i = 0; i < bytes; i++)
+        if (a[i] & ~b[i])
+            return false;
+    return true;
+}
+
+/* Are all of bytes [off, off + n) marked as metadata? */
+static bool
+map_all(const uint8_t *map, uint32_t off, size_t n)
+{
+    for (uint32_t i = off; i < off + n; i++)
+        if (!map_get(map, i))
+            return false;
+    return true;
+}
+
+/* Does the newest snapshot -- the published one, and the one waiting, if
+ * any -- already serve bytes [off, off + n) of page p from its images? */
+static bool
+kept_already(const struct pbpage *p, uint32_t ps, uint32_t off, size_t n)
+{
+    return p && p->pub && map_all(p->pub + ps, off, n) && (p->snap == NULL || map_all(p->snap + ps, off, n));
+}
+
+/* Can keep_old make the newest snapshot's view of page p from memory and
+ * the HDF5 file? Not for an indexed page without a waiting snapshot whose
+ * image in the index raw data overwrote since (view_stale), or that never
+ * got a published image it could write (fix_lost): that image lives only in
+ * the metadata file. */
+static bool
+view_known(const struct pbpage *p)
+{
+    return p == NULL || !p->in_index || p->snap || (!p->view_stale && (p->pub || p->flushed));
+}
+
+int
+vfdswmr_pb_keep_old(vfdswmr_pagebuf_t *pb, uint64_t addr, uint64_t len, vfdswmr_pb_fill_t fill, void *ctx, size_t *kept)
+{
+    uint64_t a, end = addr + len;
+
+    *kept = 0;
+    if (pb->in_flight)
+        return -1; /* a caller's bug: the publish under way holds the pages' images */
+    /* first whether it can be done at all, so that nothing changes when not */
+    for (a = addr; a < end;) {
+        uint32_t off = (uint32_t)(a % pb->ps);
+        size_t n = (size_t)(pb->ps - off < end - a ? pb->ps - off : end - a);
+        const struct pbpage *p = find(pb, a / pb->ps);
+        if (!kept_already(p, pb->ps, off, n) && !view_known(p))
+            return 1;
+        a += n;
+    }
+    for (a = addr; a < end; a += pb->ps - a % pb->ps) {
+        uint64_t page = a / pb->ps;
+        uint32_t off = (uint32_t)(a % pb->ps);
+        size_t n = (size_t)(pb->ps - off < end - a ? pb->ps - off : end - a);
+        struct pbpage *p = find(pb, page);
+
+        if (kept_already(p, pb->ps, off, n))
+            continue;
+        if (NULL == (p = page_for_write(pb, page, fill, ctx)))
+            return -1;
+        if (p->snap == NULL) {
+            /* What a reader of the newest snapshot reads in this page
+             * (view_known): the published image as raw data kept it (pub),
+             * else -- in the index, and written to the HDF5 file -- the
+             * current image when nothing changed since (its map is the
+             * published one), else the HDF5 file's bytes (not in the index;
+             * or only metadata not yet in the file changed since: the map
+             * marks every byte the index does, and more, which the file
+             * holds as that reader reads them). */
+            if (NULL == (p->snap = new_image(pb)))
+                return -1;
+            pb->nimages++;
+            if (p->pub)
+                memcpy(p->snap, p->pub, pb->img_size);
+            else if (p->in_index && !p->changed)
+                memcpy(p->snap, p->cur, pb->img_size);
+            else {
+                memset(p->snap, 0, pb->img_size);
+                if (fill(ctx, page, p->snap) < 0) {
+                    free_image(pb, &p->snap);
+                    return -1;
+                }
+                if (p->in_index)
+                    memcpy(p->snap + pb->ps, p->cur + pb->ps, pb->img_size - pb->ps);
+            }
+            TAILQ_INSERT_TAIL(&pb->pending, p, pending_link);
+            pb->npending++;
+        }
+        map_set(p->snap + pb->ps, off, n, true);
+        /* raw data written there later makes the page changed (raw_into_images) */
+        map_set(p->cur + pb->ps, off, n, true);
+        ++*kept;
+    }
+    CHECK_PB(pb);
+    return 0;
 }
 
 int
@@ -549,6 +660,7 @@ vfdswmr_pb_prepare(vfdswmr_pagebuf_t *pb, uint64_t tick, uint32_t max_lag, bool 
         pb->npending--;
         p->fly = p->snap;
         p->snap = NULL;
+        p->view_stale = false; /* made after any raw data came over the last one */
         TAILQ_INSERT_TAIL(&pb->flying, p, flying_link);
     }
     pb->in_flight = true;
@@ -634,10 +746,9 @@ vfdswmr_pb_store_due(vfdswmr_pagebuf_t *pb, uint64_t tick, uint32_t max_lag, uin
         }
         p->flushed = tick;
         free_image(pb, &p->pub);
-        /* The HDF5 file holds the current bytes: they are kept as an image
-         * read from the file would be, no byte known to be metadata. */
-        if (!p->changed && !p->snap && !p->fly)
-            memset(p->cur + pb->ps, 0, pb->img_size - pb->ps);
+        /* cur keeps its map: the index still marks those bytes metadata
+         * (readers read them from the image), so raw data written over them
+         * must still make the page changed (raw_into_images). */
     }
     CHECK_PB(pb);
     return n;
@@ -714,7 +825,8 @@ vfdswmr_pb_stats(const vfdswmr_pagebuf_t *pb, vfdswmr_pb_stats_t *st)
 
 /* The page states pagebuf.h describes, and the counters and lists: NULL when
  * they hold, else what is broken; *npages gets the pages looked at. Reads
- * no image bytes (the publish under way reads fly images in another thread). */
+ * the maps of cur and pub images only (the publish under way reads fly
+ * images in another thread; nothing writes any image meanwhile). */
 VFDSWMR_CHECKER const char *
 check_all(const vfdswmr_pagebuf_t *pb, uint64_t *npages)
 {
@@ -741,6 +853,9 @@ check_all(const vfdswmr_pagebuf_t *pb, uint64_t *npages)
             return "a fix image without the fly image it fixes";
         if (p->fix_lost && (!p->fly || p->fix))
             return "a fix marked lost on a page not in flight, or that has one";
+        if (p->pub && p->cur && !map_within(p->pub + pb->ps, p->cur + pb->ps, pb->ps / 8))
+            return "a published image marks metadata the current one does not: raw data there would not publish "
+                   "the page again";
     }
     TAILQ_FOREACH (p, &pb->flying, flying_link) {
         if (p->fly == NULL || (p->gone && find(pb, p->page) == p))

@@ -48,6 +48,10 @@
  *    stale raw bytes; where it clears bits an image published or in flight
  *    still has, and no snapshot waits, the page is changed (republished at
  *    the next consistency point): readers read metadata bytes from images.
+ *  - cur's map marks every byte pub's marks (metadata writes only add to
+ *    cur; raw data clears both; a consistency point copies cur), and it is
+ *    kept when pub reaches the HDF5 file: so raw data written over bytes
+ *    the index marks always makes the page changed, as above.
  *  - A byte outside every published image's metadata ranges holds, in the
  *    HDF5 file, what a reader of that snapshot reads there: the image was
  *    made from the file's bytes and only raw writes (which go to the file
@@ -99,6 +103,27 @@ int vfdswmr_pb_write_raw(vfdswmr_pagebuf_t *pb, uint64_t addr, size_t len, const
 /* Overlay the writer's current bytes on buf, which holds the HDF5 file's
  * bytes of [addr, addr + len). */
 void vfdswmr_pb_read(const vfdswmr_pagebuf_t *pb, uint64_t addr, size_t len, void *buf);
+
+/*
+ * Keep the old bytes: [addr, addr + len) of the HDF5 file (space HDF5 freed
+ * at its end) is about to be given to new raw data while the newest
+ * snapshot -- published, or waiting -- reads the file's bytes there. Every
+ * page of it gets a waiting image holding what a reader of that snapshot
+ * reads in the page, with the range marked metadata: the next publish
+ * (vfdswmr_pb_prepare: same consistency point, no new state) then serves
+ * those bytes from its images, and recovery restores them. The range is
+ * marked metadata in the current images too, so raw data written there
+ * makes the page changed and the next consistency point publishes it again
+ * without them. Bytes the newest snapshot already serves from images are
+ * skipped. *kept gets the pages that got a waiting image (0: nothing to
+ * publish). No publish may be under way. Returns 0; 1 when a page's view
+ * is only in the metadata file (raw data overwrote metadata its index
+ * image marks: nothing changed); -1 out of memory or fill failed (some
+ * pages may have waiting images: the next publish carries them, which is
+ * harmless).
+ */
+int vfdswmr_pb_keep_old(vfdswmr_pagebuf_t *pb, uint64_t addr, uint64_t len, vfdswmr_pb_fill_t fill, void *ctx,
+                        size_t *kept);
 
 /* A consistency point: what the writer has now is a state readers may see.
  * Pages wholly at or past `eoa` are dropped (freed space). Returns 0 or -1

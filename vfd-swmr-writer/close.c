@@ -228,9 +228,9 @@ vfdswmr_writer_close(H5FD_t *file)
                     "publishing had stopped (%s); the HDF5 file got every page at close: nothing was lost", w->error);
     VFDSWMR_LOG(&w->log, "close",
                 "ticks=%llu pages_published=%llu pages_written=%llu complete=%d eoa=%llu lib_eoa=%llu hot_end=%llu "
-                "fsm_persistent=%d",
+                "fsm_persistent=%d kept_old=%llu",
                 (unsigned long long)w->tick, w->pages_published, w->pages_stored, complete, (unsigned long long)w->eoa,
-                (unsigned long long)w->lib_eoa, (unsigned long long)w->hot_end, w->fsm_persistent);
+                (unsigned long long)w->lib_eoa, (unsigned long long)w->hot_end, w->fsm_persistent, w->kept_old);
     /* Kept: the file is not whole (recovery restores the last snapshot), or
      * keep_metadata_file -- but not after a failed publish: that metadata
      * file says FAILED, not FINAL, over a file that is now newer than its

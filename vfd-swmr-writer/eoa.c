@@ -11,8 +11,14 @@
  *  - HDF5 gets back, for metadata, exactly the EOA it set (lib_eoa): its
  *    free-space bookkeeping is sec2's, and so are the file's size and the
  *    superblock's end of file.
- *  - Space HDF5 freed at its end that a reader may still read (the hot
- *    zone, [lib_eoa, hot_end)) is kept from raw data: for raw types
+ *  - Space HDF5 freed at its end that only a reader registering from now
+ *    on could read (none is registered) goes back to HDF5 at once, as on
+ *    sec2: the writer first publishes the newest snapshot again with the
+ *    space's old bytes as images (keep_old), so that snapshot no longer
+ *    reads them from the HDF5 file, and new raw data may go there, into
+ *    the file, at once.
+ *  - Other space HDF5 freed at its end that a reader may still read (the
+ *    hot zone, [lib_eoa, hot_end)) is kept from raw data: for raw types
  *    (H5FD_MEM_DRAW, H5FD_MEM_GHEAP) get_eoa answers hot_end, so HDF5
  *    allocates raw data above it and never extends a raw block into it.
  *  - The HDF5 file keeps its high-water mark (w->eoa, the lower driver's EOA)
@@ -124,6 +130,35 @@ version_zone(vfdswmr_writer_t *w, uint64_t lo, uint64_t hi)
     w->vz_hi = hi;
     w->vz_cps = w->cps + 1;
     return true;
+}
+
+/* Make the newest snapshot hold the old bytes of [lo, hi), freed space no
+ * registered reader can read but a reader registering from now on could
+ * (read_floor): publish it again (same consistency point) with them as
+ * images (vfdswmr_pb_keep_old), so that HDF5 may put raw data there at once
+ * -- into the HDF5 file, as on sec2. true: done, and still no reader
+ * registered (one that registered meanwhile may hold the snapshot before:
+ * the caller then keeps the space from raw data as without this). Not
+ * before the first publish (the file as the writer found it is tick 0's
+ * snapshot), nor for more than VFDSWMR_KEEP_OLD_MAX bytes (the page buffer
+ * holds them until they reach the HDF5 file, max_lag ticks). */
+static bool
+keep_old(vfdswmr_writer_t *w, uint64_t lo, uint64_t hi)
+{
+    size_t kept;
+    int rc;
+
+    if (hi - lo > VFDSWMR_KEEP_OLD_MAX || w->tick == 0 || w->error[0])
+        return false;
+    VFDSWMR_ASSERT(!w->publishing); /* set_eoa waited */
+    if ((rc = vfdswmr_pb_keep_old(w->pb, lo, hi - lo, vfdswmr_writer_fill_page, w, &kept)) != 0)
+        return false;
+    if (kept && vfdswmr_writer_publish_kept(w) < 0)
+        return false;
+    VFDSWMR_LOG(&w->log, "kept_old", "addr=%llu size=%llu pages=%zu tick=%llu", (unsigned long long)lo,
+                (unsigned long long)(hi - lo), kept, (unsigned long long)w->tick);
+    w->kept_old++;
+    return vfdswmr_writer_read_floor(w) != UINT64_MAX;
 }
 
 haddr_t
@@ -238,11 +273,15 @@ vfdswmr_writer_set_eoa(vfdswmr_writer_t *w, H5FD_mem_t type, haddr_t addr)
 
     (void)type;
     VFDSWMR_ASSERT_LOCKED(w);
+    if (addr < old && !w->closing_flushed)
+        vfdswmr_writer_wait_idle(w); /* keep_old publishes */
     w->lib_eoa = addr;
     if (addr < old)
         trim_holes(w, addr);
     if (addr < old && !w->closing_flushed) { /* HDF5 freed [addr, old) */
         uint64_t floor = vfdswmr_writer_read_floor(w);
+        if (floor > addr && floor != UINT64_MAX && keep_old(w, addr, floor < old ? floor : old))
+            floor = addr; /* the newest snapshot holds the old bytes: nobody reads them here */
         if (floor > addr) {
             uint64_t end = floor < old ? floor : old;
             if (!version_zone(w, addr, end) && end > w->hot_end)

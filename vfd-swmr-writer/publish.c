@@ -264,6 +264,18 @@ vfdswmr_writer_publish_flush(vfdswmr_writer_t *w)
     return end_tick(w, false, EPOCH_KEEP, false);
 }
 
+void
+vfdswmr_writer_wait_idle(vfdswmr_writer_t *w)
+{
+    wait_idle(w);
+}
+
+int
+vfdswmr_writer_publish_kept(vfdswmr_writer_t *w)
+{
+    return end_tick(w, false, EPOCH_KEEP, false);
+}
+
 int
 vfdswmr_writer_publish_fresh(vfdswmr_writer_t *w)
 {

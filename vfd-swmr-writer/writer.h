@@ -49,6 +49,10 @@
 #define VFDSWMR_EPOCH_RING 64u
 /* Holes the writer remembers (eoa.c); more are forgotten, smallest first. */
 #define VFDSWMR_HOLES 16u
+/* The most freed space whose old bytes the writer keeps in a snapshot's
+ * images at once (eoa.c keep_old): the page buffer holds them until they
+ * reach the HDF5 file. Larger frees are kept from raw data (the hot zone). */
+#define VFDSWMR_KEEP_OLD_MAX (16u << 20)
 /* pb_expansion_threshold compares with at least this many page images
  * (1 MiB), so a small page buffer does not end ticks at every flush. */
 #define VFDSWMR_PB_EXPANSION_MIN_IMAGES 256u
@@ -150,6 +154,7 @@ typedef struct vfdswmr_writer_t {
     double next_tick; /* monotonic seconds */
     char error[512];  /* first publish failure, reported by the next callback */
     unsigned long long publishes, pages_published, pages_stored;
+    unsigned long long kept_old; /* frees whose old bytes a publish kept (eoa.c) */
 } vfdswmr_writer_t;
 
 /* eoa.c: the end of allocation HDF5 is told and the HDF5 file keeps (lock held). */
@@ -265,6 +270,11 @@ int vfdswmr_writer_end_tick_unlocked_io(vfdswmr_writer_t *w);
  * current epoch before the flush returns -- unless a publish that was under
  * way took it already (group commit) and nothing changed since. */
 int vfdswmr_writer_publish_flush(vfdswmr_writer_t *w);
+/* Wait until no publish is being written (the lock is released meanwhile). */
+void vfdswmr_writer_wait_idle(vfdswmr_writer_t *w);
+/* Publish the latest consistency point again, in the current epoch, with
+ * the images vfdswmr_pb_keep_old made waiting (eoa.c). */
+int vfdswmr_writer_publish_kept(vfdswmr_writer_t *w);
 /* Publish the latest consistency point in an epoch no earlier snapshot
  * has, so that a read mark at that epoch or later means this snapshot or a
  * later one (close). */

@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # Space HDF5 freed at the end of the file while a reader could still read
-# it, too big for the versioned zone, is kept from raw data (the hot zone);
-# when HDF5 allocates raw data above it, HDF5's books lose it (a hole). The
-# writer hands holes out again when HDF5 allocates, once no reader can read
-# their old bytes (vfd-swmr-writer/eoa.c).
-# 1. A program deletes and re-creates a 4 MiB dataset, flushing each time
-#    (versioned_max=1M, so nothing is versioned): the file stays within two
-#    copies of it (sec2: one), where without holes it grows by one copy a
-#    round; plain HDF5 reads the last round.
+# it, too big for the versioned zone and for keeping its old bytes in a
+# republished snapshot (eoa.c keep_old, up to 16 MiB with no reader
+# registered), is kept from raw data (the hot zone); when HDF5 allocates
+# raw data above it, HDF5's books lose it (a hole). The writer hands holes
+# out again when HDF5 allocates, once no reader can read their old bytes
+# (vfd-swmr-writer/eoa.c).
+# 1. A program deletes and re-creates a dataset, flushing each time, no
+#    reader (versioned_max=1M, so nothing is versioned): at 4 MiB the
+#    space goes back at once (keep_old) and the file is sec2's size; at
+#    17 MiB the file stays within two copies of it (sec2: one), where
+#    without holes it grows by one copy a round; plain HDF5 reads the last
+#    round.
 # 2. A reader opened at round 1 and holding that snapshot while the writer
 #    goes on for 70 ticks, a round a tick (its read mark is released after
 #    20 x max_lag = 60): the writer reuses no hole while a reader is
@@ -18,17 +22,26 @@
 . "${VFDSWMR_PROCLIB:?}"
 
 P=$VFDSWMR_PROGS/eoaclose
-rounds=6
-out=$(env -u HDF5_DRIVER "$P" cycle "$WORK/sec2.h5" 4096 $rounds 2>&1) || fail "sec2: $out"
-sec2=$(stat -c %s "$WORK/sec2.h5")
-[ "$sec2" -lt $((5 << 20)) ] || fail "sec2's file is $sec2 bytes: HDF5 did not reuse the space"
-out=$(HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="tick_len=1;max_lag=3;versioned_max=1M" ${VFDSWMR_VALGRIND:-} \
-    "$P" cycle "$WORK/w.h5" 4096 $rounds 2>&1) || fail "writer: $out"
-[[ $out =~ closed\ ([0-9]+) ]] || fail "writer: $out"
-size=${BASH_REMATCH[1]}
-[ "$size" -le $((2 * sec2)) ] || fail "after $rounds rounds of a 4 MiB dataset deleted and created again the file is $size bytes (sec2: $sec2): the freed space was not reused"
-out=$(env -u HDF5_DRIVER "$P" cyclecheck "$WORK/w.h5" $rounds 2>&1) || fail "plain HDF5: $out"
-ok "$rounds rounds of a 4 MiB dataset deleted and created again, no reader: $size bytes (sec2: $sec2), plain HDF5 reads round $rounds"
+for case in "4096 6" "17408 4"; do
+    read -r kib rounds <<<"$case"
+    out=$(env -u HDF5_DRIVER "$P" cycle "$WORK/sec2.h5" "$kib" "$rounds" 2>&1) || fail "sec2: $out"
+    sec2=$(stat -c %s "$WORK/sec2.h5")
+    [ "$sec2" -lt $(((kib + 1024) << 10)) ] || fail "sec2's file is $sec2 bytes: HDF5 did not reuse the space"
+    log=$WORK/w1.log
+    rm -f "$log"
+    out=$(HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="tick_len=1;max_lag=3;versioned_max=1M;log_file_path=$log" \
+        ${VFDSWMR_VALGRIND:-} "$P" cycle "$WORK/w.h5" "$kib" "$rounds" 2>&1) || fail "writer: $out"
+    [[ $out =~ closed\ ([0-9]+) ]] || fail "writer: $out"
+    size=${BASH_REMATCH[1]}
+    if [ "$kib" = 4096 ]; then
+        [ "$size" = "$sec2" ] || fail "after $rounds rounds of a 4 MiB dataset deleted and created again the file is $size bytes, on sec2 $sec2"
+    else
+        [ "$size" -le $((2 * sec2)) ] || fail "after $rounds rounds of a $kib KiB dataset deleted and created again the file is $size bytes (sec2: $sec2): the freed space was not reused"
+        grep -q ' hole_reused ' "$log" || fail "$kib KiB rounds: no hole was reused"
+    fi
+    out=$(env -u HDF5_DRIVER "$P" cyclecheck "$WORK/w.h5" "$rounds" 2>&1) || fail "plain HDF5: $out"
+    ok "$rounds rounds of a $kib KiB dataset deleted and created again, no reader: $size bytes (sec2: $sec2), plain HDF5 reads round $rounds"
+done
 
 # 2. A reader holding round 1.
 log=$WORK/w2.log

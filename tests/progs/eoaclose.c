@@ -26,6 +26,12 @@
  *       wait for a line first (from round 2; the end of input ends the
  *       rounds). Then H5Fclose, print
  *       "closed SIZE". On sec2 each /x goes where the last one was.
+ *   eoaclose rewrite FILE KIB
+ *       create FILE with /keep and /x (KIB KiB, round 1), H5Fflush, print
+ *       "round 1 ADDR" (/x's address), wait for a line; delete /x and create
+ *       it again with round 2 (on sec2 where the first was), print
+ *       "rewritten ADDR" before any flush, wait for a line; H5Fflush, print
+ *       "round 2", wait for a line; H5Fclose, print "closed SIZE".
  *   eoaclose cycleread FILE
  *       open FILE read-only, check /x holds round 1, print "round 1", wait
  *       for a line; read /x again through the same open file (the snapshot
@@ -260,6 +266,45 @@ cycle(const char *name, int kib, int rounds, int wait)
     return 0;
 }
 
+static haddr_t
+x_addr(hid_t f)
+{
+    hid_t d = H5Dopen2(f, "x", H5P_DEFAULT);
+    haddr_t a = d < 0 ? HADDR_UNDEF : H5Dget_offset(d);
+
+    if (d >= 0)
+        H5Dclose(d);
+    return a;
+}
+
+static int
+rewrite(const char *name, int kib)
+{
+    hid_t f = H5Fcreate(name, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+
+    if (f < 0)
+        return fail("H5Fcreate");
+    if (create_x(f, kib, 1) || H5Fflush(f, H5F_SCOPE_GLOBAL) < 0)
+        return fail("round 1");
+    printf("round 1 %llu\n", (unsigned long long)x_addr(f));
+    fflush(stdout);
+    step_wait();
+    if (H5Ldelete(f, "x", H5P_DEFAULT) < 0 || create_x(f, kib, 2))
+        return fail("round 2");
+    printf("rewritten %llu\n", (unsigned long long)x_addr(f));
+    fflush(stdout);
+    step_wait();
+    if (H5Fflush(f, H5F_SCOPE_GLOBAL) < 0)
+        return fail("H5Fflush");
+    printf("round 2\n");
+    fflush(stdout);
+    step_wait();
+    if (H5Fclose(f) < 0)
+        return fail("H5Fclose");
+    printf("closed %lld\n", size_of(name));
+    return 0;
+}
+
 static int
 cycle_read(const char *name)
 {
@@ -438,6 +483,8 @@ main(int argc, char **argv)
     if (argc >= 5 && argc <= 6 && strcmp(argv[1], "cycle") == 0 && atoi(argv[3]) > 0 && atoi(argv[3]) <= 262144 &&
         atoi(argv[4]) > 0 && (argc == 5 || strcmp(argv[5], "wait") == 0))
         return cycle(argv[2], atoi(argv[3]), atoi(argv[4]), argc == 6);
+    if (argc == 4 && strcmp(argv[1], "rewrite") == 0 && atoi(argv[3]) > 0 && atoi(argv[3]) <= 262144)
+        return rewrite(argv[2], atoi(argv[3]));
     if (argc == 3 && strcmp(argv[1], "cycleread") == 0)
         return cycle_read(argv[2]);
     if (argc == 4 && strcmp(argv[1], "cyclecheck") == 0 && atoi(argv[3]) > 0) {
@@ -465,7 +512,8 @@ main(int argc, char **argv)
         return 0;
     }
     fprintf(stderr, "usage: eoaclose write|chunks FILE [wait] | eoaclose persist FILE | eoaclose read|chunkread FILE | "
-                    "eoaclose reuse FILE MIB | eoaclose cycle FILE KIB ROUNDS [wait] | eoaclose cycleread FILE | "
+                    "eoaclose reuse FILE MIB | eoaclose cycle FILE KIB ROUNDS [wait] | eoaclose rewrite FILE KIB | "
+                    "eoaclose cycleread FILE | "
                     "eoaclose cyclecheck FILE ROUND | eoaclose chunkcheck FILE 1|2\n");
     return 2;
 }

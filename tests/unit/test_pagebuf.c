@@ -329,15 +329,19 @@ test_metadata_ranges(void **state)
     assert_int_equal(c[1].ranges[0].offset, 0);
     assert_int_equal(c[1].ranges[0].length, PS);
     vfdswmr_pb_published(pb, 1);
-    /* stored: the kept image knows no metadata, as one read from the file */
+    /* stored: the kept image still marks what the index marks (raw data
+     * over it must publish the page again: test_raw_over_stored_metadata),
+     * and the next change adds to it */
     assert_int_equal(vfdswmr_pb_store_due(pb, 1 + MAX_LAG, MAX_LAG, FILE_PAGES * PS, UINT64_MAX, store, NULL), 2);
     assert_int_equal(vfdswmr_pb_write(pb, 4 * PS + 500, 2, meta, fill, NULL), 0);
     assert_int_equal(vfdswmr_pb_consistency_point(pb, FILE_PAGES * PS), 0);
     assert_int_equal(vfdswmr_pb_prepare(pb, 2 + MAX_LAG, MAX_LAG, false, &c, &nc, &r, &nr), 0);
     assert_int_equal(nc, 1);
-    assert_int_equal(c[0].nranges, 1);
-    assert_int_equal(c[0].ranges[0].offset, 500);
-    assert_int_equal(c[0].ranges[0].length, 2);
+    assert_int_equal(c[0].nranges, 5);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(c[0].ranges[i].offset, want[i][0]);
+    assert_int_equal(c[0].ranges[4].offset, 500);
+    assert_int_equal(c[0].ranges[4].length, 2);
     vfdswmr_pb_published(pb, 2 + MAX_LAG);
 }
 
@@ -383,6 +387,139 @@ test_raw_over_published_metadata(void **state)
     vfdswmr_pb_published(pb, 4);
     assert_int_equal(vfdswmr_pb_consistency_point(pb, FILE_PAGES * PS), 0);
     assert_int_equal(publish(pb, 5, 0, false), 0);
+}
+
+/* The same once the published image reached the HDF5 file: the index still
+ * marks those bytes metadata, so the page is published again. */
+static void
+test_raw_over_stored_metadata(void **state)
+{
+    vfdswmr_pagebuf_t *pb = *state;
+    uint8_t meta[64], raw[8];
+    const vfdswmr_mdchange_t *c;
+    const uint64_t *r;
+    size_t nc, nr;
+
+    memset(meta, 0x55, sizeof meta);
+    memset(raw, 0xaa, sizeof raw);
+    assert_int_equal(vfdswmr_pb_write(pb, 3 * PS, 64, meta, fill, NULL), 0);
+    assert_int_equal(vfdswmr_pb_consistency_point(pb, FILE_PAGES * PS), 0);
+    assert_int_equal(publish(pb, 1, 0, false), 1);
+    assert_int_equal(vfdswmr_pb_store_due(pb, 1 + MAX_LAG, MAX_LAG, FILE_PAGES * PS, UINT64_MAX, store, NULL), 1);
+    assert_int_equal(publish(pb, 1 + MAX_LAG, 0, false), 0); /* still in the index */
+    memcpy(hdf5 + 3 * PS + 8, raw, 8);
+    assert_int_equal(vfdswmr_pb_write_raw(pb, 3 * PS + 8, 8, raw), 0);
+    assert_int_equal(vfdswmr_pb_consistency_point(pb, FILE_PAGES * PS), 0);
+    assert_int_equal(vfdswmr_pb_prepare(pb, 2 + MAX_LAG, MAX_LAG, false, &c, &nc, &r, &nr), 0);
+    assert_int_equal(nc, 1);
+    assert_int_equal(nr, 0);
+    assert_int_equal(c[0].nranges, 2); /* [0, 8), [16, 64) */
+    assert_int_equal(c[0].ranges[1].offset, 16);
+    assert_int_equal(((const uint8_t *)c[0].image)[8], 0xaa);
+    vfdswmr_pb_published(pb, 2 + MAX_LAG);
+}
+
+/* The one change of the next publish: its page and ranges. */
+static const vfdswmr_mdchange_t *
+one_change(vfdswmr_pagebuf_t *pb, uint64_t t, uint64_t page)
+{
+    const vfdswmr_mdchange_t *c;
+    const uint64_t *r;
+    size_t nc, nr;
+
+    assert_int_equal(vfdswmr_pb_prepare(pb, t, MAX_LAG, false, &c, &nc, &r, &nr), 0);
+    assert_int_equal(nc, 1);
+    assert_int_equal(c[0].hdf5_page, page);
+    return c;
+}
+
+/* Keeping freed space's old bytes (vfdswmr_pb_keep_old): the next publish
+ * holds what a reader of the newest snapshot reads there, the range marked
+ * metadata, and raw data written there later makes the page published
+ * again without it. */
+static void
+test_keep_old(void **state)
+{
+    vfdswmr_pagebuf_t *pb = *state;
+    uint8_t meta[64], raw[50];
+    const vfdswmr_mdchange_t *c;
+    size_t kept;
+
+    memset(meta, 0x55, sizeof meta);
+    memset(raw, 0xaa, sizeof raw);
+    /* an untracked page: the file's bytes */
+    assert_int_equal(vfdswmr_pb_keep_old(pb, 10 * PS + 100, 50, fill, NULL, &kept), 0);
+    assert_int_equal(kept, 1);
+    c = one_change(pb, 1, 10);
+    assert_int_equal(c[0].nranges, 1);
+    assert_int_equal(c[0].ranges[0].offset, 100);
+    assert_int_equal(c[0].ranges[0].length, 50);
+    assert_int_equal(((const uint8_t *)c[0].image)[120], 110);
+    vfdswmr_pb_published(pb, 1);
+    /* new raw data there: the next consistency point publishes the page
+     * without the range, with the new bytes */
+    memcpy(hdf5 + 10 * PS + 100, raw, sizeof raw);
+    assert_int_equal(vfdswmr_pb_write_raw(pb, 10 * PS + 100, sizeof raw, raw), 0);
+    assert_int_equal(vfdswmr_pb_consistency_point(pb, FILE_PAGES * PS), 0);
+    c = one_change(pb, 2, 10);
+    assert_int_equal(c[0].nranges, 0);
+    assert_int_equal(((const uint8_t *)c[0].image)[120], 0xaa);
+    vfdswmr_pb_published(pb, 2);
+
+    /* bytes the published image already holds as metadata: nothing to do */
+    assert_int_equal(vfdswmr_pb_write(pb, 12 * PS, 64, meta, fill, NULL), 0);
+    assert_int_equal(vfdswmr_pb_consistency_point(pb, FILE_PAGES * PS), 0);
+    assert_int_equal(publish(pb, 3, 0, false), 1);
+    assert_int_equal(vfdswmr_pb_keep_old(pb, 12 * PS + 8, 56, fill, NULL, &kept), 0);
+    assert_int_equal(kept, 0);
+    assert_false(vfdswmr_pb_pending(pb));
+    /* ... and with a change since: the published image, not the change */
+    meta[0] = 0x66;
+    assert_int_equal(vfdswmr_pb_write(pb, 12 * PS + 300, 1, meta, fill, NULL), 0);
+    assert_int_equal(vfdswmr_pb_keep_old(pb, 12 * PS + 64, 16, fill, NULL, &kept), 0);
+    assert_int_equal(kept, 1);
+    c = one_change(pb, 4, 12);
+    assert_int_equal(c[0].nranges, 1); /* [0, 80) */
+    assert_int_equal(c[0].ranges[0].length, 80);
+    assert_int_equal(((const uint8_t *)c[0].image)[300], 112);
+    vfdswmr_pb_published(pb, 4);
+
+    assert_int_equal(vfdswmr_pb_consistency_point(pb, FILE_PAGES * PS), 0);
+    (void)one_change(pb, 5, 12); /* the change at 300 */
+    vfdswmr_pb_published(pb, 5);
+
+    /* raw data over the published metadata: that image is only in the
+     * metadata file now; nothing is kept, nothing changes */
+    assert_int_equal(vfdswmr_pb_write(pb, 14 * PS, 64, meta, fill, NULL), 0);
+    assert_int_equal(vfdswmr_pb_consistency_point(pb, FILE_PAGES * PS), 0);
+    (void)one_change(pb, 6, 14);
+    vfdswmr_pb_published(pb, 6);
+    memcpy(hdf5 + 14 * PS + 8, raw, 8);
+    assert_int_equal(vfdswmr_pb_write_raw(pb, 14 * PS + 8, 8, raw), 0);
+    assert_int_equal(vfdswmr_pb_keep_old(pb, 14 * PS + 4, 8, fill, NULL, &kept), 1);
+    assert_false(vfdswmr_pb_pending(pb));
+    /* once a consistency point took it, the waiting snapshot is the view */
+    assert_int_equal(vfdswmr_pb_consistency_point(pb, FILE_PAGES * PS), 0);
+    assert_int_equal(vfdswmr_pb_keep_old(pb, 14 * PS + 4, 8, fill, NULL, &kept), 0);
+    assert_int_equal(kept, 1);
+    c = one_change(pb, 7, 14);
+    assert_int_equal(c[0].nranges, 2); /* [0, 12), [16, 64): the raw bytes at 8 as the file holds them */
+    assert_int_equal(c[0].ranges[0].length, 12);
+    assert_int_equal(((const uint8_t *)c[0].image)[9], 0xaa);
+    vfdswmr_pb_published(pb, 7);
+
+    /* in the index and in the HDF5 file, unchanged: the current image */
+    assert_int_equal(vfdswmr_pb_store_due(pb, 7 + MAX_LAG, MAX_LAG, FILE_PAGES * PS, UINT64_MAX, store, NULL), 3);
+    assert_int_equal(vfdswmr_pb_keep_old(pb, 14 * PS + 200, 20, fill, NULL, &kept), 0);
+    assert_int_equal(kept, 1);
+    c = one_change(pb, 8, 14);
+    assert_int_equal(c[0].nranges, 3); /* [0, 12), [16, 64), [200, 220) */
+    assert_int_equal(c[0].ranges[2].offset, 200);
+    assert_int_equal(((const uint8_t *)c[0].image)[9], 0xaa);
+    assert_int_equal(((const uint8_t *)c[0].image)[210], 114);
+    /* not while a publish is under way */
+    assert_int_equal(vfdswmr_pb_keep_old(pb, 20 * PS, 8, fill, NULL, &kept), -1);
+    vfdswmr_pb_published(pb, 8);
 }
 
 /* After a publish failure every current page goes to the file, indexed first. */
@@ -866,6 +1003,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_close_all, setup, teardown),
         cmocka_unit_test_setup_teardown(test_metadata_ranges, setup, teardown),
         cmocka_unit_test_setup_teardown(test_raw_over_published_metadata, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_raw_over_stored_metadata, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_keep_old, setup, teardown),
         cmocka_unit_test_setup_teardown(test_store_current, setup, teardown),
         cmocka_unit_test_setup_teardown(test_in_flight_images_stable, setup, teardown),
         cmocka_unit_test_setup_teardown(test_store_due_in_flight, setup, teardown),

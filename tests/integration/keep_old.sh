@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Freed space goes back to HDF5 at once, as on sec2, while no reader is
+# registered: the writer publishes the newest snapshot again with the freed
+# space's old bytes as images (vfd-swmr-writer/eoa.c keep_old), so a reader
+# registering later and crash recovery read them there, and new raw data
+# goes straight into the HDF5 file. `eoaclose rewrite` flushes a 1 MiB /x
+# (round 1), deletes it and creates it again (round 2), which on sec2 goes
+# into the space the first held, and flushes only when told.
+# 1. Live: round 2 goes where it goes on sec2 and is in the file before any
+#    flush; a reader opening then reads round 1 (the flushed state) intact;
+#    after the flush a reader opening reads round 2 (the page that kept the
+#    old bytes is published again without them); the file closes at sec2's
+#    size and plain HDF5 reads round 2.
+# 2. Crash: the writer killed after round 2 reached the file, before the
+#    flush: vfd_swmr_recover gives back round 1, what the last flush left.
+. "${VFDSWMR_TESTLIB:?}"
+. "${VFDSWMR_PROCLIB:?}"
+
+P=$VFDSWMR_PROGS/eoaclose
+kib=1024
+cfg="tick_len=5;max_lag=3"
+
+out=$(printf '\n\n\n' | env -u HDF5_DRIVER "$P" rewrite "$WORK/sec2.h5" $kib 2>&1) || fail "sec2: $out"
+[[ $out =~ round\ 1\ ([0-9]+).*rewritten\ ([0-9]+).*closed\ ([0-9]+) ]] || fail "sec2: $out"
+A1=${BASH_REMATCH[1]} A2=${BASH_REMATCH[2]} sec2=${BASH_REMATCH[3]}
+[ "$A2" -lt $((A1 + kib * 1024)) ] || fail "sec2 did not put round 2 into round 1's space: $out"
+
+# The 4-byte ints at element 1 and 2 of /x in FILE at ADDR, as the file holds them.
+on_disk() { od -An -t d4 -j $(($2 + 4)) -N 8 "$1" | xargs; }
+
+# rewritten NAME FILE: start the writer and take it to "rewritten", with
+# /x where sec2 puts it each round.
+rewritten() {
+    proc_start "$1" env HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$cfg;log_file_path=$WORK/$1.log" \
+        ${VFDSWMR_VALGRIND:-} "$P" rewrite "$2" $kib
+    proc_read "$1"
+    [ "$ANSWER" = "round 1 $A1" ] || fail "writer: $ANSWER (sec2: round 1 $A1) $(proc_err "$1")"
+    proc_ask "$1" go
+    [ "$ANSWER" = "rewritten $A2" ] ||
+        fail "round 2 is not where sec2 puts it ($A2): $ANSWER; $(grep -E 'kept_old|error' "$WORK/$1.log")"
+    grep -q ' kept_old ' "$WORK/$1.log" || fail "the writer did not keep the old bytes: $(proc_err "$1")"
+    # round 2 is i * 3 + 2: in the file before any flush, as on sec2
+    [ "$(on_disk "$2" "$A2")" = "5 8" ] || fail "the file holds $(on_disk "$2" "$A2") at /x, not round 2's 5 8"
+}
+
+rewritten w "$WORK/w.h5"
+out=$(HDF5_DRIVER=vfd_swmr_reader ${VFDSWMR_VALGRIND:-} "$P" cyclecheck "$WORK/w.h5" 1 2>&1) ||
+    fail "a reader opening before the flush does not read round 1: $out"
+ok "round 2 went where sec2 puts it, into round 1's space, and into the file at once; a reader opening before the flush reads round 1"
+proc_ask w go
+[ "$ANSWER" = "round 2" ] || fail "writer: $ANSWER $(proc_err w)"
+out=$(HDF5_DRIVER=vfd_swmr_reader ${VFDSWMR_VALGRIND:-} "$P" cyclecheck "$WORK/w.h5" 2 2>&1) ||
+    fail "a reader opening after the flush does not read round 2: $out"
+proc_ask w go
+[ "$ANSWER" = "closed $sec2" ] || fail "the writer answered \"$ANSWER\"; on sec2 the file closed at $sec2 bytes: $(proc_err w)"
+proc_end w
+[ "$PROC_STATUS" = 0 ] || fail "writer exit status $PROC_STATUS: $(proc_err w)"
+out=$(env -u HDF5_DRIVER "$P" cyclecheck "$WORK/w.h5" 2 2>&1) || fail "plain HDF5 after close: $out"
+ok "after the flush a reader opening reads round 2; the file closed at $sec2 bytes, as on sec2; plain HDF5 reads round 2"
+
+rewritten c "$WORK/c.h5"
+proc_kill c
+out=$(${VFDSWMR_VALGRIND:-} "$VFDSWMR_RECOVER" --config "$cfg" "$WORK/c.h5" 2>&1) || fail "vfd_swmr_recover: $out"
+out=$(env -u HDF5_DRIVER "$P" cyclecheck "$WORK/c.h5" 1 2>&1) || fail "after recovery plain HDF5 does not read round 1: $out"
+ok "killed after round 2 reached the file, before the flush: recovery gives back round 1"
+finish
