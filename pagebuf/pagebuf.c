@@ -35,6 +35,11 @@ struct pbpage {
      * there what neither memory nor the HDF5 file holds any more (the old
      * metadata bytes), until the page is published again. */
     bool view_stale;
+    /* keep_old made it hold freed space's old bytes for the consistency
+     * point before the free: it stays in the index until a consistency
+     * point numbered hold_cp (taken after the free) is published, however
+     * many ticks publish the older one again. 0: no hold. */
+    uint64_t hold_cp;
     uint64_t in_index, pub_tick, flushed;
 };
 
@@ -63,6 +68,9 @@ struct vfdswmr_pagebuf {
     struct pbtree tree;
     struct pblist changed, pending, flying;
     bool in_flight; /* between prepare() and published() */
+    /* Consistency points taken, the one the publish under way carries, and
+     * the one published last (hold_cp). */
+    uint64_t cps, fly_cps, pub_cps;
     uint64_t npages, nimages, nindex, npending;
     /* Freed images kept for the next ones (a writer that publishes at every
      * flush makes and frees an image per changed page each time); at most
@@ -447,13 +455,15 @@ kept_already(const struct pbpage *p, uint32_t ps, uint32_t off, size_t n)
 
 /* Can keep_old make the newest snapshot's view of page p from memory and
  * the HDF5 file? Not for an indexed page without a waiting snapshot whose
- * image in the index raw data overwrote since (view_stale), or that never
- * got a published image it could write (fix_lost): that image lives only in
- * the metadata file. */
+ * image in the index raw data overwrote since (view_stale), that never got
+ * a published image it could write (fix_lost), or whose image went to the
+ * HDF5 file and changed since: that image lives only in the metadata file
+ * (the file may not hold it whole: stores stop at the file's end, and the
+ * file may have been cut since). */
 static bool
 view_known(const struct pbpage *p)
 {
-    return p == NULL || !p->in_index || p->snap || (!p->view_stale && (p->pub || p->flushed));
+    return p == NULL || !p->in_index || p->snap || (!p->view_stale && (p->pub || (p->flushed && !p->changed)));
 }
 
 int
@@ -479,25 +489,24 @@ vfdswmr_pb_keep_old(vfdswmr_pagebuf_t *pb, uint64_t addr, uint64_t len, vfdswmr_
         size_t n = (size_t)(pb->ps - off < end - a ? pb->ps - off : end - a);
         struct pbpage *p = find(pb, page);
 
-        if (kept_already(p, pb->ps, off, n))
+        if (kept_already(p, pb->ps, off, n)) {
+            p->hold_cp = pb->cps + 1; /* its image must stay in the index as well */
             continue;
+        }
         if (NULL == (p = page_for_write(pb, page, fill, ctx)))
             return -1;
         if (p->snap == NULL) {
             /* What a reader of the newest snapshot reads in this page
              * (view_known): the published image as raw data kept it (pub),
-             * else -- in the index, and written to the HDF5 file -- the
-             * current image when nothing changed since (its map is the
-             * published one), else the HDF5 file's bytes (not in the index;
-             * or only metadata not yet in the file changed since: the map
-             * marks every byte the index does, and more, which the file
-             * holds as that reader reads them). */
+             * else -- in the index, written to the HDF5 file and unchanged
+             * since -- the current image (its map is the published one),
+             * else (not in the index) the HDF5 file's bytes. */
             if (NULL == (p->snap = new_image(pb)))
                 return -1;
             pb->nimages++;
             if (p->pub)
                 memcpy(p->snap, p->pub, pb->img_size);
-            else if (p->in_index && !p->changed)
+            else if (p->in_index) /* written to the HDF5 file, unchanged since (view_known) */
                 memcpy(p->snap, p->cur, pb->img_size);
             else {
                 memset(p->snap, 0, pb->img_size);
@@ -505,13 +514,12 @@ vfdswmr_pb_keep_old(vfdswmr_pagebuf_t *pb, uint64_t addr, uint64_t len, vfdswmr_
                     free_image(pb, &p->snap);
                     return -1;
                 }
-                if (p->in_index)
-                    memcpy(p->snap + pb->ps, p->cur + pb->ps, pb->img_size - pb->ps);
             }
             TAILQ_INSERT_TAIL(&pb->pending, p, pending_link);
             pb->npending++;
         }
         map_set(p->snap + pb->ps, off, n, true);
+        p->hold_cp = pb->cps + 1;
         /* raw data written there later makes the page changed (raw_into_images) */
         map_set(p->cur + pb->ps, off, n, true);
         ++*kept;
@@ -525,6 +533,7 @@ vfdswmr_pb_consistency_point(vfdswmr_pagebuf_t *pb, uint64_t eoa)
 {
     struct pbpage *p, *next;
 
+    pb->cps++;
     TAILQ_FOREACH_SAFE (p, &pb->changed, changed_link, next) {
         if (p->page * pb->ps >= eoa) { /* freed space: forget it, leave the index */
             if (p->in_index) {
@@ -564,14 +573,17 @@ cmp_u64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* May page p leave the index at `tick`? */
+/* May page p leave the index at `tick`, the consistency point numbered
+ * pub_cps being published last? */
 static bool
-removable(const struct pbpage *p, uint64_t tick, uint32_t max_lag, bool all)
+removable(const struct pbpage *p, uint64_t tick, uint32_t max_lag, bool all, uint64_t pub_cps)
 {
     if (!p->in_index || p->snap || p->fly)
         return false;
     if (all)
         return true;
+    if (p->hold_cp > pub_cps)
+        return false; /* readers of the older consistency point read the kept bytes from its image */
     return p->flushed && !p->changed && !p->pub && tick >= p->flushed + max_lag;
 }
 
@@ -645,7 +657,7 @@ vfdswmr_pb_prepare(vfdswmr_pagebuf_t *pb, uint64_t tick, uint32_t max_lag, bool 
         return -1;
 
     RB_FOREACH (p, pbtree, &pb->tree)
-        if (removable(p, tick, max_lag, all))
+        if (removable(p, tick, max_lag, all, pb->pub_cps))
             pb->removals[r++] = p->page;
     /* dropped pages are no longer in the tree: merge them in, keeping order */
     for (size_t i = 0; i < pb->ndropped; i++)
@@ -664,6 +676,7 @@ vfdswmr_pb_prepare(vfdswmr_pagebuf_t *pb, uint64_t tick, uint32_t max_lag, bool 
         TAILQ_INSERT_TAIL(&pb->flying, p, flying_link);
     }
     pb->in_flight = true;
+    pb->fly_cps = pb->cps;
     CHECK_PB(pb);
     pb->nchanges = n;
     pb->nremovals = r;
@@ -721,6 +734,7 @@ vfdswmr_pb_published(vfdswmr_pagebuf_t *pb, uint64_t tick)
         }
     }
     pb->in_flight = false;
+    pb->pub_cps = pb->fly_cps;
     pb->nchanges = pb->nremovals = 0;
     CHECK_PB(pb);
 }

@@ -115,12 +115,16 @@ void vfdswmr_pb_read(const vfdswmr_pagebuf_t *pb, uint64_t addr, size_t len, voi
  * marked metadata in the current images too, so raw data written there
  * makes the page changed and the next consistency point publishes it again
  * without them. Bytes the newest snapshot already serves from images are
- * skipped. *kept gets the pages that got a waiting image (0: nothing to
- * publish). No publish may be under way. Returns 0; 1 when a page's view
- * is only in the metadata file (raw data overwrote metadata its index
- * image marks: nothing changed); -1 out of memory or fill failed (some
- * pages may have waiting images: the next publish carries them, which is
- * harmless).
+ * skipped. Every page of the range stays in the index until a consistency
+ * point taken after this call is published (ticks may publish the older
+ * one again meanwhile, and its readers read the old bytes from these
+ * images). *kept gets the pages that got a waiting image. A waiting
+ * snapshot taken before this call must be published before raw data goes
+ * there (raw data written over a waiting image changes it), kept or not.
+ * No publish may be under way. Returns 0; 1 when a page's view is only in
+ * the metadata file (nothing changed); -1 out of memory or fill failed
+ * (some pages may have waiting images: the next publish carries them,
+ * which is harmless).
  */
 int vfdswmr_pb_keep_old(vfdswmr_pagebuf_t *pb, uint64_t addr, uint64_t len, vfdswmr_pb_fill_t fill, void *ctx,
                         size_t *kept);

@@ -132,28 +132,46 @@ version_zone(vfdswmr_writer_t *w, uint64_t lo, uint64_t hi)
     return true;
 }
 
-/* Make the newest snapshot hold the old bytes of [lo, hi), freed space no
- * registered reader can read but a reader registering from now on could
- * (read_floor): publish it again (same consistency point) with them as
- * images (vfdswmr_pb_keep_old), so that HDF5 may put raw data there at once
- * -- into the HDF5 file, as on sec2. true: done, and still no reader
- * registered (one that registered meanwhile may hold the snapshot before:
- * the caller then keeps the space from raw data as without this). Not
- * before the first publish (the file as the writer found it is tick 0's
- * snapshot), nor for more than VFDSWMR_KEEP_OLD_MAX bytes (the page buffer
- * holds them until they reach the HDF5 file, max_lag ticks). */
+/* The end of what keep_old would keep of [addr, old), space HDF5 freed,
+ * given read_floor's answer `floor`: min(floor, old); 0 when it may not.
+ * It may when only a reader registering from now on could read that space
+ * (no reader is registered, nor can one be ruled out otherwise), something
+ * was published (tick 0's snapshot is the file as the writer found it),
+ * nothing above HDF5's end is kept from raw data or versioned (what lies
+ * there and the newest snapshot reads is then kept already: cutting the
+ * file after a keep loses nothing a reader reads from the file), within
+ * VFDSWMR_KEEP_OLD_MAX bytes (the page buffer holds them until they reach
+ * the HDF5 file), and -- when a consistency point waits, which keep_old
+ * must publish -- while publication is not held back. */
+static uint64_t
+keep_end(const vfdswmr_writer_t *w, uint64_t addr, uint64_t old, uint64_t floor)
+{
+    uint64_t end = floor < old ? floor : old;
+
+    if (floor == UINT64_MAX || end <= addr || end - addr > VFDSWMR_KEEP_OLD_MAX || w->tick == 0 || w->error[0] ||
+        w->hot_end != 0 || w->vz_hi != 0 ||
+        (vfdswmr_pb_pending(w->pb) && (w->eot_disabled || w->base.cfg.publish_at_tick_only)))
+        return 0;
+    return end;
+}
+
+/* Make the newest snapshot hold the old bytes of [lo, hi) (keep_end):
+ * publish it again (same consistency point) with them as images
+ * (vfdswmr_pb_keep_old), so that HDF5 may put raw data there at once --
+ * into the HDF5 file, as on sec2. A waiting consistency point is published
+ * with them (raw data written there would change its images). true: done,
+ * and still no reader registered (one that registered meanwhile may hold
+ * the snapshot before: the caller then keeps the space from raw data as
+ * without this). */
 static bool
 keep_old(vfdswmr_writer_t *w, uint64_t lo, uint64_t hi)
 {
     size_t kept;
-    int rc;
 
-    if (hi - lo > VFDSWMR_KEEP_OLD_MAX || w->tick == 0 || w->error[0])
-        return false;
     VFDSWMR_ASSERT(!w->publishing); /* set_eoa waited */
-    if ((rc = vfdswmr_pb_keep_old(w->pb, lo, hi - lo, vfdswmr_writer_fill_page, w, &kept)) != 0)
+    if (vfdswmr_pb_keep_old(w->pb, lo, hi - lo, vfdswmr_writer_fill_page, w, &kept) != 0)
         return false;
-    if (kept && vfdswmr_writer_publish_kept(w) < 0)
+    if ((kept || vfdswmr_pb_pending(w->pb)) && vfdswmr_writer_publish_kept(w) < 0)
         return false;
     VFDSWMR_LOG(&w->log, "kept_old", "addr=%llu size=%llu pages=%zu tick=%llu", (unsigned long long)lo,
                 (unsigned long long)(hi - lo), kept, (unsigned long long)w->tick);
@@ -273,14 +291,18 @@ vfdswmr_writer_set_eoa(vfdswmr_writer_t *w, H5FD_mem_t type, haddr_t addr)
 
     (void)type;
     VFDSWMR_ASSERT_LOCKED(w);
-    if (addr < old && !w->closing_flushed)
-        vfdswmr_writer_wait_idle(w); /* keep_old publishes */
+    /* keep_old publishes: wait for a publish under way first, but only
+     * when it may apply (the application's thread should not wait for the
+     * ticker's disk I/O for nothing) */
+    bool keep = addr < old && !w->closing_flushed && keep_end(w, addr, old, vfdswmr_writer_read_floor(w)) != 0;
+    if (keep)
+        vfdswmr_writer_wait_idle(w);
     w->lib_eoa = addr;
     if (addr < old)
         trim_holes(w, addr);
     if (addr < old && !w->closing_flushed) { /* HDF5 freed [addr, old) */
-        uint64_t floor = vfdswmr_writer_read_floor(w);
-        if (floor > addr && floor != UINT64_MAX && keep_old(w, addr, floor < old ? floor : old))
+        uint64_t floor = vfdswmr_writer_read_floor(w), end = keep ? keep_end(w, addr, old, floor) : 0;
+        if (end && keep_old(w, addr, end))
             floor = addr; /* the newest snapshot holds the old bytes: nobody reads them here */
         if (floor > addr) {
             uint64_t end = floor < old ? floor : old;

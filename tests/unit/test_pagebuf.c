@@ -522,6 +522,55 @@ test_keep_old(void **state)
     vfdswmr_pb_published(pb, 8);
 }
 
+/* A page holding kept bytes stays in the index, however many ticks publish
+ * the consistency point before the free again, until one taken after it is
+ * published -- also when its image never reached the HDF5 file (the file
+ * was cut below it) -- and raw data written there later still makes it
+ * changed. An indexed page whose image went to the file and changed since
+ * has its view only in the metadata file: nothing is kept. */
+static void
+test_keep_old_held(void **state)
+{
+    vfdswmr_pagebuf_t *pb = *state;
+    uint8_t meta[8], raw[16];
+    size_t kept;
+    uint64_t t;
+    vfdswmr_pb_stats_t st;
+
+    memset(meta, 0x55, sizeof meta);
+    memset(raw, 0xaa, sizeof raw);
+    assert_int_equal(vfdswmr_pb_keep_old(pb, 20 * PS, 100, fill, NULL, &kept), 0);
+    assert_int_equal(kept, 1);
+    assert_int_equal(publish(pb, 1, 0, false), 1);
+    /* the file ends below the page: nothing written, yet it stays */
+    assert_int_equal(vfdswmr_pb_store_due(pb, 1 + MAX_LAG, MAX_LAG, 20 * PS, UINT64_MAX, store, NULL), 0);
+    for (t = 2; t < 4 * MAX_LAG; t++)
+        assert_int_equal(publish(pb, t, 0, false), 0);
+    vfdswmr_pb_stats(pb, &st);
+    assert_int_equal(st.in_index, 1);
+    /* raw data there: published again without the range; written to the
+     * file and max_lag ticks old, it then leaves */
+    assert_int_equal(vfdswmr_pb_write_raw(pb, 20 * PS + 10, sizeof raw, raw), 0);
+    assert_int_equal(vfdswmr_pb_consistency_point(pb, FILE_PAGES * PS), 0);
+    const vfdswmr_mdchange_t *c = one_change(pb, t, 20);
+    assert_int_equal(c[0].nranges, 2); /* [0, 10), [26, 100) */
+    vfdswmr_pb_published(pb, t);
+    uint64_t t0 = t;
+    assert_int_equal(vfdswmr_pb_store_due(pb, t0 + MAX_LAG, MAX_LAG, FILE_PAGES * PS, UINT64_MAX, store, NULL), 1);
+    for (t = t0 + 1; t < t0 + 2 * MAX_LAG; t++)
+        assert_int_equal(publish(pb, t, 0, false), 0);
+    assert_int_equal(publish(pb, t, 1, false), 0);
+
+    /* written to the file and changed since: only in the metadata file */
+    assert_int_equal(vfdswmr_pb_write(pb, 22 * PS, 8, meta, fill, NULL), 0);
+    assert_int_equal(vfdswmr_pb_consistency_point(pb, FILE_PAGES * PS), 0);
+    assert_int_equal(publish(pb, ++t, 0, false), 1);
+    assert_int_equal(vfdswmr_pb_store_due(pb, t + MAX_LAG, MAX_LAG, FILE_PAGES * PS, UINT64_MAX, store, NULL), 1);
+    assert_int_equal(vfdswmr_pb_write(pb, 22 * PS + 200, 8, meta, fill, NULL), 0);
+    assert_int_equal(vfdswmr_pb_keep_old(pb, 22 * PS + 50, 8, fill, NULL, &kept), 1);
+    assert_false(vfdswmr_pb_pending(pb));
+}
+
 /* After a publish failure every current page goes to the file, indexed first. */
 static void
 test_store_current(void **state)
@@ -1005,6 +1054,7 @@ main(void)
         cmocka_unit_test_setup_teardown(test_raw_over_published_metadata, setup, teardown),
         cmocka_unit_test_setup_teardown(test_raw_over_stored_metadata, setup, teardown),
         cmocka_unit_test_setup_teardown(test_keep_old, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_keep_old_held, setup, teardown),
         cmocka_unit_test_setup_teardown(test_store_current, setup, teardown),
         cmocka_unit_test_setup_teardown(test_in_flight_images_stable, setup, teardown),
         cmocka_unit_test_setup_teardown(test_store_due_in_flight, setup, teardown),
