@@ -37,7 +37,8 @@
  * for HDF5 (alloc: H5FD_class_t.alloc, which HDF5 calls for every block it
  * takes from the end of the file) and hands a hole out again once no
  * reader can read its old bytes: when no reader is registered and a
- * snapshot from after the free is published. A program that deletes and
+ * snapshot from after the free is published, or lag epochs after the first
+ * such snapshot was (the delayed-write rule). A program that deletes and
  * re-creates a big dataset then reuses its space within a flush or two
  * instead of growing the file by it each time.
  *
@@ -212,7 +213,7 @@ trim_holes(vfdswmr_writer_t *w, uint64_t end)
 static void
 keep_hole(vfdswmr_writer_t *w, uint64_t lo, uint64_t hi)
 {
-    struct vfdswmr_hole h = {lo, hi, w->cps + 1};
+    struct vfdswmr_hole h = {lo, hi, w->cps + 1, 0};
     unsigned i, small = 0;
 
     if (w->nholes < VFDSWMR_HOLES) {
@@ -226,17 +227,28 @@ keep_hole(vfdswmr_writer_t *w, uint64_t lo, uint64_t hi)
         w->holes[small] = h;
 }
 
-/* No reader can read the hole's old bytes any more: no reader is registered
- * (nor can one be ruled out otherwise: read_floor), and a new one adopts a
- * snapshot taken after the hole formed (numbered cps or later). While a
- * reader is registered holes stay unused: handing them out by the
- * delayed-write rule (max_lag epochs after the first publish without the
- * old bytes) let the crash harness's readers read other data in place of
- * their chunks (DESIGN.md, "Holes"). */
+/* No reader can read the hole's old bytes any more: lag epochs (read
+ * marks included) after the first publish of a snapshot from after the
+ * hole formed (every snapshot naming the old bytes is at least that old: a
+ * reader holding one has fallen behind, which its lag check after every
+ * read reports -- the rule a page's delayed write follows, pagebuf.h), or
+ * no reader is registered (nor can one be ruled out otherwise: read_floor)
+ * and a new one adopts a snapshot taken after the hole formed (numbered cps
+ * or later). DESIGN.md, "Holes". */
 static bool
 hole_cold(vfdswmr_writer_t *w, const struct vfdswmr_hole *h)
 {
+    if (h->epoch && w->pub_epoch >= h->epoch + w->lag)
+        return true;
     return w->pub_cps >= h->cps && vfdswmr_writer_read_floor(w) != UINT64_MAX;
+}
+
+void
+vfdswmr_writer_holes_published(vfdswmr_writer_t *w, uint64_t cps, uint64_t epoch)
+{
+    for (unsigned i = 0; i < w->nholes; i++)
+        if (w->holes[i].epoch == 0 && cps >= w->holes[i].cps)
+            w->holes[i].epoch = epoch;
 }
 
 haddr_t

@@ -196,6 +196,7 @@ finish(vfdswmr_writer_t *w, const publish_t *p)
     w->pub_epoch = p->epoch;
     w->pub_eoa = p->eoa;
     w->pub_cps = p->cps;
+    vfdswmr_writer_holes_published(w, p->cps, p->epoch);
     w->epoch_published = true;
     if (p->step == EPOCH_END) {
         w->epoch++;

@@ -120,10 +120,11 @@ typedef struct vfdswmr_writer_t {
      * books lost it (it took hot_end as its end). The writer hands it out
      * again (alloc) once no reader can read its old bytes: no reader is
      * registered and a snapshot numbered `cps` (the first consistency
-     * point after it formed) or later is published. Every hole lies below
-     * lib_eoa. */
+     * point after it formed) or later is published, or `lag` epochs after
+     * `epoch`, that of the first such publish (0: none yet). Every hole
+     * lies below lib_eoa. */
     struct vfdswmr_hole {
-        uint64_t lo, hi, cps;
+        uint64_t lo, hi, cps, epoch;
     } holes[VFDSWMR_HOLES];
     unsigned nholes;
     /* Consistency points taken (cps; 0: tick 0's state), that of the snapshot
@@ -167,6 +168,8 @@ herr_t vfdswmr_writer_set_eoa(vfdswmr_writer_t *w, H5FD_mem_t type, haddr_t addr
 void vfdswmr_writer_gate(vfdswmr_writer_t *w);
 haddr_t vfdswmr_writer_alloc(vfdswmr_writer_t *w, const H5FD_t *file, H5FD_mem_t type, hsize_t size);
 uint64_t vfdswmr_writer_read_floor(vfdswmr_writer_t *w);
+/* A snapshot of consistency point `cps` was published in `epoch` (eoa.c). */
+void vfdswmr_writer_holes_published(vfdswmr_writer_t *w, uint64_t cps, uint64_t epoch);
 herr_t vfdswmr_writer_eoa_flushed(vfdswmr_writer_t *w, bool closing);
 /* A metadata read or write of `buf`: notes persistent free-space managers. */
 void vfdswmr_writer_eoa_saw(vfdswmr_writer_t *w, H5FD_mem_t type, const void *buf, size_t size);
