@@ -535,8 +535,8 @@ vfdswmr_pb_consistency_point(vfdswmr_pagebuf_t *pb, uint64_t eoa)
 
     pb->cps++;
     TAILQ_FOREACH_SAFE (p, &pb->changed, changed_link, next) {
-        if (p->page * pb->ps >= eoa) { /* freed space: forget it, leave the index */
-            if (p->in_index) {
+        if (p->page * pb->ps >= eoa) {   /* freed space: forget it, leave the index */
+            if (p->in_index || p->fly) { /* in flight: the publish under way adds it to the index */
                 if (grow((void **)&pb->dropped, &pb->cap_dropped, pb->ndropped + 1, sizeof *pb->dropped) < 0)
                     return -1;
                 pb->dropped[pb->ndropped++] = p->page;

@@ -295,9 +295,12 @@ vfdswmr_rdr_mark(rdr_md_t *md)
     /* The mark holds our snapshot's epoch: register on its slot (mdlock.h). */
     vfdswmr_reg_marked(&md->reg, md->mark.slot);
     /* In time when the writer had not gone max_lag epochs past the snapshot
-     * once the mark was there: from then on it honours it at every publish. */
+     * once the mark was there: from then on it honours it at every publish
+     * -- every publish that begins after it; one under way now may have
+     * taken its lag without it, and be publishing the next epoch: so the
+     * header's epoch must be two below (VFDSWMR_MIN_MAX_LAG is 3). */
     if (vfdswmr_mdr_read_header(md->fd, &h) == VFDSWMR_MD_OK && h.session == s->session &&
-        h.epoch < s->epoch + md->max_lag)
+        h.epoch + 1 < s->epoch + md->max_lag)
         md->marked_tick = s->tick;
     vfdswmr_rdr_assert_marks(md);
 }

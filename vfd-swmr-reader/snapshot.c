@@ -297,8 +297,9 @@ header_error(rdr_t *r, vfdswmr_mderr_t err)
 }
 
 /* We hold the file as it was before the writer of header h started (its
- * tick 0): mark tick 0 in its read-mark table, in time if its tick is
- * still below max_lag once the mark is there. */
+ * tick 0): mark tick 0 in its read-mark table, in time if its epoch is
+ * still two below max_lag once the mark is there (a publish under way may
+ * have taken its lag without the mark: locate.c, vfdswmr_rdr_md_mark). */
 static void
 mark_tick0(rdr_t *r, const vfdswmr_mdhdr_t *h)
 {
@@ -312,12 +313,12 @@ mark_tick0(rdr_t *r, const vfdswmr_mdhdr_t *h)
         return;
     vfdswmr_mark_detach(&md->succ_mark);
     md->succ_session = 0;
-    if (h->epoch >= h->max_lag || vfdswmr_mark_attach(&md->succ_mark, md->path, h->session) != VFDSWMR_ATTACHED ||
+    if (h->epoch + 1 >= h->max_lag || vfdswmr_mark_attach(&md->succ_mark, md->path, h->session) != VFDSWMR_ATTACHED ||
         vfdswmr_mark_set(&md->succ_mark, 0) < 0)
         return;
     if ((rc = vfdswmr_rdr_md_open(md->path, &fd, &dev, &ino)) <= 0)
         return;
-    if (vfdswmr_mdr_read_header(fd, &now) == VFDSWMR_MD_OK && now.session == h->session && now.epoch < now.max_lag)
+    if (vfdswmr_mdr_read_header(fd, &now) == VFDSWMR_MD_OK && now.session == h->session && now.epoch + 1 < now.max_lag)
         md->succ_session = h->session;
     close(fd);
     vfdswmr_rdr_assert_marks(md);

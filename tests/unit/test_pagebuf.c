@@ -763,6 +763,32 @@ test_destroy_in_flight(void **state)
     /* teardown destroys it in flight (valgrind and ASan check the memory) */
 }
 
+/* A page whose first publish is under way, written again and then freed (a
+ * consistency point drops it): the publish under way adds it to the index,
+ * so the next publish removes it. */
+static void
+test_drop_in_flight_removed(void **state)
+{
+    vfdswmr_pagebuf_t *pb = *state;
+    uint8_t b = 3;
+    const vfdswmr_mdchange_t *c;
+    const uint64_t *r;
+    size_t nc, nr;
+
+    assert_int_equal(vfdswmr_pb_write(pb, 30 * PS, 1, &b, fill, NULL), 0);
+    assert_int_equal(vfdswmr_pb_consistency_point(pb, FILE_PAGES * PS), 0);
+    assert_int_equal(vfdswmr_pb_prepare(pb, 1, MAX_LAG, false, &c, &nc, &r, &nr), 0);
+    assert_int_equal(nc, 1);
+    assert_int_equal(vfdswmr_pb_write(pb, 30 * PS + 1, 1, &b, fill, NULL), 0);
+    assert_int_equal(vfdswmr_pb_consistency_point(pb, 30 * PS), 0); /* freed */
+    vfdswmr_pb_published(pb, 1);
+    assert_int_equal(vfdswmr_pb_prepare(pb, 2, MAX_LAG, false, &c, &nc, &r, &nr), 0);
+    assert_int_equal(nc, 0);
+    assert_int_equal(nr, 1);
+    assert_int_equal(r[0], 30);
+    vfdswmr_pb_published(pb, 2);
+}
+
 /* ---- randomized: publishes in flight against a model ----------------------
  * Metadata and raw writes, consistency points, delayed stores and publishes
  * whose prepare and published() are apart (the tick thread writing without
@@ -1062,6 +1088,7 @@ main(void)
         cmocka_unit_test_setup_teardown(test_removal_revived_in_flight, setup, teardown),
         cmocka_unit_test_setup_teardown(test_raw_in_flight_out_of_memory, setup, teardown),
         cmocka_unit_test_setup_teardown(test_destroy_in_flight, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_drop_in_flight_removed, setup, teardown),
         cmocka_unit_test(test_in_flight_random),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
