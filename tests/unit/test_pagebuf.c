@@ -348,6 +348,17 @@ test_metadata_ranges(void **state)
 /* Raw data over bytes a published image marks as metadata: readers read
  * those bytes from the image, so the page is published again, with ranges
  * that leave them to the file; with a snapshot waiting, that one does it. */
+/* Page 3 with metadata [0, 64) of 0x55, published at tick 1; raw is 0xaa. */
+static void
+meta_page_published(vfdswmr_pagebuf_t *pb, uint8_t *meta, size_t nmeta, uint8_t *raw, size_t nraw)
+{
+    memset(meta, 0x55, nmeta);
+    memset(raw, 0xaa, nraw);
+    assert_int_equal(vfdswmr_pb_write(pb, 3 * PS, 64, meta, fill, NULL), 0);
+    assert_int_equal(vfdswmr_pb_consistency_point(pb, FILE_PAGES * PS), 0);
+    assert_int_equal(publish(pb, 1, 0, false), 1);
+}
+
 static void
 test_raw_over_published_metadata(void **state)
 {
@@ -357,11 +368,7 @@ test_raw_over_published_metadata(void **state)
     const uint64_t *r;
     size_t nc, nr;
 
-    memset(meta, 0x55, sizeof meta);
-    memset(raw, 0xaa, sizeof raw);
-    assert_int_equal(vfdswmr_pb_write(pb, 3 * PS, 64, meta, fill, NULL), 0); /* [0, 64) */
-    assert_int_equal(vfdswmr_pb_consistency_point(pb, FILE_PAGES * PS), 0);
-    assert_int_equal(publish(pb, 1, 0, false), 1);
+    meta_page_published(pb, meta, sizeof meta, raw, sizeof raw);
     assert_int_equal(vfdswmr_pb_write_raw(pb, 3 * PS + 100, 8, raw), 0); /* no metadata there: nothing to publish */
     assert_int_equal(vfdswmr_pb_consistency_point(pb, FILE_PAGES * PS), 0);
     assert_int_equal(publish(pb, 2, 0, false), 0);
@@ -400,11 +407,7 @@ test_raw_over_stored_metadata(void **state)
     const uint64_t *r;
     size_t nc, nr;
 
-    memset(meta, 0x55, sizeof meta);
-    memset(raw, 0xaa, sizeof raw);
-    assert_int_equal(vfdswmr_pb_write(pb, 3 * PS, 64, meta, fill, NULL), 0);
-    assert_int_equal(vfdswmr_pb_consistency_point(pb, FILE_PAGES * PS), 0);
-    assert_int_equal(publish(pb, 1, 0, false), 1);
+    meta_page_published(pb, meta, sizeof meta, raw, sizeof raw);
     assert_int_equal(vfdswmr_pb_store_due(pb, 1 + MAX_LAG, MAX_LAG, FILE_PAGES * PS, UINT64_MAX, store, NULL), 1);
     assert_int_equal(publish(pb, 1 + MAX_LAG, 0, false), 0); /* still in the index */
     memcpy(hdf5 + 3 * PS + 8, raw, 8);
