@@ -142,16 +142,18 @@ version_zone(vfdswmr_writer_t *w, uint64_t lo, uint64_t hi)
  * there and the newest snapshot reads is then kept already: cutting the
  * file after a keep loses nothing a reader reads from the file), within
  * VFDSWMR_KEEP_OLD_MAX bytes (the page buffer holds them until they reach
- * the HDF5 file), and -- when a consistency point waits (images or not),
- * which keep_old would publish -- while publication is not held back. */
+ * the HDF5 file), and only while publication follows flushes: with
+ * publish=tick or publication held back (vfdswmr_disable_end_of_tick) the
+ * application decides when the tick moves, and a keep's publish would move
+ * it in the middle of a flush, without that flush (and, ending a tick
+ * early, take the early end the flush's own growth would have made). */
 static uint64_t
 keep_end(const vfdswmr_writer_t *w, uint64_t addr, uint64_t old, uint64_t floor)
 {
     uint64_t end = floor < old ? floor : old;
 
     if (floor == UINT64_MAX || end <= addr || end - addr > VFDSWMR_KEEP_OLD_MAX || w->tick == 0 || w->error[0] ||
-        w->hot_end != 0 || w->vz_hi != 0 ||
-        ((vfdswmr_pb_pending(w->pb) || w->cps != w->pub_cps) && (w->eot_disabled || w->base.cfg.publish_at_tick_only)))
+        w->hot_end != 0 || w->vz_hi != 0 || w->eot_disabled || w->base.cfg.publish_at_tick_only)
         return 0;
     return end;
 }
