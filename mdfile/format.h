@@ -298,4 +298,32 @@ void vfdswmr_rawlog_encode(const vfdswmr_rawloghdr_t *h, const vfdswmr_rawrange_
  * is 0); the caller frees it. */
 vfdswmr_mderr_t vfdswmr_rawlog_decode(const uint8_t *buf, size_t len, vfdswmr_rawloghdr_t *h, vfdswmr_rawrange_t **r);
 
+/* ---- kept old bytes ("VKPT"), in "<metadata file>.readers" (kept.h) ------ */
+#define VFDSWMR_KEPT_FORMAT_VERSION 1
+#define VFDSWMR_KEPT_HDR_SIZE       20 /* before the entries */
+#define VFDSWMR_KEPT_ENTRY_SIZE     32
+/* The most entries a list may hold (the decoder refuses more). */
+#define VFDSWMR_KEPT_MAX 64
+typedef struct vfdswmr_kepthdr_t {
+    uint64_t session; /* the writer session */
+    uint32_t count;   /* entries that follow */
+} vfdswmr_kepthdr_t;
+typedef struct vfdswmr_keptent_t {
+    uint64_t addr; /* first byte of the HDF5 file's freed space */
+    uint64_t len;  /* bytes; >= 1 */
+    uint64_t tick; /* snapshots of ticks below this read [addr, addr + len) here */
+    uint64_t data; /* where the bytes are, a byte offset in the same file */
+} vfdswmr_keptent_t;
+/* Bytes of a list with n entries (checksum included). */
+size_t vfdswmr_kept_size(uint32_t n);
+/* out holds vfdswmr_kept_size(h->count) bytes; h->count <= VFDSWMR_KEPT_MAX. */
+void vfdswmr_kept_encode(const vfdswmr_kepthdr_t *h, const vfdswmr_keptent_t *e, uint8_t *out);
+/* ESHORT, EMAGIC, EVERSION, ECOUNT (count over VFDSWMR_KEPT_MAX or the
+ * buffer), ECHECKSUM, ETICK (a tick over VFDSWMR_TICK_MAX, or ticks going
+ * down), ERANGE (an entry of length 0, past 2^63, or with its bytes below
+ * `data_min` or past 2^63). len may exceed the list. e holds
+ * VFDSWMR_KEPT_MAX entries. */
+vfdswmr_mderr_t vfdswmr_kept_decode(const uint8_t *buf, size_t len, uint64_t data_min, vfdswmr_kepthdr_t *h,
+                                    vfdswmr_keptent_t *e);
+
 #endif

@@ -27,6 +27,7 @@
 
 static const uint8_t MAGIC_VRDM[MAGIC_LEN] = {'V', 'R', 'D', 'M'};
 static const uint8_t MAGIC_VRAW[MAGIC_LEN] = {'V', 'R', 'A', 'W'};
+static const uint8_t MAGIC_VKPT[MAGIC_LEN] = {'V', 'K', 'P', 'T'};
 
 /* ---- read-mark table header ------------------------------------------------ */
 
@@ -138,5 +139,74 @@ vfdswmr_rawlog_decode(const uint8_t *buf, size_t len, vfdswmr_rawloghdr_t *h, vf
     }
     *h = d;
     *r = v;
+    return VFDSWMR_MD_OK;
+}
+
+/* ---- kept old bytes ---------------------------------------------------------- */
+
+size_t
+vfdswmr_kept_size(uint32_t n)
+{
+    return VFDSWMR_KEPT_HDR_SIZE + (size_t)n * VFDSWMR_KEPT_ENTRY_SIZE + CKSUM_LEN;
+}
+
+void
+vfdswmr_kept_encode(const vfdswmr_kepthdr_t *h, const vfdswmr_keptent_t *e, uint8_t *out)
+{
+    uint8_t *p = put_magic(out, MAGIC_VKPT);
+
+    VFDSWMR_ASSERT(h->count <= VFDSWMR_KEPT_MAX);
+    p = put32(p, VFDSWMR_KEPT_FORMAT_VERSION);
+    p = put64(p, h->session);
+    p = put32(p, h->count);
+    for (uint32_t i = 0; i < h->count; i++) {
+        p = put64(p, e[i].addr);
+        p = put64(p, e[i].len);
+        p = put64(p, e[i].tick);
+        p = put64(p, e[i].data);
+    }
+    VFDSWMR_ASSERT(p + CKSUM_LEN == out + vfdswmr_kept_size(h->count));
+    seal(out, p);
+}
+
+vfdswmr_mderr_t
+vfdswmr_kept_decode(const uint8_t *buf, size_t len, uint64_t data_min, vfdswmr_kepthdr_t *h, vfdswmr_keptent_t *e)
+{
+    const uint8_t *p = buf + MAGIC_LEN;
+    const uint64_t top = UINT64_C(1) << 63;
+    vfdswmr_mderr_t err;
+
+    memset(h, 0, sizeof *h);
+    if (len < VFDSWMR_KEPT_HDR_SIZE)
+        return VFDSWMR_MD_ESHORT;
+    if (memcmp(buf, MAGIC_VKPT, MAGIC_LEN) != 0)
+        return VFDSWMR_MD_EMAGIC;
+    if (take32(&p) != VFDSWMR_KEPT_FORMAT_VERSION)
+        return VFDSWMR_MD_EVERSION;
+    vfdswmr_kepthdr_t d = {.session = take64(&p)};
+    d.count = take32(&p);
+    if (d.count > VFDSWMR_KEPT_MAX)
+        return VFDSWMR_MD_ECOUNT;
+    if (len < vfdswmr_kept_size(d.count))
+        return d.count > (len - VFDSWMR_KEPT_HDR_SIZE) / VFDSWMR_KEPT_ENTRY_SIZE ? VFDSWMR_MD_ECOUNT
+                                                                                 : VFDSWMR_MD_ESHORT;
+    if ((err = check_frame(buf, len, vfdswmr_kept_size(d.count), MAGIC_VKPT)) != VFDSWMR_MD_OK)
+        return err;
+    for (uint32_t i = 0; i < d.count; i++) {
+        e[i].addr = take64(&p);
+        e[i].len = take64(&p);
+        e[i].tick = take64(&p);
+        e[i].data = take64(&p);
+        err = e[i].tick > VFDSWMR_TICK_MAX || (i && e[i].tick < e[i - 1].tick) ? VFDSWMR_MD_ETICK
+              : e[i].len == 0 || e[i].addr >= top || e[i].len > top - e[i].addr || e[i].data < data_min ||
+                      e[i].data >= top || e[i].len > top - e[i].data
+                  ? VFDSWMR_MD_ERANGE
+                  : VFDSWMR_MD_OK;
+        if (err != VFDSWMR_MD_OK) {
+            memset(e, 0, (size_t)(i + 1) * sizeof *e); /* a failed decode leaves nothing */
+            return err;
+        }
+    }
+    *h = d;
     return VFDSWMR_MD_OK;
 }

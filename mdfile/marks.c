@@ -54,6 +54,12 @@ vfdswmr_marks_name(char *out, size_t len, const char *md_path)
 /* ---- writer ---------------------------------------------------------------- */
 
 int
+vfdswmr_marks_fd(const vfdswmr_marks_t *m)
+{
+    return m ? m->fd : -1;
+}
+
+int
 vfdswmr_marks_create(const char *md_path, uint64_t session, vfdswmr_marks_t **out)
 {
     vfdswmr_marks_t *m = calloc(1, sizeof *m);

@@ -40,6 +40,7 @@ vfdswmr_rdr_md_init(rdr_md_t *md, const vfdswmr_config_t *cfg, const char *name)
     md->reg = (vfdswmr_reg_t){.fd = -1, .own = -1, .slot = -1}; /* the caller registers */
     md->mark.fd = -1;
     md->succ_mark.fd = -1;
+    md->kept_fd = -1;
     md->cfg = cfg;
     md->max_lag = cfg->max_lag;
     md->reserved_pages = cfg->md_pages_reserved;
@@ -317,6 +318,7 @@ vfdswmr_rdr_md_release(rdr_md_t *md)
     if (md->fd >= 0)
         close(md->fd);
     md->fd = -1;
+    vfdswmr_rdr_kept_release(md);
     vfdswmr_mdsnap_free(&md->snap);
     memset(&md->snap, 0, sizeof md->snap);
 }

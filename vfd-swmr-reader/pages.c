@@ -11,6 +11,9 @@
  *    snapshot.c, which adopts it; this file fills, reads and frees it).
  *  - Every metadata read ends with the lag check; a read that fails a
  *    check returns -1 with the reason on the error stack, never bytes.
+ *  - Bytes read from the HDF5 file get the writer's copies of freed space
+ *    that the snapshot still reads there laid over them (kept.c) before
+ *    the lag check.
  *  - Raw data comes from the HDF5 file but where the index names a page
  *    and its ranges mark bytes as metadata: raw data the writer wrote into
  *    space readers may still read is versioned like metadata
@@ -125,10 +128,14 @@ image_of(rdr_t *r, const vfdswmr_mdentry_t *e)
     return c->buf;
 }
 
+/* From the HDF5 file, with the writer's copies of freed space our snapshot
+ * reads there (kept.c). */
 static herr_t
 lower_read(rdr_t *r, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, void *buf)
 {
-    return vfdswmr_pt_read(&r->base.pub, type, dxpl, addr, size, buf);
+    if (vfdswmr_pt_read(&r->base.pub, type, dxpl, addr, size, buf) < 0)
+        return -1;
+    return vfdswmr_rdr_kept_patch(r, addr, size, buf) < 0 ? -1 : 0;
 }
 
 /* The entry whose image holds the byte at addr, or NULL. */

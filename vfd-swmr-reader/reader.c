@@ -367,7 +367,9 @@ read_raw(rdr_t *r, hid_t dxpl, haddr_t addr, size_t size, void *buf)
     rc = vfdswmr_ccf_read(&r->cc, r->base.lower, H5FD_MEM_DRAW, dxpl, addr, size, buf);
     if (lk == VFDSWMR_TAKEN)
         vfdswmr_rawlock_drop(fd);
-    return rc < 0 ? -1 : vfdswmr_rdr_overlay_raw(r, addr, size, buf);
+    if (rc < 0 || vfdswmr_rdr_kept_patch(r, addr, size, buf) < 0)
+        return -1;
+    return vfdswmr_rdr_overlay_raw(r, addr, size, buf);
 }
 
 static herr_t

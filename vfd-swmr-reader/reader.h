@@ -8,6 +8,8 @@
  *   snapshot.c  adopting and holding snapshots (emptying the caches an
  *               adoption makes stale), the lag check (with the tick-0 mark
  *               in a new writer's read-mark table)
+ *   kept.c      the writer's copies of freed space laid over reads from
+ *               the HDF5 file for snapshots older than the copy
  *   locate.c    the metadata file: finding it, waiting for it, noticing
  *               that it was removed or replaced, reading its header; the
  *               read mark of each adopted snapshot
@@ -91,6 +93,14 @@ typedef struct rdr_md_t {
     vfdswmr_mark_t succ_mark;
     uint64_t succ_session;       /* that writer's session once the mark is in time, else 0 */
     const vfdswmr_config_t *cfg; /* the reader's configuration (explicit tick_len/max_lag) */
+    /* the writer's list of kept old bytes (kept.c): the read-mark table's
+     * file (kept_dev, kept_ino) of session kept_session, read-only; -1
+     * none (for our live writer looked for once: its table exists before
+     * the metadata file has its name) */
+    int kept_fd;
+    uint64_t kept_session;
+    dev_t kept_dev;
+    ino_t kept_ino;
 } rdr_md_t;
 
 /* One verified page image (or multi-page entry image). */
@@ -188,6 +198,16 @@ herr_t vfdswmr_rdr_read_meta(rdr_t *r, H5FD_mem_t type, hid_t dxpl, haddr_t addr
 herr_t vfdswmr_rdr_overlay_raw(rdr_t *r, haddr_t addr, size_t size, void *buf);
 /* Free the cache's buffers. */
 void vfdswmr_rdr_cache_free(rdr_t *r);
+
+/* ---- kept.c -------------------------------------------------------------- */
+
+/* buf holds [addr, addr + size) as read from the HDF5 file: lay over it
+ * the writer's copies of freed space that the adopted snapshot reads
+ * there (mdfile/kept.h). The lag check must follow. 0, or -1 with the
+ * reason on the stack. */
+int vfdswmr_rdr_kept_patch(rdr_t *r, haddr_t addr, size_t size, void *buf);
+/* Close the list's file. */
+void vfdswmr_rdr_kept_release(rdr_md_t *md);
 
 /* One log line (common/log.h): cheap when there is no log. */
 #define vfdswmr_rdr_log(r, ...) VFDSWMR_LOG(&(r)->log, "reader", __VA_ARGS__)

@@ -136,7 +136,9 @@ version_zone(vfdswmr_writer_t *w, uint64_t lo, uint64_t hi)
 /* The end of what keep_old would keep of [addr, old), space HDF5 freed,
  * given read_floor's answer `floor`: min(floor, old); 0 when it may not.
  * It may when only a reader registering from now on could read that space
- * (no reader is registered, nor can one be ruled out otherwise), something
+ * (no reader is registered, nor can one be ruled out otherwise) -- or a
+ * reader is registered and the copy keep_old then makes for it fits
+ * (vfdswmr_writer_kept_room) --, something
  * was published (tick 0's snapshot is the file as the writer found it),
  * nothing above HDF5's end is kept from raw data or versioned (what lies
  * there and the newest snapshot reads is then kept already: cutting the
@@ -152,9 +154,11 @@ keep_end(const vfdswmr_writer_t *w, uint64_t addr, uint64_t old, uint64_t floor)
 {
     uint64_t end = floor < old ? floor : old;
 
-    if (floor == UINT64_MAX || end <= addr || end - addr > VFDSWMR_KEEP_OLD_MAX || w->tick == 0 || w->error[0] ||
-        w->hot_end != 0 || w->vz_hi != 0 || w->eot_disabled || w->base.cfg.publish_at_tick_only)
+    if (end <= addr || end - addr > VFDSWMR_KEEP_OLD_MAX || w->tick == 0 || w->error[0] || w->hot_end != 0 ||
+        w->vz_hi != 0 || w->eot_disabled || w->base.cfg.publish_at_tick_only)
         return 0;
+    if (floor == UINT64_MAX && !vfdswmr_writer_kept_room(w, end - addr))
+        return 0; /* a reader registered: only with a copy for snapshots before the keep (kept.c) */
     return end;
 }
 
@@ -165,7 +169,8 @@ keep_end(const vfdswmr_writer_t *w, uint64_t addr, uint64_t old, uint64_t floor)
  * with them (raw data written there would change its images). true: done,
  * and still no reader registered (one that registered meanwhile may hold
  * the snapshot before: the caller then keeps the space from raw data as
- * without this). */
+ * without this) -- or a reader is registered and the space's bytes were
+ * copied for snapshots before this publish (kept.c). */
 static bool
 keep_old(vfdswmr_writer_t *w, uint64_t lo, uint64_t hi)
 {
@@ -179,7 +184,12 @@ keep_old(vfdswmr_writer_t *w, uint64_t lo, uint64_t hi)
     VFDSWMR_LOG(&w->log, "kept_old", "addr=%llu size=%llu pages=%zu tick=%llu", (unsigned long long)lo,
                 (unsigned long long)(hi - lo), kept, (unsigned long long)w->tick);
     w->kept_old++;
-    return vfdswmr_writer_read_floor(w) != UINT64_MAX;
+    if (vfdswmr_writer_read_floor(w) != UINT64_MAX)
+        return true;
+    /* a reader is registered (or registered meanwhile): it may hold a
+     * snapshot from before this publish, which reads the space from the
+     * HDF5 file -- copy its bytes for it first (kept.c) */
+    return vfdswmr_writer_kept_add(w, lo, hi) == 0;
 }
 
 haddr_t

@@ -197,6 +197,7 @@ finish(vfdswmr_writer_t *w, const publish_t *p)
     w->pub_eoa = p->eoa;
     w->pub_cps = p->cps;
     vfdswmr_writer_holes_published(w, p->cps, p->epoch);
+    vfdswmr_writer_kept_published(w);
     w->epoch_published = true;
     if (p->step == EPOCH_END) {
         w->epoch++;

@@ -37,6 +37,7 @@
 #include "ccfile.h"
 #include "check.h"
 #include "log.h"
+#include "kept.h"
 #include "marks.h"
 #include "rawlog.h"
 #include "mdwriter.h"
@@ -127,6 +128,16 @@ typedef struct vfdswmr_writer_t {
         uint64_t lo, hi, cps, epoch;
     } holes[VFDSWMR_HOLES];
     unsigned nholes;
+    /* Kept old bytes (kept.c, mdfile/kept.h): freed space a registered
+     * reader may read, copied into the read-mark table's file so HDF5 may
+     * put raw data there at once. ent is the list as last written; an entry
+     * goes once the published epoch reaches epoch[i] + lag. The copies lie
+     * in a ring of VFDSWMR_KEPT_DATA_MAX bytes, in list order. */
+    struct {
+        vfdswmr_keptent_t ent[VFDSWMR_KEPT_MAX];
+        uint64_t epoch[VFDSWMR_KEPT_MAX];
+        uint32_t n;
+    } kept;
     /* Consistency points taken (cps; 0: tick 0's state), that of the snapshot
      * published last (pub_cps), and the number the next one will have when
      * the zone last grew (vz_cps): a snapshot with pub_cps >= vz_cps was
@@ -155,7 +166,8 @@ typedef struct vfdswmr_writer_t {
     double next_tick; /* monotonic seconds */
     char error[512];  /* first publish failure, reported by the next callback */
     unsigned long long publishes, pages_published, pages_stored;
-    unsigned long long kept_old; /* frees whose old bytes a publish kept (eoa.c) */
+    unsigned long long kept_old;  /* frees whose old bytes a publish kept (eoa.c) */
+    unsigned long long kept_list; /* of those, with a reader registered: copied for it (kept.c) */
 } vfdswmr_writer_t;
 
 /* eoa.c: the end of allocation HDF5 is told and the HDF5 file keeps (lock held). */
@@ -168,6 +180,18 @@ herr_t vfdswmr_writer_set_eoa(vfdswmr_writer_t *w, H5FD_mem_t type, haddr_t addr
 void vfdswmr_writer_gate(vfdswmr_writer_t *w);
 haddr_t vfdswmr_writer_alloc(vfdswmr_writer_t *w, const H5FD_t *file, H5FD_mem_t type, hsize_t size);
 uint64_t vfdswmr_writer_read_floor(vfdswmr_writer_t *w);
+/* kept.c: copies of freed space for registered readers (mdfile/kept.h).
+ * Whether len more bytes could be kept for them now (updater files, no
+ * read-mark table: no). Lock held. */
+bool vfdswmr_writer_kept_room(const vfdswmr_writer_t *w, uint64_t len);
+/* Copy [lo, hi) of the HDF5 file and list it for snapshots below the
+ * newest published tick (whose snapshot reads the range from its images:
+ * keep_old). 0, or -1 (logged; nothing listed). Main thread, lock held. */
+int vfdswmr_writer_kept_add(vfdswmr_writer_t *w, uint64_t lo, uint64_t hi);
+/* A publish finished: drop entries no reader can need (kept.c). */
+void vfdswmr_writer_kept_published(vfdswmr_writer_t *w);
+/* Invariants of w->kept, asserted (kept.c). */
+void vfdswmr_writer_kept_check(const vfdswmr_writer_t *w);
 /* A snapshot of consistency point `cps` was published in `epoch` (eoa.c). */
 void vfdswmr_writer_holes_published(vfdswmr_writer_t *w, uint64_t cps, uint64_t epoch);
 herr_t vfdswmr_writer_eoa_flushed(vfdswmr_writer_t *w, bool closing);

@@ -1,7 +1,8 @@
 /*
  * Writes seed inputs for the fuzz targets (tests/fuzz/fuzz_*.c):
  *
- *   seed TARGET DIR    TARGET is mdhdr, mdidx, udhdr or udcl: files in DIR
+ *   seed TARGET DIR    TARGET is mdhdr, mdidx, udhdr, udcl, rawlog or kept:
+ *                      files in DIR
  *   seed all DIR       every target, in DIR/<target>/
  *
  * Every seed is a valid structure behind the target's input prefix (see the
@@ -19,6 +20,7 @@
 #include <sys/stat.h>
 
 #include "format.h"
+#include "kept.h"
 #include "le.h"
 
 #define MODE_RESEAL 1u
@@ -186,11 +188,39 @@ seed_rawlog(seed_dir_t *d)
     }
 }
 
+static void
+seed_kept(seed_dir_t *d)
+{
+    /* copies from VFDSWMR_KEPT_DATA_OFFSET on, as readers require; ticks
+     * non-decreasing, with a tie; the last one at every limit (both ranges
+     * end at 2^63, VFDSWMR_TICK_MAX) */
+    static const vfdswmr_keptent_t few[] = {
+        {1 << 20, 4096, 5, VFDSWMR_KEPT_DATA_OFFSET},
+        {3 << 20, 1, 5, VFDSWMR_KEPT_DATA_OFFSET + 4096},
+        {12345, 678, 9, VFDSWMR_KEPT_DATA_OFFSET + 8192},
+        {(UINT64_C(1) << 63) - 10, 10, VFDSWMR_TICK_MAX, (UINT64_C(1) << 63) - 10},
+    };
+    static const uint32_t counts[] = {0, 3, 4};
+    vfdswmr_keptent_t many[VFDSWMR_KEPT_MAX]; /* the longest list: one per tick */
+    uint8_t mode[1], body[MAX_SEED];
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+        vfdswmr_kepthdr_t h = {0x0123456789abcdefull + i, counts[i]};
+        vfdswmr_kept_encode(&h, few, body);
+        emit(d, mode, 1, body, vfdswmr_kept_size(counts[i]));
+    }
+    for (uint32_t i = 0; i < VFDSWMR_KEPT_MAX; i++)
+        many[i] =
+            (vfdswmr_keptent_t){(uint64_t)i << 16, 100 + i, 10 + i, VFDSWMR_KEPT_DATA_OFFSET + 4096 * (uint64_t)i};
+    vfdswmr_kepthdr_t h = {UINT64_MAX, VFDSWMR_KEPT_MAX};
+    vfdswmr_kept_encode(&h, many, body);
+    emit(d, mode, 1, body, vfdswmr_kept_size(VFDSWMR_KEPT_MAX));
+}
+
 static const struct {
     const char *name;
     void (*write)(seed_dir_t *d);
-} targets[] = {
-    {"mdhdr", seed_mdhdr}, {"mdidx", seed_mdidx}, {"udhdr", seed_udhdr}, {"udcl", seed_udcl}, {"rawlog", seed_rawlog}};
+} targets[] = {{"mdhdr", seed_mdhdr}, {"mdidx", seed_mdidx},   {"udhdr", seed_udhdr},
+               {"udcl", seed_udcl},   {"rawlog", seed_rawlog}, {"kept", seed_kept}};
 
 static int
 make_dir(const char *path)
@@ -219,7 +249,7 @@ main(int argc, char **argv)
     int status = 0;
 
     if (argc != 3) {
-        fprintf(stderr, "usage: seed {mdhdr|mdidx|udhdr|udcl|rawlog} DIR | seed all DIR\n");
+        fprintf(stderr, "usage: seed {mdhdr|mdidx|udhdr|udcl|rawlog|kept} DIR | seed all DIR\n");
         return 1;
     }
     if (strcmp(argv[1], "all") == 0) {
@@ -235,6 +265,6 @@ main(int argc, char **argv)
     for (size_t t = 0; t < ntargets; t++)
         if (strcmp(argv[1], targets[t].name) == 0)
             return run(t, argv[2]);
-    fprintf(stderr, "seed: unknown target \"%s\" (mdhdr, mdidx, udhdr, udcl, rawlog or all)\n", argv[1]);
+    fprintf(stderr, "seed: unknown target \"%s\" (mdhdr, mdidx, udhdr, udcl, rawlog, kept or all)\n", argv[1]);
     return 1;
 }

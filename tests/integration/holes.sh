@@ -13,11 +13,12 @@
 #    without holes it grows by one copy a round; plain HDF5 reads the last
 #    round.
 # 2. A reader opened at round 1 and holding that snapshot while the writer
-#    goes on for 70 ticks, a round a tick (its read mark is released after
-#    20 x max_lag = 60): the writer reuses no hole while a reader is
-#    registered, and the reader's next read of its /x returns round 1 or
-#    fails with "fell behind", never another round's values. Once the
-#    reader closed, the writer reuses the space within a few rounds.
+#    goes on, a round a tick: (a) for 10 rounds, each going into the space
+#    the round before freed (copied for the reader first), the reader
+#    reading round 1, the file closing at sec2's size; (b) for 80 rounds,
+#    past the release of its read mark (20 x max_lag = 60 epochs): the
+#    reader's next read fails with "fell behind", never returns another
+#    round's values.
 . "${VFDSWMR_TESTLIB:?}"
 . "${VFDSWMR_PROCLIB:?}"
 
@@ -44,17 +45,7 @@ for case in "4096 6" "17408 4"; do
 done
 
 # 2. A reader holding round 1.
-log=$WORK/w2.log
-proc_start w env HDF5_DRIVER=vfd_swmr_writer \
-    HDF5_DRIVER_CONFIG="tick_len=1;max_lag=3;versioned_max=0;log_file_path=$log" ${VFDSWMR_VALGRIND:-} \
-    "$P" cycle "$WORK/r.h5" 64 100000 wait
-proc_read w
-[ "$ANSWER" = "round 1" ] || fail "writer: $ANSWER $(proc_err w)"
-proc_start r env HDF5_DRIVER=vfd_swmr_reader ${VFDSWMR_VALGRIND:-} "$P" cycleread "$WORK/r.h5"
-proc_read r
-[ "$ANSWER" = "round 1" ] || fail "reader: $ANSWER $(proc_err r)"
 # One round per tick (the writer's log shows each end of tick).
-r=1
 ticks() { grep -c ' end_of_tick ' "$log" || true; }
 round() {
     local t
@@ -67,24 +58,61 @@ round() {
         sleep 0.01
     done
 }
-# Holes are reused by the delayed-write rule (max_lag epochs after the
-# first snapshot without their old bytes; the reader's read mark holds that
-# back until the writer releases it after 20 x max_lag) while the reader is
-# still registered; the reader then reads round 1 or is told it fell behind.
-while ! grep -q ' hole_reused ' "$log"; do
-    [ $r -lt 5000 ] || fail "after $r rounds the writer has not reused the space of a deleted dataset with a reader registered"
-    round
-done
-at=$r
-grep -q ' hole_reused addr=[0-9]* size=65536 ' "$log" || fail "the writer reused a hole for something else: $(grep hole_reused "$log")"
+start_pair() { # $1: the session's name
+    log=$WORK/$1.log
+    proc_start w env HDF5_DRIVER=vfd_swmr_writer \
+        HDF5_DRIVER_CONFIG="tick_len=1;max_lag=3;versioned_max=0;log_file_path=$log" ${VFDSWMR_VALGRIND:-} \
+        "$P" cycle "$WORK/$1.h5" 64 100000 wait
+    proc_read w
+    [ "$ANSWER" = "round 1" ] || fail "writer: $ANSWER $(proc_err w)"
+    proc_start r env HDF5_DRIVER=vfd_swmr_reader ${VFDSWMR_VALGRIND:-} "$P" cycleread "$WORK/$1.h5"
+    proc_read r
+    [ "$ANSWER" = "round 1" ] || fail "reader: $ANSWER $(proc_err r)"
+    r=1
+}
+
+# a. Ten rounds while the reader holds round 1 (its read mark holds it:
+#    released only after 20 x max_lag epochs): each round's dataset goes
+#    into the space the last one freed, as on sec2, the old bytes copied
+#    for the reader first (vfd-swmr-writer/kept.c), and the reader reads
+#    round 1 all along. With the reader gone the file closes at sec2's
+#    size for ten rounds.
+start_pair a
+while [ $r -lt 10 ]; do round; done
+n=$(grep -c ' kept_list ' "$log" || true)
+[ "$n" -ge 9 ] || fail "a reader registered: $n of 9 frees copied for it: $(grep -E 'kept|hole' "$log")"
+! grep -q ' hole_reused ' "$log" || fail "a reader registered: the freed space went through a hole, not back at once"
 proc_ask r go
-[ "$ANSWER" = failed ] || [ "$ANSWER" = "still 1" ] || fail "the reader holding round 1 read \"$ANSWER\" $(proc_err r)"
-[ "$ANSWER" = "still 1" ] || grep -q 'fell behind' "$WORK/r.err" || fail "the reader's read failed without saying it fell behind: $(proc_err r)"
-held=$ANSWER
+[ "$ANSWER" = "still 1" ] || fail "the reader holding round 1 read \"$ANSWER\" after 9 rounds went into its space: $(proc_err r)"
 proc_end r
 [ "$PROC_STATUS" = 0 ] || fail "reader exit status $PROC_STATUS: $(proc_err r)"
 proc_end w
 [ "$PROC_STATUS" = 0 ] || fail "writer exit status $PROC_STATUS: $(proc_err w)"
-out=$(env -u HDF5_DRIVER "$P" cyclecheck "$WORK/r.h5" $r 2>&1) || fail "plain HDF5 after round $r: $out"
-ok "a reader holding round 1 registered: the writer reused a deleted dataset's space at round $at; the reader's read then: $held; plain HDF5 reads round $r"
+size=$(stat -c %s "$WORK/a.h5")
+out=$(env -u HDF5_DRIVER "$P" cycle "$WORK/sec2b.h5" 64 10 2>&1) || fail "sec2: $out"
+[[ $out =~ closed\ ([0-9]+) ]] || fail "sec2: $out"
+[ "$size" = "${BASH_REMATCH[1]}" ] || fail "10 rounds with a reader holding round 1: the file closed at $size bytes, on sec2 at ${BASH_REMATCH[1]}"
+out=$(env -u HDF5_DRIVER "$P" cyclecheck "$WORK/a.h5" 10 2>&1) || fail "plain HDF5 after round 10: $out"
+ok "a reader holding round 1 registered: 9 rounds went into the space the round before freed, the reader read round 1 all along, the file closed at sec2's $size bytes, plain HDF5 reads round 10"
+
+# b. The reader keeps holding round 1 past its mark's release (20 x
+#    max_lag = 60 epochs): the copies go lag epochs later (or the list
+#    fills and the space is kept from raw data: hot zone, holes); the
+#    reader's next read fails saying it fell behind -- never another
+#    round's values.
+start_pair b
+epoch() { grep ' end_of_tick ' "$log" | tail -1 | sed 's/.* epoch=\([0-9]*\) .*/\1/'; }
+while [ "$(epoch)" -lt 70 ]; do
+    [ $r -lt 5000 ] || fail "after $r rounds the writer is at epoch $(epoch)"
+    round
+done
+proc_ask r go
+[ "$ANSWER" = failed ] || fail "the reader holding round 1 read \"$ANSWER\" after its mark was released $(proc_err r)"
+grep -q 'fell behind' "$WORK/r.err" || fail "the reader's read failed without saying it fell behind: $(proc_err r)"
+proc_end r
+[ "$PROC_STATUS" = 0 ] || fail "reader exit status $PROC_STATUS: $(proc_err r)"
+proc_end w
+[ "$PROC_STATUS" = 0 ] || fail "writer exit status $PROC_STATUS: $(proc_err w)"
+out=$(env -u HDF5_DRIVER "$P" cyclecheck "$WORK/b.h5" $r 2>&1) || fail "plain HDF5 after round $r: $out"
+ok "a reader holding round 1 past its mark's release (epoch 70, $r rounds): its next read fails, saying it fell behind; plain HDF5 reads round $r"
 finish

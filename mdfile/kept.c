@@ -1,0 +1,40 @@
+/* Kept old bytes: the list's I/O; see kept.h. */
+#include "kept.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "check.h"
+#include "io.h"
+
+int
+vfdswmr_kept_write_list(int fd, uint64_t session, const vfdswmr_keptent_t *e, uint32_t n)
+{
+    uint8_t buf[VFDSWMR_KEPT_LIST_SPACE];
+    vfdswmr_kepthdr_t h = {.session = session, .count = n};
+
+    VFDSWMR_ASSERT(n <= VFDSWMR_KEPT_MAX);
+    vfdswmr_kept_encode(&h, e, buf);
+    return vfdswmr_pwrite_all(fd, buf, vfdswmr_kept_size(n), VFDSWMR_KEPT_LIST_OFFSET);
+}
+
+int
+vfdswmr_kept_read_list(int fd, vfdswmr_kepthdr_t *h, vfdswmr_keptent_t *e)
+{
+    static const uint8_t zero[4];
+    uint8_t buf[VFDSWMR_KEPT_LIST_SPACE];
+
+    for (unsigned i = 0; i < VFDSWMR_KEPT_TRIES; i++) {
+        ssize_t n = vfdswmr_pread_upto(fd, buf, sizeof buf, VFDSWMR_KEPT_LIST_OFFSET);
+        if (n < 0)
+            return -1;
+        if ((size_t)n < sizeof zero || memcmp(buf, zero, sizeof zero) == 0) {
+            memset(h, 0, sizeof *h);
+            return 0; /* never written: nothing kept */
+        }
+        if (vfdswmr_kept_decode(buf, (size_t)n, VFDSWMR_KEPT_DATA_OFFSET, h, e) == VFDSWMR_MD_OK)
+            return 0;
+    }
+    errno = EIO;
+    return -1;
+}
