@@ -255,7 +255,10 @@ vfdswmr_mderr_t vfdswmr_udcl_decode(const uint8_t *buf, size_t len, uint32_t pag
 
 /* ---- read-mark table ("VRDM"), "<metadata file>.readers" (marks.h) ------ */
 #define VFDSWMR_MARKSHDR_SIZE        64
-#define VFDSWMR_MARKS_FORMAT_VERSION 2
+/* 3: the file holds the kept list past the table (kept.h); readers that
+ * do not read it must not mark (they stay unmarked, and a writer keeps no
+ * list while an unmarked reader is registered) */
+#define VFDSWMR_MARKS_FORMAT_VERSION 3
 typedef struct vfdswmr_markshdr_t {
     uint64_t session;       /* the writer session the table belongs to */
     uint64_t release_below; /* marks below this tick are released */

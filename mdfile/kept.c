@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <time.h>
 
 #include "check.h"
 #include "io.h"
@@ -25,6 +26,10 @@ vfdswmr_kept_read_list(int fd, vfdswmr_kepthdr_t *h, vfdswmr_keptent_t *e)
     uint8_t buf[VFDSWMR_KEPT_LIST_SPACE];
 
     for (unsigned i = 0; i < VFDSWMR_KEPT_TRIES; i++) {
+        if (i >= 16) { /* the writer is in the middle of its pwrite: let it finish */
+            struct timespec ts = {0, 1000000};
+            nanosleep(&ts, NULL);
+        }
         ssize_t n = vfdswmr_pread_upto(fd, buf, sizeof buf, VFDSWMR_KEPT_LIST_OFFSET);
         if (n < 0)
             return -1;

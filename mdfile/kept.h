@@ -43,8 +43,10 @@ int vfdswmr_kept_write_list(int fd, uint64_t session, const vfdswmr_keptent_t *e
 /*
  * Read the list of file fd into h and e (VFDSWMR_KEPT_MAX entries): a file
  * that ends before the list's signature, or zeros there (never written), is
- * an empty list (h->session 0). A list that does not decode is read again (the writer may
- * be rewriting it), up to VFDSWMR_KEPT_TRIES times; then -1 with errno EIO.
+ * an empty list (h->session 0). A list that does not decode is read again (the
+ * writer may be rewriting it: one pwrite), at once 16 times, then once a
+ * millisecond, VFDSWMR_KEPT_TRIES tries in all (about a second); then -1
+ * with errno EIO.
  */
 #define VFDSWMR_KEPT_TRIES 1000
 int vfdswmr_kept_read_list(int fd, vfdswmr_kepthdr_t *h, vfdswmr_keptent_t *e);

@@ -242,6 +242,31 @@ vfdswmr_mdlock_any_reader(int fd)
     return fl.l_type != F_UNLCK;
 }
 
+/* Is a lock held on [start, start + len) by another open file description? */
+static int
+range_locked(int fd, off_t start, off_t len)
+{
+    struct flock fl;
+
+    if (vfdswmr_mdlock_fcntl(fd, F_OFD_GETLK, F_WRLCK, start, len, &fl) < 0)
+        return -1;
+    return fl.l_type != F_UNLCK;
+}
+
+int
+vfdswmr_mdlock_unmarked_reader(int fd)
+{
+    int rc = range_locked(fd, VFDSWMR_READER_SLOTS_OFFSET, VFDSWMR_READER_SLOTS);
+
+    return rc != 0 ? rc : range_locked(fd, VFDSWMR_READER_LOCK_OFFSET, 1);
+}
+
+int
+vfdswmr_mdlock_any_marked(int fd)
+{
+    return range_locked(fd, VFDSWMR_MARKED_OFFSET, VFDSWMR_MARKED_SLOTS);
+}
+
 vfdswmr_take_t
 vfdswmr_mdlock_take(int fd)
 {

@@ -180,5 +180,10 @@ int vfdswmr_mdlock_marked(int fd, unsigned slot);
 /* Is any reader registered at all (a byte of its own, the shared byte, a
  * slot's byte)? One query. 1, 0, -1 (errno). */
 int vfdswmr_mdlock_any_reader(int fd);
+/* Is a reader registered on a byte of its own or the shared byte (one not
+ * marked in a writer's table)? 1, 0, -1 (errno). */
+int vfdswmr_mdlock_unmarked_reader(int fd);
+/* Is a reader registered on any slot's byte? 1, 0, -1 (errno). */
+int vfdswmr_mdlock_any_marked(int fd);
 
 #endif

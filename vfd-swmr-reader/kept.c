@@ -11,9 +11,8 @@
  *    kept_ino) of session kept_session, opened read-only; nothing here
  *    writes.
  *  - Entries apply to a snapshot of the list's session with a tick below
- *    theirs, and to the file as it was before that session (tick 0); of
- *    several, the oldest wins (the bytes as they were when the first copy
- *    after the snapshot was made).
+ *    theirs; of several, the oldest wins (the bytes as they were when the
+ *    first copy after the snapshot was made).
  */
 #include "reader.h"
 
@@ -39,64 +38,57 @@ vfdswmr_rdr_kept_release(rdr_md_t *md)
     md->kept_ino = 0;
 }
 
-/* Keep kept_fd on the table at its name now (none there: -1). */
-static void
-kept_follow(rdr_md_t *md)
+/*
+ * The list of our snapshot's writer: its read-mark table, opened once a
+ * session while that writer's metadata file is ours (the table exists
+ * before the metadata file has its name), and kept open after the writer
+ * closed or died (the copies stay valid for our snapshot; the lag check
+ * says when our snapshot is no longer ours to read). A writer lists copies
+ * only while every registered reader is marked in its table (kept.c in the
+ * writer), so readers without a snapshot of it -- no writer when they
+ * opened, a closed writer's -- need none. 1: kept_fd holds it; 0: none
+ * (no table: no list); -1 with the reason on the stack.
+ */
+static int
+kept_source(rdr_md_t *md)
 {
     char path[PATH_MAX + 16];
     uint8_t buf[VFDSWMR_MARKSHDR_SIZE];
     vfdswmr_markshdr_t h;
     struct stat st;
 
-    if (vfdswmr_marks_name(path, sizeof path, md->path) < 0 || stat(path, &st) < 0) {
-        vfdswmr_rdr_kept_release(md);
-        return;
-    }
-    if (md->kept_fd >= 0 && st.st_dev == md->kept_dev && st.st_ino == md->kept_ino)
-        return;
+    if (md->fd < 0)
+        return 0;
+    if (md->kept_session == md->snap.hdr.session)
+        return md->kept_fd >= 0;
     vfdswmr_rdr_kept_release(md);
-    if ((md->kept_fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)) < 0)
-        return;
-    if (fstat(md->kept_fd, &st) < 0 || !S_ISREG(st.st_mode) || vfdswmr_pread_all(md->kept_fd, buf, sizeof buf, 0) < 0 ||
-        vfdswmr_markshdr_decode(buf, sizeof buf, &h) != VFDSWMR_MD_OK) {
-        vfdswmr_rdr_kept_release(md); /* not (yet) a table: nothing listed */
-        return;
+    if (vfdswmr_marks_name(path, sizeof path, md->path) < 0)
+        return 0; /* no table can have that name */
+    if ((md->kept_fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)) < 0) {
+        if (errno == ENOENT || errno == ELOOP) {
+            md->kept_session = md->snap.hdr.session; /* none (updater files, or the writer is gone): no list */
+            return 0;
+        }
+        VFDSWMR_ERR(H5E_READERROR, "%s: cannot open the writer's read-mark table \"%s\": %s", RDR_NAME, path,
+                    strerror(errno));
+        return -1;
+    }
+    if (fstat(md->kept_fd, &st) < 0 || vfdswmr_pread_all(md->kept_fd, buf, sizeof buf, 0) < 0) {
+        VFDSWMR_ERR(H5E_READERROR, "%s: cannot read the writer's read-mark table \"%s\": %s", RDR_NAME, path,
+                    strerror(errno));
+        vfdswmr_rdr_kept_release(md);
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode) || vfdswmr_markshdr_decode(buf, sizeof buf, &h) != VFDSWMR_MD_OK ||
+        h.session != md->snap.hdr.session) {
+        vfdswmr_rdr_kept_release(md); /* another session's or another version's: not our writer's list */
+        md->kept_session = md->snap.hdr.session;
+        return 0;
     }
     md->kept_session = h.session;
     md->kept_dev = st.st_dev;
     md->kept_ino = st.st_ino;
-}
-
-/*
- * Which list applies, for which tick. While the writer of our snapshot
- * runs, its table (the same file all its session: opened once) and our
- * snapshot's tick. Otherwise -- no writer when we opened, or ours closed or
- * was replaced -- we hold the file as it was before any writer that started
- * since, i.e. that writer's tick 0: its table, whatever is at the name now,
- * and tick 0 (or our tick, if it is still our writer's table). *tick gets
- * the tick; false: no list to read.
- */
-static bool
-kept_source(rdr_md_t *md, uint64_t *tick)
-{
-    if (md->fd >= 0 && !vfdswmr_rdr_md_unlinked(md)) {
-        if (md->kept_session != md->snap.hdr.session || md->kept_fd < 0) {
-            if (md->kept_session == md->snap.hdr.session && md->kept_dev == 0)
-                return false; /* looked for this session's already: none */
-            kept_follow(md);
-            if (md->kept_session != md->snap.hdr.session) {
-                vfdswmr_rdr_kept_release(md); /* remember the look: once a session */
-                md->kept_session = md->snap.hdr.session;
-                return false;
-            }
-        }
-    }
-    else
-        kept_follow(md);
-    if (md->kept_fd < 0)
-        return false;
-    *tick = md->kept_session == md->snap.hdr.session ? md->snap.hdr.tick : 0;
-    return true;
+    return 1;
 }
 
 int
@@ -106,10 +98,11 @@ vfdswmr_rdr_kept_patch(rdr_t *r, haddr_t addr, size_t size, void *buf)
     vfdswmr_kepthdr_t h;
     vfdswmr_keptent_t e[VFDSWMR_KEPT_MAX];
     haddr_t end = addr + size;
-    uint64_t tick;
+    uint64_t tick = md->snap.hdr.tick;
+    int rc = 0;
 
-    if (size == 0 || !kept_source(md, &tick))
-        return 0;
+    if (size == 0 || (rc = kept_source(md)) <= 0)
+        return rc;
     if (vfdswmr_kept_read_list(md->kept_fd, &h, e) < 0) {
         VFDSWMR_ERR(H5E_READERROR, "%s: cannot read the writer's list of kept old bytes in \"%s.readers\": %s",
                     RDR_NAME, md->path, errno == EIO ? "it does not decode (damaged?)" : strerror(errno));
@@ -117,6 +110,7 @@ vfdswmr_rdr_kept_patch(rdr_t *r, haddr_t addr, size_t size, void *buf)
     }
     if (h.session != md->kept_session)
         return 0; /* nothing listed yet */
+    VFDSWMR_ASSERT(md->kept_session == md->snap.hdr.session);
     /* newest first, so that the oldest entry above our tick is laid last */
     for (uint32_t i = h.count; i-- > 0 && e[i].tick > tick;) {
         haddr_t lo = e[i].addr > addr ? e[i].addr : addr, hi = e[i].addr + e[i].len < end ? e[i].addr + e[i].len : end;

@@ -150,7 +150,7 @@ version_zone(vfdswmr_writer_t *w, uint64_t lo, uint64_t hi)
  * it in the middle of a flush, without that flush (and, ending a tick
  * early, take the early end the flush's own growth would have made). */
 static uint64_t
-keep_end(const vfdswmr_writer_t *w, uint64_t addr, uint64_t old, uint64_t floor)
+keep_end(vfdswmr_writer_t *w, uint64_t addr, uint64_t old, uint64_t floor)
 {
     uint64_t end = floor < old ? floor : old;
 

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "h5err.h"
+#include "mdlock.h"
 #include "io.h"
 #include "writer.h"
 
@@ -82,14 +83,48 @@ ring_alloc(const vfdswmr_writer_t *w, uint64_t len, uint64_t *at)
     return true;
 }
 
+/* Every registered reader reads the list: each is marked in this writer's
+ * table (readers that do not read lists cannot mark: the table's version,
+ * format.h), and none holds a slot's byte from before this writer started
+ * (a reader of a closed writer's last snapshot: `tainted` until no slot
+ * byte is held at all). */
+static bool
+readers_read_list(vfdswmr_writer_t *w)
+{
+    if (vfdswmr_mdlock_unmarked_reader(w->hdf5_fd) != 0)
+        return false;
+    if (w->kept.tainted && vfdswmr_mdlock_any_marked(w->hdf5_fd) == 0)
+        w->kept.tainted = false;
+    return !w->kept.tainted;
+}
+
 bool
-vfdswmr_writer_kept_room(const vfdswmr_writer_t *w, uint64_t len)
+vfdswmr_writer_kept_room(vfdswmr_writer_t *w, uint64_t len)
 {
     uint64_t at;
 
     VFDSWMR_ASSERT_LOCKED(w);
     return w->base.cfg.maintain_metadata_file && !w->base.cfg.generate_updater_files && w->hdf5_fd >= 0 &&
-           vfdswmr_marks_fd(w->marks) >= 0 && w->kept.n < VFDSWMR_KEPT_MAX && ring_alloc(w, len, &at);
+           vfdswmr_marks_fd(w->marks) >= 0 && !w->kept.dirty && w->kept.n < VFDSWMR_KEPT_MAX &&
+           ring_alloc(w, len, &at) && readers_read_list(w);
+}
+
+void
+vfdswmr_writer_kept_open(vfdswmr_writer_t *w)
+{
+    w->kept.tainted = w->hdf5_fd < 0 || vfdswmr_mdlock_any_marked(w->hdf5_fd) != 0;
+}
+
+/* Write the list as w->kept has it; a failure leaves it dirty (no new
+ * entry until a publish rewrote it: readers may find it torn meanwhile,
+ * and fail their reads after retrying). */
+static int
+write_list(vfdswmr_writer_t *w, const vfdswmr_keptent_t *ent, uint32_t n)
+{
+    if (vfdswmr_kept_write_list(vfdswmr_marks_fd(w->marks), vfdswmr_mdw_session(w->mdw), ent, n) == 0)
+        return 0;
+    VFDSWMR_LOG(&w->log, "warning", "cannot write the list of kept old bytes: %s", strerror(errno));
+    return -1;
 }
 
 /* Copy [lo, hi) of the HDF5 file, as a reader reads it (zeros past its
@@ -126,7 +161,6 @@ int
 vfdswmr_writer_kept_add(vfdswmr_writer_t *w, uint64_t lo, uint64_t hi)
 {
     uint64_t data;
-    int fd = vfdswmr_marks_fd(w->marks);
 
     VFDSWMR_ASSERT_LOCKED(w);
     VFDSWMR_ASSERT(!w->publishing && lo < hi);
@@ -136,12 +170,10 @@ vfdswmr_writer_kept_add(vfdswmr_writer_t *w, uint64_t lo, uint64_t hi)
         return -1;
     w->kept.ent[w->kept.n] = (vfdswmr_keptent_t){.addr = lo, .len = hi - lo, .tick = w->tick, .data = data};
     w->kept.epoch[w->kept.n] = w->pub_epoch;
-    if (vfdswmr_kept_write_list(fd, vfdswmr_mdw_session(w->mdw), w->kept.ent, w->kept.n + 1) < 0) {
-        VFDSWMR_LOG(&w->log, "warning", "cannot list kept old bytes for readers: %s", strerror(errno));
-        /* the list on disk may be torn: readers read it again until it
-         * decodes, so write the old one back (if that fails, the next
-         * change writes it whole) */
-        (void)vfdswmr_kept_write_list(fd, vfdswmr_mdw_session(w->mdw), w->kept.ent, w->kept.n);
+    if (write_list(w, w->kept.ent, w->kept.n + 1) < 0) {
+        /* the list on disk may be torn: write the old one back now, or at
+         * the next publish */
+        w->kept.dirty = write_list(w, w->kept.ent, w->kept.n) < 0;
         return -1;
     }
     w->kept.n++;
@@ -158,8 +190,6 @@ vfdswmr_writer_kept_published(vfdswmr_writer_t *w)
     uint32_t j = 0, n = w->kept.n;
 
     VFDSWMR_ASSERT_LOCKED(w);
-    if (n == 0)
-        return;
     vfdswmr_keptent_t ent[VFDSWMR_KEPT_MAX];
     uint64_t epoch[VFDSWMR_KEPT_MAX];
     for (uint32_t i = 0; i < n; i++)
@@ -167,13 +197,14 @@ vfdswmr_writer_kept_published(vfdswmr_writer_t *w)
             ent[j] = w->kept.ent[i];
             epoch[j++] = w->kept.epoch[i];
         }
-    if (j == n)
+    if (j == n && !w->kept.dirty)
         return;
     /* the list first: a copy's space is reused only once no list names it */
-    if (vfdswmr_kept_write_list(vfdswmr_marks_fd(w->marks), vfdswmr_mdw_session(w->mdw), ent, j) < 0) {
-        VFDSWMR_LOG(&w->log, "warning", "cannot rewrite the list of kept old bytes: %s", strerror(errno));
-        return; /* kept as they are until a later publish manages it */
+    if (write_list(w, ent, j) < 0) {
+        w->kept.dirty = true; /* as it was (or torn) until a later publish manages it */
+        return;
     }
+    w->kept.dirty = false;
     memcpy(w->kept.ent, ent, j * sizeof *ent);
     memcpy(w->kept.epoch, epoch, j * sizeof *epoch);
     w->kept.n = j;

@@ -190,6 +190,7 @@ open_hdf5(vfdswmr_writer_t *w, const char *name, unsigned flags, haddr_t maxaddr
     if (vfdswmr_stack_open_lower(&w->base, name, flags, maxaddr) < 0)
         return -1;
     w->hdf5_fd = vfdswmr_lower_fd(LOWER(w)); /* asked of HDF5 once: the ticker must not */
+    vfdswmr_writer_kept_open(w);
     if (take_hdf5_lock(w, name) < 0)
         return -1;
     w->hdf5_id = stat(name, &st) == 0 ? (uint64_t)st.st_ino : 0;

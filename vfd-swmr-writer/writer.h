@@ -137,6 +137,8 @@ typedef struct vfdswmr_writer_t {
         vfdswmr_keptent_t ent[VFDSWMR_KEPT_MAX];
         uint64_t epoch[VFDSWMR_KEPT_MAX];
         uint32_t n;
+        bool dirty;   /* the list on disk may not be ent[0, n): rewrite it before adding */
+        bool tainted; /* a slot byte was held when the writer started (kept.c) */
     } kept;
     /* Consistency points taken (cps; 0: tick 0's state), that of the snapshot
      * published last (pub_cps), and the number the next one will have when
@@ -181,9 +183,12 @@ void vfdswmr_writer_gate(vfdswmr_writer_t *w);
 haddr_t vfdswmr_writer_alloc(vfdswmr_writer_t *w, const H5FD_t *file, H5FD_mem_t type, hsize_t size);
 uint64_t vfdswmr_writer_read_floor(vfdswmr_writer_t *w);
 /* kept.c: copies of freed space for registered readers (mdfile/kept.h).
- * Whether len more bytes could be kept for them now (updater files, no
- * read-mark table: no). Lock held. */
-bool vfdswmr_writer_kept_room(const vfdswmr_writer_t *w, uint64_t len);
+ * Whether len more bytes could be kept for them now: not with updater
+ * files, without a read-mark table, or while a registered reader may not
+ * read the list. Lock held. */
+bool vfdswmr_writer_kept_room(vfdswmr_writer_t *w, uint64_t len);
+/* At open, once hdf5_fd is known: note readers of an earlier writer. */
+void vfdswmr_writer_kept_open(vfdswmr_writer_t *w);
 /* Copy [lo, hi) of the HDF5 file and list it for snapshots below the
  * newest published tick (whose snapshot reads the range from its images:
  * keep_old). 0, or -1 (logged; nothing listed). Main thread, lock held. */

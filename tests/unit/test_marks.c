@@ -46,11 +46,14 @@ test_header_codec(void **state)
     assert_int_equal(vfdswmr_markshdr_decode(b, sizeof b, &d), VFDSWMR_MD_ERESERVED);
     assert_int_equal(d.session, 0);
     b[63] = 0;
+    assert_int_equal(b[4], 3);
     b[4] = 1; /* version 1 held ticks, not epochs */
     assert_int_equal(vfdswmr_markshdr_decode(b, sizeof b, &d), VFDSWMR_MD_EVERSION);
-    b[4] = 3;
+    b[4] = 2; /* version 2: its readers read no kept list, so they must not mark */
     assert_int_equal(vfdswmr_markshdr_decode(b, sizeof b, &d), VFDSWMR_MD_EVERSION);
-    b[4] = 2;
+    b[4] = 4;
+    assert_int_equal(vfdswmr_markshdr_decode(b, sizeof b, &d), VFDSWMR_MD_EVERSION);
+    b[4] = 3;
     b[24] = 0;
     assert_int_equal(vfdswmr_markshdr_decode(b, sizeof b, &d), VFDSWMR_MD_ECOUNT);
     b[0] = 'X';
