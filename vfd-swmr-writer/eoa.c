@@ -326,16 +326,22 @@ vfdswmr_writer_set_eoa(vfdswmr_writer_t *w, H5FD_mem_t type, haddr_t addr)
         trim_holes(w, addr);
     if (addr < old && !w->closing_flushed) { /* HDF5 freed [addr, old) */
         uint64_t floor = vfdswmr_writer_read_floor(w), end = keep ? keep_end(w, addr, old, floor) : 0;
-        if (end && keep_old(w, addr, end))
+        bool kept = end && keep_old(w, addr, end);
+        if (kept)
             floor = addr; /* the newest snapshot holds the old bytes: nobody reads them here */
         if (floor > addr) {
             uint64_t end = floor < old ? floor : old;
             if (!version_zone(w, addr, end) && end > w->hot_end)
                 w->hot_end = end;
         }
-        else if (w->hot_end == 0 && w->eoa > addr) {
+        else if (!kept && w->hot_end == 0 && w->eoa > addr) {
             /* nobody reads above addr: the file may end there (HDF5's next
-             * truncate cuts it) */
+             * truncate cuts it). Not after a keep: the newest snapshot, the
+             * keep's, still ends at its consistency point's EOA, and the
+             * file must reach it until a later one is published -- cut now,
+             * a crash between HDF5's truncate and its flush's publish would
+             * leave a file shorter than the snapshot recovery restores
+             * (eoa_flushed cuts it once the flush is published). */
             vfdswmr_writer_eoa_check(w);
             return cut_file(w);
         }

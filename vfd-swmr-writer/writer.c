@@ -296,6 +296,7 @@ writer_truncate(H5FD_t *file, hid_t dxpl, hbool_t closing)
     vfdswmr_writer_truncated(w, rc >= 0);
     w->truncated = true;
     vfdswmr_writer_unlock(w);
+    vfdswmr_test_kill_point("truncated"); /* before the flush's publish: the newest snapshot must still load */
     return rc;
 }
 
