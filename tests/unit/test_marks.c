@@ -238,6 +238,47 @@ test_reader_count(void **state)
     close(w);
 }
 
+/* What the writer asks before it lists kept old bytes (vfd-swmr-writer/kept.c):
+ * is any reader unmarked (a byte of its own, the shared byte), is any on a
+ * slot's byte. */
+static void
+test_unmarked_reader(void **state)
+{
+    char path[300];
+    int w, fd, sh;
+    vfdswmr_reg_t a, b;
+    struct flock fl = {.l_type = F_RDLCK, .l_whence = SEEK_SET, .l_start = VFDSWMR_READER_LOCK_OFFSET, .l_len = 1};
+
+    (void)state;
+    snprintf(path, sizeof path, "%s/unmarked.h5", dir);
+    assert_true((w = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644)) >= 0);
+    assert_int_equal(vfdswmr_mdlock_unmarked_reader(w), 0);
+    assert_int_equal(vfdswmr_mdlock_any_marked(w), 0);
+    assert_true((fd = open(path, O_RDONLY)) >= 0);
+    assert_int_equal(vfdswmr_reg_join(&a, fd), 0);
+    assert_int_equal(vfdswmr_mdlock_unmarked_reader(w), 1); /* registered, not marked */
+    assert_int_equal(vfdswmr_mdlock_any_marked(w), 0);
+    assert_int_equal(vfdswmr_reg_marked(&a, 7), 0);
+    assert_int_equal(vfdswmr_mdlock_unmarked_reader(w), 0); /* marked: it reads the list */
+    assert_int_equal(vfdswmr_mdlock_any_marked(w), 1);
+    assert_true((fd = open(path, O_RDONLY)) >= 0);
+    assert_int_equal(vfdswmr_reg_join(&b, fd), 0);
+    assert_int_equal(vfdswmr_mdlock_unmarked_reader(w), 1); /* one of two unmarked */
+    vfdswmr_reg_leave(&b);
+    assert_int_equal(vfdswmr_mdlock_unmarked_reader(w), 0);
+    assert_true((sh = open(path, O_RDONLY)) >= 0); /* the shared byte: never marked */
+    assert_int_equal(fcntl(sh, F_OFD_SETLK, &fl), 0);
+    assert_int_equal(vfdswmr_mdlock_unmarked_reader(w), 1);
+    close(sh);
+    assert_int_equal(vfdswmr_mdlock_unmarked_reader(w), 0);
+    assert_int_equal(vfdswmr_reg_unmarked(&a), 0);
+    assert_int_equal(vfdswmr_mdlock_unmarked_reader(w), 1);
+    assert_int_equal(vfdswmr_mdlock_any_marked(w), 0);
+    vfdswmr_reg_leave(&a);
+    assert_int_equal(vfdswmr_mdlock_unmarked_reader(w), 0);
+    close(w);
+}
+
 /* The raw-data lock: readers share it, the writer's excludes them, a wait is
  * bounded, and a reader holding it is not taken for a registered reader. */
 static void
@@ -277,10 +318,10 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_header_codec), cmocka_unit_test(test_lag_follows_oldest_mark),
-        cmocka_unit_test(test_release),      cmocka_unit_test(test_not_registered),
-        cmocka_unit_test(test_marks_tick),   cmocka_unit_test(test_reader_count),
-        cmocka_unit_test(test_raw_lock),
+        cmocka_unit_test(test_header_codec),    cmocka_unit_test(test_lag_follows_oldest_mark),
+        cmocka_unit_test(test_release),         cmocka_unit_test(test_not_registered),
+        cmocka_unit_test(test_marks_tick),      cmocka_unit_test(test_reader_count),
+        cmocka_unit_test(test_unmarked_reader), cmocka_unit_test(test_raw_lock),
     };
     if (testdir_setup(NULL) < 0)
         return 1;
