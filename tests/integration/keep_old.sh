@@ -15,10 +15,14 @@
 #    flush: vfd_swmr_recover gives back round 1, what the last flush left.
 # 3. Crash at every truncate of `eoaclose write` (a 1 MiB dataset flushed,
 #    deleted -- kept -- and the file closed; test hooks: killed right after
-#    HDF5's truncate, before that flush or close publishes): recovery
-#    succeeds every time, and once the flush had returned plain HDF5 reads
-#    the file. A file cut to HDF5's end at the keep would be shorter than
-#    the kept snapshot's end, which recovery refuses.
+#    HDF5's truncate, before that flush or close publishes), and of
+#    `eoaclose persist` (the same with persistent free-space managers):
+#    recovery succeeds every time, and once the flush had returned plain
+#    HDF5 reads the file. A file cut to HDF5's end at the keep would be
+#    shorter than the kept snapshot's end, which recovery refuses; a
+#    snapshot of H5Fclose's flush with persistent free-space managers holds
+#    the free-space info HDF5 marks invalid while the file is open, which
+#    HDF5 refuses.
 . "${VFDSWMR_TESTLIB:?}"
 . "${VFDSWMR_PROCLIB:?}"
 
@@ -71,25 +75,27 @@ out=$(env -u HDF5_DRIVER "$P" cyclecheck "$WORK/c.h5" 1 2>&1) || fail "after rec
 ok "killed after round 2 reached the file, before the flush: recovery gives back round 1"
 
 if [ "${VFDSWMR_TEST_HOOKS:-1}" = 1 ]; then
-    after=0
-    for k in $(seq 1 20); do
-        rm -f "$WORK/t.h5" "$WORK/t.h5.md"*
-        out=$(cd "$WORK" && exec env HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$cfg" VFDSWMR_TEST_KILL_AT=truncated:$k \
-            "$P" write t.h5 </dev/null 2>&1)
-        rc=$?
-        [ $rc = 0 ] && break
-        [ $rc = 137 ] || fail "writer killed at truncate $k: exit status $rc: $out"
-        rec=$(${VFDSWMR_VALGRIND:-} "$VFDSWMR_RECOVER" --config "$cfg" "$WORK/t.h5" 2>&1) ||
-            fail "killed at truncate $k${out:+ (it printed: $out)}: vfd_swmr_recover: $rec"
-        if [[ $out == *flushed* ]]; then
-            r=$(env -u HDF5_DRIVER "$P" read "$WORK/t.h5" </dev/null 2>&1) ||
-                fail "killed at truncate $k after its flush returned: recovered ($rec), plain HDF5 cannot read it: $r"
-            after=$((after + 1))
-        fi
+    for mode in write persist; do
+        after=0
+        for k in $(seq 1 20); do
+            rm -f "$WORK/t.h5" "$WORK/t.h5.md"*
+            out=$(cd "$WORK" && exec env HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$cfg" \
+                VFDSWMR_TEST_KILL_AT=truncated:$k "$P" $mode t.h5 </dev/null 2>&1)
+            rc=$?
+            [ $rc = 0 ] && break
+            [ $rc = 137 ] || fail "$mode: writer killed at truncate $k: exit status $rc: $out"
+            rec=$(${VFDSWMR_VALGRIND:-} "$VFDSWMR_RECOVER" --config "$cfg" "$WORK/t.h5" 2>&1) ||
+                fail "$mode: killed at truncate $k${out:+ (it printed: $out)}: vfd_swmr_recover: $rec"
+            if [[ $out == *flushed* ]]; then
+                r=$(env -u HDF5_DRIVER "$P" read "$WORK/t.h5" </dev/null 2>&1) ||
+                    fail "$mode: killed at truncate $k after its flush returned: recovered ($rec), plain HDF5 cannot read it: $r"
+                after=$((after + 1))
+            fi
+        done
+        [ $rc = 0 ] || fail "$mode: the writer was still killed at truncate 20"
+        [ $after -ge 2 ] || fail "$mode: only $after kills came after the flush returned"
+        ok "$mode: killed at each of $((k - 1)) truncates: recovery succeeded each time; after the flush returned ($after of them) plain HDF5 reads the file"
     done
-    [ $rc = 0 ] || fail "the writer was still killed at truncate 20"
-    [ $after -ge 2 ] || fail "only $after kills came after the flush returned"
-    ok "killed at each of $((k - 1)) truncates: recovery succeeded each time; after the flush returned ($after of them) plain HDF5 reads the file"
 else
     echo "# no kill hooks in this build (not configured --enable-invariants): kills at truncates not tried"
 fi
