@@ -254,7 +254,7 @@ vfdswmr_mderr_t vfdswmr_udcl_decode(const uint8_t *buf, size_t len, uint32_t pag
                                     vfdswmr_udcl_t *cl);
 
 /* ---- read-mark table ("VRDM"), "<metadata file>.readers" (marks.h) ------ */
-#define VFDSWMR_MARKSHDR_SIZE        64
+#define VFDSWMR_MARKSHDR_SIZE 64
 /* 3: the file holds the kept list past the table (kept.h); readers that
  * do not read it must not mark (they stay unmarked, and a writer keeps no
  * list while an unmarked reader is registered) */
