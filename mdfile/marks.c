@@ -51,6 +51,30 @@ vfdswmr_marks_name(char *out, size_t len, const char *md_path)
     return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
+int
+vfdswmr_marks_open(const char *md_path, uint64_t session, int flags, vfdswmr_markshdr_t *h)
+{
+    char path[4096 + 64];
+    uint8_t b[VFDSWMR_MARKSHDR_SIZE];
+    int fd, e;
+
+    if (vfdswmr_marks_name(path, sizeof path, md_path) < 0)
+        return VFDSWMR_MARKS_NONE; /* no table can have that name */
+    if ((fd = vfdswmr_open_md(path, flags)) < 0)
+        return fd == VFDSWMR_OPEN_FAILED && errno != ENOENT ? -1 : VFDSWMR_MARKS_NONE;
+    if (vfdswmr_pread_all(fd, b, sizeof b, 0) < 0) {
+        e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    if (vfdswmr_markshdr_decode(b, sizeof b, h) != VFDSWMR_MD_OK || h->session != session) {
+        close(fd);
+        return VFDSWMR_MARKS_NONE; /* not (yet) this session's table */
+    }
+    return fd;
+}
+
 /* ---- writer ---------------------------------------------------------------- */
 
 int
@@ -192,23 +216,14 @@ vfdswmr_marks_close(vfdswmr_marks_t *m)
 vfdswmr_attach_t
 vfdswmr_mark_attach(vfdswmr_mark_t *r, const char *md_path, uint64_t session)
 {
-    char path[4096 + 64];
-    uint8_t b[VFDSWMR_MARKSHDR_SIZE];
     vfdswmr_markshdr_t h;
     struct flock fl;
     int fd;
 
     r->fd = -1;
-    if (vfdswmr_marks_name(path, sizeof path, md_path) < 0)
-        return VFDSWMR_ATTACH_NONE;
-    if ((fd = vfdswmr_open_regular(path, O_RDWR)) < 0)
-        return fd == VFDSWMR_OPEN_FAILED && errno != ENOENT && errno != EACCES && errno != EROFS ? VFDSWMR_ATTACH_ERROR
-                                                                                                 : VFDSWMR_ATTACH_NONE;
-    if (vfdswmr_pread_all(fd, b, sizeof b, 0) < 0 || vfdswmr_markshdr_decode(b, sizeof b, &h) != VFDSWMR_MD_OK ||
-        h.session != session) {
-        close(fd);
-        return VFDSWMR_ATTACH_NONE; /* not (yet) this session's table: unregistered, max_lag applies */
-    }
+    /* not (yet) this session's table: unregistered, max_lag applies */
+    if ((fd = vfdswmr_marks_open(md_path, session, O_RDWR, &h)) < 0)
+        return fd == -1 && errno != EACCES && errno != EROFS ? VFDSWMR_ATTACH_ERROR : VFDSWMR_ATTACH_NONE;
     for (unsigned i = 0; i < h.nslots; i++) {
         uint8_t zero[8] = {0};
         if (slot_lock(fd, F_OFD_SETLK, F_WRLCK, i, SLOT_CLAIM, &fl) < 0) {

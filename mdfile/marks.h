@@ -35,6 +35,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "format.h"
+
 /* Slots in a table the writer creates: readers beyond that are not
  * registered and keep the max_lag contract. */
 #define VFDSWMR_MARKS_SLOTS 64
@@ -44,6 +46,14 @@
 
 /* The table's name: "<md_path>.readers"; -1 when it does not fit. */
 int vfdswmr_marks_name(char *out, size_t len, const char *md_path);
+
+/* Open the table of `session` next to md_path with open(2) `flags`, never
+ * through a link, and read its header into *h: the descriptor;
+ * VFDSWMR_MARKS_NONE when no table of that session is there (none, not a
+ * regular file, a link, another session's or version's); -1 with errno
+ * when it cannot be opened or read. */
+#define VFDSWMR_MARKS_NONE (-2)
+int vfdswmr_marks_open(const char *md_path, uint64_t session, int flags, vfdswmr_markshdr_t *h);
 
 /* ---- writer ---- */
 typedef struct vfdswmr_marks vfdswmr_marks_t;

@@ -45,17 +45,24 @@ set_at(int fd, short type, off_t where)
     return vfdswmr_mdlock_fcntl(fd, F_OFD_SETLK, type, where, 1, &fl);
 }
 
-/* Would a lock of `type` on byte `where` conflict with someone else's (we
- * never conflict with ourselves)? F_RDLCK asks for write locks, F_WRLCK for
- * any lock. 1, 0, or -1 with errno. */
+/* Would a lock of `type` on [start, start + len) conflict with someone
+ * else's (we never conflict with ourselves)? F_RDLCK asks for write locks,
+ * F_WRLCK for any lock. 1, 0, or -1 with errno. */
 static int
-conflict_at(int fd, short type, off_t where)
+conflict(int fd, short type, off_t start, off_t len)
 {
     struct flock fl;
 
-    if (vfdswmr_mdlock_fcntl(fd, F_OFD_GETLK, type, where, 1, &fl) < 0)
+    if (vfdswmr_mdlock_fcntl(fd, F_OFD_GETLK, type, start, len, &fl) < 0)
         return -1;
     return fl.l_type != F_UNLCK;
+}
+
+/* The same for byte `where`. */
+static int
+conflict_at(int fd, short type, off_t where)
+{
+    return conflict(fd, type, where, 1);
 }
 
 /* Take a lock of `type` on `where`. */
@@ -227,7 +234,6 @@ vfdswmr_mdlock_readers(int fd, unsigned *count)
 int
 vfdswmr_mdlock_any_reader(int fd)
 {
-    struct flock fl;
     /* every reader byte lies in [own bytes, shared byte]; the writer's byte is past it */
     _Static_assert(VFDSWMR_READER_SLOTS_OFFSET < VFDSWMR_MARKED_OFFSET &&
                        VFDSWMR_MARKED_OFFSET + VFDSWMR_MARKED_SLOTS <= VFDSWMR_READER_LOCK_OFFSET &&
@@ -236,35 +242,22 @@ vfdswmr_mdlock_any_reader(int fd)
                        VFDSWMR_RAW_GATE_OFFSET < VFDSWMR_WRITER_LOCK_OFFSET,
                    "reader lock bytes out of order");
 
-    if (vfdswmr_mdlock_fcntl(fd, F_OFD_GETLK, F_WRLCK, VFDSWMR_READER_SLOTS_OFFSET,
-                             VFDSWMR_READER_LOCK_OFFSET + 1 - VFDSWMR_READER_SLOTS_OFFSET, &fl) < 0)
-        return -1;
-    return fl.l_type != F_UNLCK;
-}
-
-/* Is a lock held on [start, start + len) by another open file description? */
-static int
-range_locked(int fd, off_t start, off_t len)
-{
-    struct flock fl;
-
-    if (vfdswmr_mdlock_fcntl(fd, F_OFD_GETLK, F_WRLCK, start, len, &fl) < 0)
-        return -1;
-    return fl.l_type != F_UNLCK;
+    return conflict(fd, F_WRLCK, VFDSWMR_READER_SLOTS_OFFSET,
+                    VFDSWMR_READER_LOCK_OFFSET + 1 - VFDSWMR_READER_SLOTS_OFFSET);
 }
 
 int
 vfdswmr_mdlock_unmarked_reader(int fd)
 {
-    int rc = range_locked(fd, VFDSWMR_READER_SLOTS_OFFSET, VFDSWMR_READER_SLOTS);
+    int rc = conflict(fd, F_WRLCK, VFDSWMR_READER_SLOTS_OFFSET, VFDSWMR_READER_SLOTS);
 
-    return rc != 0 ? rc : range_locked(fd, VFDSWMR_READER_LOCK_OFFSET, 1);
+    return rc != 0 ? rc : locked_by_other(fd, VFDSWMR_READER_LOCK_OFFSET);
 }
 
 int
 vfdswmr_mdlock_any_marked(int fd)
 {
-    return range_locked(fd, VFDSWMR_MARKED_OFFSET, VFDSWMR_MARKED_SLOTS);
+    return conflict(fd, F_WRLCK, VFDSWMR_MARKED_OFFSET, VFDSWMR_MARKED_SLOTS);
 }
 
 vfdswmr_take_t

@@ -7,9 +7,8 @@
  * the copy over what it read, and then does its lag check (callers).
  *
  * Invariants:
- *  - kept_fd, when >= 0, is the read-mark table's file (kept_dev,
- *    kept_ino) of session kept_session, opened read-only; nothing here
- *    writes.
+ *  - kept_fd, when >= 0, is the read-mark table's file of session
+ *    kept_session, opened read-only; nothing here writes.
  *  - Entries apply to a snapshot of the list's session with a tick below
  *    theirs; of several, the oldest wins (the bytes as they were when the
  *    first copy after the snapshot was made).
@@ -19,7 +18,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "format.h"
@@ -34,8 +32,6 @@ vfdswmr_rdr_kept_release(rdr_md_t *md)
         close(md->kept_fd);
     md->kept_fd = -1;
     md->kept_session = 0;
-    md->kept_dev = 0;
-    md->kept_ino = 0;
 }
 
 /*
@@ -52,43 +48,23 @@ vfdswmr_rdr_kept_release(rdr_md_t *md)
 static int
 kept_source(rdr_md_t *md)
 {
-    char path[PATH_MAX + 16];
-    uint8_t buf[VFDSWMR_MARKSHDR_SIZE];
     vfdswmr_markshdr_t h;
-    struct stat st;
 
     if (md->fd < 0)
         return 0;
     if (md->kept_session == md->snap.hdr.session)
         return md->kept_fd >= 0;
     vfdswmr_rdr_kept_release(md);
-    if (vfdswmr_marks_name(path, sizeof path, md->path) < 0)
-        return 0; /* no table can have that name */
-    if ((md->kept_fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)) < 0) {
-        if (errno == ENOENT || errno == ELOOP) {
-            md->kept_session = md->snap.hdr.session; /* none (updater files, or the writer is gone): no list */
-            return 0;
-        }
-        VFDSWMR_ERR(H5E_READERROR, "%s: cannot open the writer's read-mark table \"%s\": %s", RDR_NAME, path,
-                    strerror(errno));
+    if ((md->kept_fd = vfdswmr_marks_open(md->path, md->snap.hdr.session, O_RDONLY, &h)) == -1) {
+        VFDSWMR_ERR(H5E_READERROR, "%s: cannot read the writer's read-mark table \"%s.readers\": %s", RDR_NAME,
+                    md->path, strerror(errno));
         return -1;
     }
-    if (fstat(md->kept_fd, &st) < 0 || vfdswmr_pread_all(md->kept_fd, buf, sizeof buf, 0) < 0) {
-        VFDSWMR_ERR(H5E_READERROR, "%s: cannot read the writer's read-mark table \"%s\": %s", RDR_NAME, path,
-                    strerror(errno));
-        vfdswmr_rdr_kept_release(md);
-        return -1;
-    }
-    if (!S_ISREG(st.st_mode) || vfdswmr_markshdr_decode(buf, sizeof buf, &h) != VFDSWMR_MD_OK ||
-        h.session != md->snap.hdr.session) {
-        vfdswmr_rdr_kept_release(md); /* another session's or another version's: not our writer's list */
-        md->kept_session = md->snap.hdr.session;
-        return 0;
-    }
-    md->kept_session = h.session;
-    md->kept_dev = st.st_dev;
-    md->kept_ino = st.st_ino;
-    return 1;
+    /* none (updater files, the writer is gone) or not our writer's: no list */
+    md->kept_session = md->snap.hdr.session;
+    if (md->kept_fd == VFDSWMR_MARKS_NONE)
+        md->kept_fd = -1;
+    return md->kept_fd >= 0;
 }
 
 int

@@ -94,13 +94,11 @@ typedef struct rdr_md_t {
     uint64_t succ_session;       /* that writer's session once the mark is in time, else 0 */
     const vfdswmr_config_t *cfg; /* the reader's configuration (explicit tick_len/max_lag) */
     /* the writer's list of kept old bytes (kept.c): the read-mark table's
-     * file (kept_dev, kept_ino) of session kept_session, read-only; -1
-     * none (for our live writer looked for once: its table exists before
-     * the metadata file has its name) */
+     * file of session kept_session, read-only; -1 none (for our live writer
+     * looked for once: its table exists before the metadata file has its
+     * name) */
     int kept_fd;
     uint64_t kept_session;
-    dev_t kept_dev;
-    ino_t kept_ino;
 } rdr_md_t;
 
 /* One verified page image (or multi-page entry image). */

@@ -98,15 +98,22 @@ readers_read_list(vfdswmr_writer_t *w)
     return !w->kept.tainted;
 }
 
+/* vfdswmr_writer_kept_room, with where the copy would go in *at. */
+static bool
+room(vfdswmr_writer_t *w, uint64_t len, uint64_t *at)
+{
+    VFDSWMR_ASSERT_LOCKED(w);
+    return w->base.cfg.maintain_metadata_file && !w->base.cfg.generate_updater_files && w->hdf5_fd >= 0 &&
+           vfdswmr_marks_fd(w->marks) >= 0 && !w->kept.dirty && w->kept.n < VFDSWMR_KEPT_MAX &&
+           ring_alloc(w, len, at) && readers_read_list(w);
+}
+
 bool
 vfdswmr_writer_kept_room(vfdswmr_writer_t *w, uint64_t len)
 {
     uint64_t at;
 
-    VFDSWMR_ASSERT_LOCKED(w);
-    return w->base.cfg.maintain_metadata_file && !w->base.cfg.generate_updater_files && w->hdf5_fd >= 0 &&
-           vfdswmr_marks_fd(w->marks) >= 0 && !w->kept.dirty && w->kept.n < VFDSWMR_KEPT_MAX &&
-           ring_alloc(w, len, &at) && readers_read_list(w);
+    return room(w, len, &at);
 }
 
 void
@@ -164,7 +171,7 @@ vfdswmr_writer_kept_add(vfdswmr_writer_t *w, uint64_t lo, uint64_t hi)
 
     VFDSWMR_ASSERT_LOCKED(w);
     VFDSWMR_ASSERT(!w->publishing && lo < hi);
-    if (!vfdswmr_writer_kept_room(w, hi - lo) || !ring_alloc(w, hi - lo, &data))
+    if (!room(w, hi - lo, &data)) /* again: a reader may have registered since keep_end asked */
         return -1;
     if (copy_out(w, lo, hi, data) < 0)
         return -1;
