@@ -138,9 +138,7 @@ version_zone(vfdswmr_writer_t *w, uint64_t lo, uint64_t hi)
  * It may when only a reader registering from now on could read that space
  * (no reader is registered, nor can one be ruled out otherwise) -- or a
  * reader is registered and the copy keep_old then makes for it fits
- * (vfdswmr_writer_kept_room) --, something
- * was published (tick 0's snapshot is the file as the writer found it),
- * nothing above HDF5's end is kept from raw data or versioned (what lies
+ * (vfdswmr_writer_kept_room) --, nothing above HDF5's end is kept from raw data or versioned (what lies
  * there and the newest snapshot reads is then kept already: cutting the
  * file after a keep loses nothing a reader reads from the file), within
  * VFDSWMR_KEEP_OLD_MAX bytes (the page buffer holds them until they reach
@@ -148,14 +146,24 @@ version_zone(vfdswmr_writer_t *w, uint64_t lo, uint64_t hi)
  * publish=tick or publication held back (vfdswmr_disable_end_of_tick) the
  * application decides when the tick moves, and a keep's publish would move
  * it in the middle of a flush, without that flush (and, ending a tick
- * early, take the early end the flush's own growth would have made). */
+ * early, take the early end the flush's own growth would have made).
+ * Before the first publish too (HDF5 frees a cache image while it opens
+ * the file): the newest snapshot is then tick 0, the file as the writer
+ * found it, or the consistency point waiting -- the republish is that
+ * state with the old bytes as images, as the ticker's first tick would
+ * publish it, and nothing any reader can hold then refers to the space
+ * above cp_eoa (a reader marked in this writer's table holds tick 0 or
+ * later; with any other reader registered nothing is listed, and
+ * keep_old fails), so nothing above it is kept. */
 static uint64_t
 keep_end(vfdswmr_writer_t *w, uint64_t addr, uint64_t old, uint64_t floor)
 {
     uint64_t end = floor < old ? floor : old;
 
-    if (end <= addr || end - addr > VFDSWMR_KEEP_OLD_MAX || w->tick == 0 || w->error[0] || w->hot_end != 0 ||
-        w->vz_hi != 0 || w->eot_disabled || w->base.cfg.publish_at_tick_only)
+    if (w->tick == 0 && end > w->cp_eoa)
+        end = w->cp_eoa;
+    if (end <= addr || end - addr > VFDSWMR_KEEP_OLD_MAX || w->error[0] || w->hot_end != 0 || w->vz_hi != 0 ||
+        w->eot_disabled || w->base.cfg.publish_at_tick_only)
         return 0;
     if (floor == UINT64_MAX && !vfdswmr_writer_kept_room(w, end - addr))
         return 0; /* a reader registered: only with a copy for snapshots before the keep (kept.c) */
@@ -311,7 +319,12 @@ cut_file(vfdswmr_writer_t *w)
 herr_t
 vfdswmr_writer_set_eoa(vfdswmr_writer_t *w, H5FD_mem_t type, haddr_t addr)
 {
-    uint64_t old = w->lib_eoa;
+    /* HDF5 frees [addr, old) when it lowers its end -- but only space it
+     * had: the end it starts from at open is the lower file's (after
+     * recovery, the recovered file's size), and its search for the
+     * signature (H5FD_locate_signature) lowers that before it set any end
+     * of its own, freeing nothing (it sets the superblock's end next). */
+    uint64_t old = w->lib_eoa < w->lib_high ? w->lib_eoa : w->lib_high;
 
     (void)type;
     VFDSWMR_ASSERT_LOCKED(w);
@@ -322,6 +335,8 @@ vfdswmr_writer_set_eoa(vfdswmr_writer_t *w, H5FD_mem_t type, haddr_t addr)
     if (keep)
         vfdswmr_writer_wait_idle(w);
     w->lib_eoa = addr;
+    if (addr > w->lib_high)
+        w->lib_high = addr;
     if (addr < old)
         trim_holes(w, addr);
     if (addr < old && !w->closing_flushed) { /* HDF5 freed [addr, old) */

@@ -92,8 +92,9 @@ typedef struct vfdswmr_writer_t {
      * above lib_eoa (space HDF5 freed that a reader may still read; 0 none).
      * tick0_eoa: the file's size when the writer found it, what a reader
      * adopting tick 0 reads; inflight_eoa: the EOA of the publish being
-     * written without the lock. */
-    uint64_t eoa, lib_eoa, hot_end, tick0_eoa, inflight_eoa;
+     * written without the lock; lib_high: the highest end HDF5 set in this
+     * session (what it can free lies below). */
+    uint64_t eoa, lib_eoa, hot_end, tick0_eoa, inflight_eoa, lib_high;
     bool fsm_persistent; /* the header of a persistent file free-space manager went through the driver */
     /* closing_flushed: H5Fclose's last flush came (HDF5 writes no raw data
      * after it: no hot zone any more, eoa.c); hdf5_closing: the truncate

@@ -13,7 +13,15 @@
 #    size and plain HDF5 reads round 2.
 # 2. Crash: the writer killed after round 2 reached the file, before the
 #    flush: vfd_swmr_recover gives back round 1, what the last flush left.
-# 3. Crash at every truncate of `eoaclose write` (a 1 MiB dataset flushed,
+# 3. Before the first publish (tick_len=0: nothing is published before the
+#    flush): `eoaclose again` opens a file holding round 1 and rewrites /x
+#    at once, which sec2 puts where round 1 was. Through the writer too,
+#    while a reader holds tick 0 (the file as found): that reader still
+#    reads round 1 after round 2 reached the file, a reader opening then
+#    reads round 1, one opening after the flush round 2, and the file
+#    closes at sec2's size. Killed instead of flushing, the file recovers
+#    byte for byte to what the writer found.
+# 4. Crash at every truncate of `eoaclose write` (a 1 MiB dataset flushed,
 #    deleted -- kept -- and the file closed; test hooks: killed right after
 #    HDF5's truncate, before that flush or close publishes), and of
 #    `eoaclose persist` (the same with persistent free-space managers):
@@ -73,6 +81,74 @@ proc_kill c
 out=$(${VFDSWMR_VALGRIND:-} "$VFDSWMR_RECOVER" --config "$cfg" "$WORK/c.h5" 2>&1) || fail "vfd_swmr_recover: $out"
 out=$(env -u HDF5_DRIVER "$P" cyclecheck "$WORK/c.h5" 1 2>&1) || fail "after recovery plain HDF5 does not read round 1: $out"
 ok "killed after round 2 reached the file, before the flush: recovery gives back round 1"
+
+cfg0="tick_len=0;max_lag=3"
+env -u HDF5_DRIVER "$P" cycle "$WORK/found.h5" $kib 1 >/dev/null 2>&1 || fail "sec2: cannot make the file"
+for f in sec2a w0 c0; do cp "$WORK/found.h5" "$WORK/$f.h5"; done
+out=$(printf '\n\n\n' | env -u HDF5_DRIVER "$P" again "$WORK/sec2a.h5" $kib 2>&1) || fail "sec2: $out"
+[[ $out =~ opened\ ([0-9]+).*rewritten\ ([0-9]+).*closed\ ([0-9]+) ]] || fail "sec2: $out"
+B1=${BASH_REMATCH[1]} B2=${BASH_REMATCH[2]} sec2a=${BASH_REMATCH[3]}
+[ "$B2" -lt $((B1 + kib * 1024)) ] || fail "sec2 did not put round 2 into round 1's space: $out"
+
+# again_rewritten NAME: the writer on $WORK/NAME.h5 up to "rewritten",
+# with a reader (NAME-r) holding tick 0 from before.
+again_rewritten() {
+    proc_start "$1" env HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$cfg0;log_file_path=$WORK/$1.log" \
+        ${VFDSWMR_VALGRIND:-} "$P" again "$WORK/$1.h5" $kib
+    proc_read "$1"
+    [ "$ANSWER" = "opened $B1" ] || fail "writer: $ANSWER (sec2: opened $B1) $(proc_err "$1")"
+    proc_start "$1-r" env HDF5_DRIVER=vfd_swmr_reader ${VFDSWMR_VALGRIND:-} "$P" cycleread "$WORK/$1.h5"
+    proc_read "$1-r"
+    [ "$ANSWER" = "round 1" ] || fail "reader: $ANSWER $(proc_err "$1-r")"
+    proc_ask "$1" go
+    [ "$ANSWER" = "rewritten $B2" ] ||
+        fail "before the first publish, round 2 is not where sec2 puts it ($B2): $ANSWER; $(grep -E 'kept|error|end_of_tick' "$WORK/$1.log")"
+    grep -q ' kept_list ' "$WORK/$1.log" || fail "no copy was listed for the reader: $(grep kept "$WORK/$1.log")"
+    [ "$(on_disk "$WORK/$1.h5" "$B2")" = "5 8" ] ||
+        fail "the file holds $(on_disk "$WORK/$1.h5" "$B2") at /x, not round 2's 5 8"
+    proc_ask "$1-r" go
+    [ "$ANSWER" = "still 1" ] || fail "the reader holding tick 0 answered \"$ANSWER\": $(proc_err "$1-r")"
+    proc_end "$1-r"
+    out=$(HDF5_DRIVER=vfd_swmr_reader ${VFDSWMR_VALGRIND:-} "$P" cyclecheck "$WORK/$1.h5" 1 2>&1) ||
+        fail "a reader opening before the flush does not read round 1: $out"
+}
+
+again_rewritten w0
+ok "before the first publish: round 2 went where sec2 puts it, into the file at once; the reader holding tick 0 and a reader opening then read round 1"
+proc_ask w0 go
+[ "$ANSWER" = "round 2" ] || fail "writer: $ANSWER $(proc_err w0)"
+out=$(HDF5_DRIVER=vfd_swmr_reader ${VFDSWMR_VALGRIND:-} "$P" cyclecheck "$WORK/w0.h5" 2 2>&1) ||
+    fail "a reader opening after the flush does not read round 2: $out"
+proc_ask w0 go
+[ "$ANSWER" = "closed $sec2a" ] || fail "the writer answered \"$ANSWER\"; on sec2 the file closed at $sec2a bytes: $(proc_err w0)"
+proc_end w0
+[ "$PROC_STATUS" = 0 ] || fail "writer exit status $PROC_STATUS: $(proc_err w0)"
+out=$(env -u HDF5_DRIVER "$P" cyclecheck "$WORK/w0.h5" 2 2>&1) || fail "plain HDF5 after close: $out"
+ok "after the flush a reader opening reads round 2; the file closed at $sec2a bytes, as on sec2"
+
+again_rewritten c0
+proc_kill c0
+out=$(${VFDSWMR_VALGRIND:-} "$VFDSWMR_RECOVER" --config "$cfg0" "$WORK/c0.h5" 2>&1) || fail "vfd_swmr_recover: $out"
+cmp "$WORK/c0.h5" "$WORK/found.h5" >/dev/null || fail "recovered, the file is not what the writer found: $(cmp "$WORK/c0.h5" "$WORK/found.h5" 2>&1)"
+ok "killed after round 2 reached the file, before any publish of a flush: recovery gives back the file as found, byte for byte"
+
+# The same on a file whose writer died (recovered by this writer's open):
+# HDF5's search for the signature lowers the end recovery left before HDF5
+# set its own, which frees nothing.
+proc_start dead env HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="tick_len=1;max_lag=3" \
+    ${VFDSWMR_VALGRIND:-} "$P" cycle "$WORK/dead.h5" $kib 2 wait
+proc_read dead
+[ "$ANSWER" = "round 1" ] || fail "writer: $ANSWER $(proc_err dead)"
+proc_kill dead
+out=$(printf '\n\n\n' | env HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$cfg0;log_file_path=$WORK/dead.log" \
+    ${VFDSWMR_VALGRIND:-} "$P" again "$WORK/dead.h5" $kib 2>&1) || fail "writer after the crash: $out"
+[[ $out =~ opened\ ([0-9]+).*rewritten\ ([0-9]+) ]] || fail "writer after the crash: $out"
+[ "${BASH_REMATCH[2]}" = "${BASH_REMATCH[1]}" ] ||
+    fail "after recovery at open, round 2 did not go into round 1's space: $out; $(grep -E 'recovered|kept' "$WORK/dead.log")"
+grep -q ' recovered ' "$WORK/dead.log" || fail "the writer did not recover the file"
+[ "$(grep -c ' kept_old ' "$WORK/dead.log")" = 1 ] || fail "kept old bytes other than /x's: $(grep kept_old "$WORK/dead.log")"
+out=$(env -u HDF5_DRIVER "$P" cyclecheck "$WORK/dead.h5" 2 2>&1) || fail "plain HDF5 after close: $out"
+ok "after recovery at open too: round 2 went into round 1's space, the one free kept"
 
 if [ "${VFDSWMR_TEST_HOOKS:-1}" = 1 ]; then
     for mode in write persist; do

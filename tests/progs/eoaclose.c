@@ -32,6 +32,10 @@
  *       it again with round 2 (on sec2 where the first was), print
  *       "rewritten ADDR" before any flush, wait for a line; H5Fflush, print
  *       "round 2", wait for a line; H5Fclose, print "closed SIZE".
+ *   eoaclose again FILE KIB
+ *       the same on FILE as `cycle FILE KIB 1` left it, opened read-write:
+ *       print "opened ADDR" (/x's address), wait for a line; then as
+ *       `rewrite` from "rewritten ADDR" on (nothing flushed before it).
  *   eoaclose cycleread FILE
  *       open FILE read-only, check /x holds round 1, print "round 1", wait
  *       for a line; read /x again through the same open file (the snapshot
@@ -277,16 +281,19 @@ x_addr(hid_t f)
     return a;
 }
 
+/* again: FILE exists (cycle FILE KIB 1 made it); opened read-write, not
+ * created, and nothing is flushed before round 2. */
 static int
-rewrite(const char *name, int kib)
+rewrite(const char *name, int kib, int again)
 {
-    hid_t f = H5Fcreate(name, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t f =
+        again ? H5Fopen(name, H5F_ACC_RDWR, H5P_DEFAULT) : H5Fcreate(name, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
 
     if (f < 0)
-        return fail("H5Fcreate");
-    if (create_x(f, kib, 1) || H5Fflush(f, H5F_SCOPE_GLOBAL) < 0)
+        return fail(again ? "H5Fopen" : "H5Fcreate");
+    if (!again && (create_x(f, kib, 1) || H5Fflush(f, H5F_SCOPE_GLOBAL) < 0))
         return fail("round 1");
-    printf("round 1 %llu\n", (unsigned long long)x_addr(f));
+    printf("%s %llu\n", again ? "opened" : "round 1", (unsigned long long)x_addr(f));
     fflush(stdout);
     step_wait();
     if (H5Ldelete(f, "x", H5P_DEFAULT) < 0 || create_x(f, kib, 2))
@@ -483,8 +490,9 @@ main(int argc, char **argv)
     if (argc >= 5 && argc <= 6 && strcmp(argv[1], "cycle") == 0 && atoi(argv[3]) > 0 && atoi(argv[3]) <= 262144 &&
         atoi(argv[4]) > 0 && (argc == 5 || strcmp(argv[5], "wait") == 0))
         return cycle(argv[2], atoi(argv[3]), atoi(argv[4]), argc == 6);
-    if (argc == 4 && strcmp(argv[1], "rewrite") == 0 && atoi(argv[3]) > 0 && atoi(argv[3]) <= 262144)
-        return rewrite(argv[2], atoi(argv[3]));
+    if (argc == 4 && (strcmp(argv[1], "rewrite") == 0 || strcmp(argv[1], "again") == 0) && atoi(argv[3]) > 0 &&
+        atoi(argv[3]) <= 262144)
+        return rewrite(argv[2], atoi(argv[3]), strcmp(argv[1], "again") == 0);
     if (argc == 3 && strcmp(argv[1], "cycleread") == 0)
         return cycle_read(argv[2]);
     if (argc == 4 && strcmp(argv[1], "cyclecheck") == 0 && atoi(argv[3]) > 0) {
@@ -511,9 +519,10 @@ main(int argc, char **argv)
         printf("round %s\n", argv[3]);
         return 0;
     }
-    fprintf(stderr, "usage: eoaclose write|chunks FILE [wait] | eoaclose persist FILE | eoaclose read|chunkread FILE | "
-                    "eoaclose reuse FILE MIB | eoaclose cycle FILE KIB ROUNDS [wait] | eoaclose rewrite FILE KIB | "
-                    "eoaclose cycleread FILE | "
-                    "eoaclose cyclecheck FILE ROUND | eoaclose chunkcheck FILE 1|2\n");
+    fprintf(stderr,
+            "usage: eoaclose write|chunks FILE [wait] | eoaclose persist FILE | eoaclose read|chunkread FILE | "
+            "eoaclose reuse FILE MIB | eoaclose cycle FILE KIB ROUNDS [wait] | eoaclose rewrite|again FILE KIB | "
+            "eoaclose cycleread FILE | "
+            "eoaclose cyclecheck FILE ROUND | eoaclose chunkcheck FILE 1|2\n");
     return 2;
 }
