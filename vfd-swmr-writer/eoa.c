@@ -44,6 +44,9 @@
  *
  * Invariants (asserted in vfdswmr_writer_eoa_check):
  *  - lib_eoa <= w->eoa: the HDF5 file reaches whatever HDF5 allocated;
+ *  - the newest snapshot's end (published or being published; tick 0's:
+ *    the file's size as found) <= w->eoa: HDF5's truncate cuts the file to
+ *    w->eoa, and recovery refuses a file shorter than the snapshot;
  *  - hot_end == 0 or lib_eoa < hot_end: the hot zone lies above HDF5's end;
  *  - every hole is non-empty and below lib_eoa (HDF5 covers what it is
  *    given from one).
@@ -73,6 +76,8 @@ void
 vfdswmr_writer_eoa_check(const vfdswmr_writer_t *w)
 {
     VFDSWMR_ASSERT(w->lib_eoa <= w->eoa);
+    VFDSWMR_ASSERT(w->tick0_eoa == UINT64_MAX || (w->tick == 0 ? w->tick0_eoa : w->pub_eoa) <= w->eoa);
+    VFDSWMR_ASSERT(!w->publishing || w->inflight_eoa <= w->eoa);
     VFDSWMR_ASSERT(w->hot_end == 0 || w->lib_eoa < w->hot_end);
     VFDSWMR_ASSERT(w->vz_hi == 0 || (w->vz_lo < w->vz_hi && w->vz_hi - w->vz_lo <= VERSIONED_MAX(w)));
     VFDSWMR_ASSERT(w->nholes <= VFDSWMR_HOLES);
@@ -149,9 +154,9 @@ version_zone(vfdswmr_writer_t *w, uint64_t lo, uint64_t hi)
  * early, take the early end the flush's own growth would have made).
  * Before the first publish too (HDF5 frees a cache image while it opens
  * the file): the newest snapshot is then tick 0, the file as the writer
- * found it, or the consistency point waiting -- the republish is that
- * state with the old bytes as images, as the ticker's first tick would
- * publish it, and nothing any reader can hold then refers to the space
+ * found it -- the republish is that state with the old bytes as images,
+ * as the ticker's first tick would publish it, and nothing any reader can
+ * hold then refers to the space
  * above cp_eoa (a reader marked in this writer's table holds tick 0 or
  * later; with any other reader registered nothing is listed, and
  * keep_old fails), so nothing above it is kept. */

@@ -228,6 +228,16 @@ go_live(vfdswmr_writer_t *w, const char *name, bool replace, int *old_fd)
     if (w->tick0_eoa > w->cp_eoa)
         w->cp_eoa = w->tick0_eoa;
     w->snap_end = w->cp_eoa;
+    /* The file must reach the newest snapshot's end until a later one is
+     * published (recovery refuses a shorter file): tick 0 ends at the
+     * file's size, which may pass HDF5's end (a file recovered at open;
+     * bytes past HDF5's end), and HDF5's truncate cuts to w->eoa -- the
+     * first flush's publish lets eoa_flushed cut it (eoa.c). */
+    if (w->cp_eoa != UINT64_MAX && w->cp_eoa > w->eoa) {
+        w->eoa = w->cp_eoa;
+        if (vfdswmr_pt_set_eoa(&w->base.pub, H5FD_MEM_DEFAULT, w->eoa) < 0)
+            return -1;
+    }
     w->tick = vfdswmr_mdw_tick(w->mdw);
     w->epoch = 1; /* tick 0 is epoch 0 (pub_epoch, pub_eoa 0) */
     vfdswmr_mdw_index(w->mdw, &w->index_entries);

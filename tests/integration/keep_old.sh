@@ -20,8 +20,12 @@
 #    reads round 1 after round 2 reached the file, a reader opening then
 #    reads round 1, one opening after the flush round 2, and the file
 #    closes at sec2's size. Killed instead of flushing, the file recovers
-#    byte for byte to what the writer found.
-# 4. Crash at every truncate of `eoaclose write` (a 1 MiB dataset flushed,
+#    byte for byte to what the writer found. On a file whose writer died
+#    (recovered at the open), round 2 goes there too, and only /x's free
+#    is kept (HDF5's search for the signature frees nothing).
+# 4. Crash at the flush's truncate of a file longer than HDF5's end, after
+#    a keep at tick 0 (tick 0 ends at the file's size): recovered byte for
+#    byte. Crash at every truncate of `eoaclose write` (a 1 MiB dataset flushed,
 #    deleted -- kept -- and the file closed; test hooks: killed right after
 #    HDF5's truncate, before that flush or close publishes), and of
 #    `eoaclose persist` (the same with persistent free-space managers):
@@ -151,6 +155,24 @@ out=$(env -u HDF5_DRIVER "$P" cyclecheck "$WORK/dead.h5" 2 2>&1) || fail "plain 
 ok "after recovery at open too: round 2 went into round 1's space, the one free kept"
 
 if [ "${VFDSWMR_TEST_HOOKS:-1}" = 1 ]; then
+    # A file longer than HDF5's end (bytes appended past it; a file
+    # recovered at open): tick 0, and the keep's republish of it, end at
+    # the file's size, so the flush's truncate must not cut below that
+    # before the flush is published -- killed right after it, the file
+    # recovers to what the writer found, byte for byte.
+    cp "$WORK/found.h5" "$WORK/long.h5"
+    truncate -s +4096 "$WORK/long.h5"
+    cp "$WORK/long.h5" "$WORK/long0.h5"
+    out=$(printf '\n\n\n' | env HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$cfg0" VFDSWMR_TEST_KILL_AT=truncated:1 \
+        "$P" again "$WORK/long.h5" $kib 2>&1)
+    rc=$?
+    [ $rc = 137 ] && [[ $out == *rewritten* ]] || fail "writer on a file longer than HDF5's end: exit status $rc: $out"
+    out=$(${VFDSWMR_VALGRIND:-} "$VFDSWMR_RECOVER" --config "$cfg0" "$WORK/long.h5" 2>&1) ||
+        fail "killed at the flush's truncate of a file longer than HDF5's end: vfd_swmr_recover: $out"
+    cmp "$WORK/long.h5" "$WORK/long0.h5" >/dev/null ||
+        fail "recovered, the file is not what the writer found: $(cmp "$WORK/long.h5" "$WORK/long0.h5" 2>&1)"
+    ok "a file longer than HDF5's end, killed at the flush's truncate after a keep at tick 0: recovered byte for byte"
+
     for mode in write persist; do
         after=0
         for k in $(seq 1 20); do
