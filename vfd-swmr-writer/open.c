@@ -295,6 +295,13 @@ start_swmr(vfdswmr_writer_t *w, const char *name, unsigned flags, hid_t fapl, ha
         (old_fd < 0 || trunc || recover_crashed(w, old_fd, name, &recovered) == 0) &&
         (trunc || vfdswmr_seal_at_open(w, name, recovered) == 0) && go_live(w, name, replace, &old_fd) == 0)
         return 0;
+    /* A refused writer changes nothing: the seal it set goes (the file is
+     * as found, or as recovered, which the seal must not hide either). */
+    if (w->sb_sealed) {
+        vfdswmr_writer_lock(w);
+        (void)vfdswmr_seal_clear(w); /* a failure is on the error stack: the file stays refused, never wrong */
+        vfdswmr_writer_unlock(w);
+    }
     if (w->mdw)
         vfdswmr_mdw_close(w->mdw, false, err, sizeof err); /* removes our metadata file, never another's */
     w->mdw = NULL;

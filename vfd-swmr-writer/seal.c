@@ -66,7 +66,6 @@ vfdswmr_seal_at_open(vfdswmr_writer_t *w, const char *name, bool recovered)
     if (rc == 0)
         return 0; /* no superblock (yet): HDF5 decides */
     w->sb_addr = addr;
-    w->sb_sealed = true;
     if (was == 1 && !recovered) {
         /* Sealed, but no metadata file to recover it from: a writer with
          * another md_file_path, or one whose metadata file was removed. The
@@ -80,6 +79,7 @@ vfdswmr_seal_at_open(vfdswmr_writer_t *w, const char *name, bool recovered)
                     VFDSWMR_WRITER_NAME, name, w->md_path);
         return -1;
     }
+    w->sb_sealed = true; /* ours from here: an open that fails later clears it (open.c) */
     if (w->base.cfg.durable && io.sync(io.ctx) < 0)
         goto failed;
     return 0;

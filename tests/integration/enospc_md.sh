@@ -106,4 +106,36 @@ ok "publish=$mode: plain HDF5 reads all $rows flushed rows and $groups groups ($
 
 run tick
 run flush keep_metadata_file=1
+
+# A writer refused at the end of its open changes nothing: with the
+# updater files' directory full, opening a file fails writing the first
+# updater file (open.c go_live), after the writer sealed the superblock --
+# the seal must go with it. Once on a closed file (byte for byte as found
+# afterwards), once on a file whose writer died (recovered by the refused
+# open: plain HDF5 then reads the flushed round).
+rm -rf "${mnt:?}"/*
+dd if=/dev/zero of="$mnt/fill" bs=4k >/dev/null 2>&1 # ENOSPC ends it
+E=$VFDSWMR_PROGS/eoaclose
+ucfg="tick_len=0;max_lag=3;generate_updater_files=1;updater_file_path=$mnt/u"
+env -u HDF5_DRIVER "$E" cycle "$WORK/found.h5" 16 1 >/dev/null 2>&1 || fail "sec2: cannot make the file"
+cp "$WORK/found.h5" "$WORK/refused.h5"
+out=$(env HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$ucfg" "$E" again "$WORK/refused.h5" 16 </dev/null 2>&1) &&
+    fail "the writer opened with a full updater directory: $out"
+[[ $out == *"cannot write updater file $mnt/u.0: No space left on device"* ]] || fail "the open failed, but: $out"
+cmp "$WORK/refused.h5" "$WORK/found.h5" >/dev/null ||
+    fail "the refused writer changed the file: $(cmp "$WORK/refused.h5" "$WORK/found.h5" 2>&1)"
+out=$(env -u HDF5_DRIVER "$E" cyclecheck "$WORK/refused.h5" 1 2>&1) || fail "plain HDF5 after the refused open: $out"
+ok "a writer refused at the end of its open (updater directory full) leaves the file byte for byte as found"
+
+proc_start dead env HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="tick_len=1;max_lag=3" \
+    ${VFDSWMR_VALGRIND:-} "$E" cycle "$WORK/dead.h5" 16 2 wait
+proc_read dead
+[ "$ANSWER" = "round 1" ] || fail "writer: $ANSWER $(proc_err dead)"
+proc_kill dead
+out=$(env HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$ucfg" "$E" again "$WORK/dead.h5" 16 </dev/null 2>&1) &&
+    fail "the writer opened with a full updater directory: $out"
+[[ $out == *"No space left on device"* ]] || fail "the open failed, but: $out"
+out=$(env -u HDF5_DRIVER "$E" cyclecheck "$WORK/dead.h5" 1 2>&1) ||
+    fail "plain HDF5 after the refused open recovered the dead writer's file: $out"
+ok "the same on a file whose writer died: recovered by the refused open, and plain HDF5 reads the flushed round"
 finish
