@@ -1,6 +1,7 @@
 #include "log.h"
 
 #include <stdarg.h>
+#include <stdio_ext.h>
 
 #include "clock.h"
 
@@ -15,6 +16,14 @@ vfdswmr_log_open(vfdswmr_log_t *log, const char *path)
         return -1;
     setvbuf(log->fp, NULL, _IOLBF, 0);
     return 0;
+}
+
+void
+vfdswmr_log_forget(vfdswmr_log_t *log)
+{
+    if (log->fp)
+        __fpurge(log->fp);
+    vfdswmr_log_close(log);
 }
 
 void

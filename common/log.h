@@ -19,6 +19,8 @@ typedef struct vfdswmr_log_t {
 /* Open (truncate) path; "" turns logging off. Returns 0, or -1 with errno. */
 int vfdswmr_log_open(vfdswmr_log_t *log, const char *path);
 void vfdswmr_log_close(vfdswmr_log_t *log);
+/* A fork child's copy: close without writing what the parent had buffered. */
+void vfdswmr_log_forget(vfdswmr_log_t *log);
 void vfdswmr_log_line(vfdswmr_log_t *log, const char *tag, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 #define VFDSWMR_LOG(log, tag, ...)                       \

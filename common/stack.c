@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "forked.h"
 #include "h5err.h"
 #include "vfdswmr.h"
 
@@ -103,6 +104,7 @@ vfdswmr_stack_new(hid_t fapl, size_t size, const char *drv_name, vfdswmr_config_
         return NULL;
     }
     f->drv_name = drv_name;
+    f->fork_gen = vfdswmr_fork_gen();
     if (vfdswmr_config_from_fapl(fapl, drv_name, &f->cfg) < 0)
         goto fail;
     if (check && check(&f->cfg, errbuf, sizeof errbuf) < 0) {
@@ -183,9 +185,15 @@ vfdswmr_pt_close(H5FD_t *file)
     return vfdswmr_stack_close((vfdswmr_file_t *)file);
 }
 
+/* A fork child's copy of a parent's file is never the file the child opens
+ * now (forked.h): HDF5 would share the refused copy. */
 int
 vfdswmr_pt_cmp(const H5FD_t *f1, const H5FD_t *f2)
 {
+    unsigned g = vfdswmr_fork_gen();
+
+    if (((const vfdswmr_file_t *)f1)->fork_gen != g || ((const vfdswmr_file_t *)f2)->fork_gen != g)
+        return f1 < f2 ? -1 : 1;
     return VFDSWMR_GUARDED(int, H5FDcmp(LOWER(f1), LOWER(f2)), false);
 }
 

@@ -29,6 +29,7 @@ typedef struct vfdswmr_file_t {
     H5FD_t *lower;        /* the file as opened by the lower driver */
     const char *drv_name; /* our driver's name, for messages */
     vfdswmr_config_t cfg; /* the parsed configuration string */
+    unsigned fork_gen;    /* the fork generation it was opened in (forked.h) */
 } vfdswmr_file_t;
 
 /*

@@ -201,12 +201,22 @@ vfdswmr_marks_tick(const vfdswmr_marks_t *m, unsigned slot, uint64_t *tick)
 }
 
 void
+vfdswmr_marks_forget(vfdswmr_marks_t *m)
+{
+    if (m->fd >= 0)
+        close(m->fd);
+    m->fd = -1;
+}
+
+void
 vfdswmr_marks_close(vfdswmr_marks_t *m)
 {
     if (m == NULL)
         return;
-    vfdswmr_unlink_if_same(m->path, &m->id);
-    close(m->fd);
+    if (m->fd >= 0) { /* -1: forgotten (a fork child's copy): not ours to remove */
+        vfdswmr_unlink_if_same(m->path, &m->id);
+        close(m->fd);
+    }
     free(m->path);
     free(m);
 }

@@ -82,6 +82,9 @@ vfdswmr_slot_t vfdswmr_marks_tick(const vfdswmr_marks_t *m, unsigned slot, uint6
 int vfdswmr_marks_fd(const vfdswmr_marks_t *m);
 /* Remove the table (if its name is still ours) and free m. */
 void vfdswmr_marks_close(vfdswmr_marks_t *m);
+/* A fork child's copy (common/forked.h): close the child's descriptor and
+ * nothing else; vfdswmr_marks_close then only frees. Async-signal-safe. */
+void vfdswmr_marks_forget(vfdswmr_marks_t *m);
 
 /* ---- reader ---- */
 typedef struct vfdswmr_mark_t {

@@ -579,6 +579,14 @@ vfdswmr_mdw_go_live(vfdswmr_mdw_t *w, char *err, size_t errlen)
     return rc;
 }
 
+void
+vfdswmr_mdw_forget(vfdswmr_mdw_t *w)
+{
+    if (w->fd >= 0)
+        close(w->fd);
+    w->fd = -1;
+}
+
 int
 vfdswmr_mdw_file_id(const vfdswmr_mdw_t *w, dev_t *dev, ino_t *ino)
 {

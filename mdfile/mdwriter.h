@@ -138,6 +138,11 @@ int vfdswmr_mdw_mark_failed(vfdswmr_mdw_t *w, char *err, size_t errlen);
  * Returns 0, or -1 with a message in err. */
 int vfdswmr_mdw_close(vfdswmr_mdw_t *w, bool keep_md, char *err, size_t errlen);
 
+/* A fork child's copy (common/forked.h): close the child's descriptor of the
+ * metadata file and nothing else (the parent's lock stays, on its own).
+ * Async-signal-safe. */
+void vfdswmr_mdw_forget(vfdswmr_mdw_t *w);
+
 uint64_t vfdswmr_mdw_tick(const vfdswmr_mdw_t *w);
 uint64_t vfdswmr_mdw_session(const vfdswmr_mdw_t *w);
 /* The published index (sorted by hdf5_page) and its ranges (entry e's are

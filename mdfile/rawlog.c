@@ -168,12 +168,22 @@ vfdswmr_rawlog_write(vfdswmr_rawlog_t *l)
 }
 
 void
+vfdswmr_rawlog_forget(vfdswmr_rawlog_t *l)
+{
+    if (l->fd >= 0)
+        close(l->fd);
+    l->fd = -1;
+}
+
+void
 vfdswmr_rawlog_close(vfdswmr_rawlog_t *l)
 {
     if (l == NULL)
         return;
-    vfdswmr_unlink_if_same(l->path, &l->id);
-    close(l->fd);
+    if (l->fd >= 0) { /* -1: forgotten (a fork child's copy): not ours to remove */
+        vfdswmr_unlink_if_same(l->path, &l->id);
+        close(l->fd);
+    }
     free(l->path);
     free(l);
 }

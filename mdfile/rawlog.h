@@ -49,6 +49,9 @@ void vfdswmr_rawlog_prepare(vfdswmr_rawlog_t *l, uint64_t tick, uint64_t window)
 int vfdswmr_rawlog_write(vfdswmr_rawlog_t *l);
 /* Remove the file (if its name is still ours) and free l. */
 void vfdswmr_rawlog_close(vfdswmr_rawlog_t *l);
+/* A fork child's copy (common/forked.h): close the child's descriptor and
+ * nothing else; vfdswmr_rawlog_close then only frees. Async-signal-safe. */
+void vfdswmr_rawlog_forget(vfdswmr_rawlog_t *l);
 
 /* ---- reader ---- */
 /* Call fn for every range written in ticks from+1 .. to by `session`:

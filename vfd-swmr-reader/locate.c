@@ -307,6 +307,18 @@ vfdswmr_rdr_mark(rdr_md_t *md)
 }
 
 void
+vfdswmr_rdr_md_forget(rdr_md_t *md)
+{
+    int *fds[] = {&md->fd, &md->mark.fd, &md->succ_mark.fd, &md->kept_fd, &md->reg.fd};
+
+    for (size_t i = 0; i < sizeof fds / sizeof *fds; i++) {
+        if (*fds[i] >= 0)
+            close(*fds[i]);
+        *fds[i] = -1;
+    }
+}
+
+void
 vfdswmr_rdr_md_release(rdr_md_t *md)
 {
     vfdswmr_mark_detach(&md->succ_mark);

@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "forked.h"
 #include "h5err.h"
 #include "io.h"
 #include "mdlock.h"
@@ -220,6 +221,14 @@ open_log(rdr_t *r)
     return r->base.cfg.log_file_path[0] && r->log.fp == NULL ? -1 : 0;
 }
 
+/* forked.h: the fork handler, in a child (async-signal-safe). */
+static void
+drop_in_child(void *obj, int devnull)
+{
+    (void)devnull; /* the lower file holds no lock of ours */
+    vfdswmr_rdr_md_forget(&((rdr_t *)obj)->md);
+}
+
 static H5FD_t *
 reader_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr)
 {
@@ -238,6 +247,9 @@ reader_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr)
     if (vfdswmr_ccf_init(&r->cc, &r->base.cfg, RDR_NAME) < 0 ||
         vfdswmr_rdr_md_init(&r->md, &r->base.cfg, name) < 0) /* paths only: nothing read */
         goto fini_cc;
+    /* every descriptor -1 now: tracked until they are closed (out of
+     * memory: a fork child keeps its locks) */
+    (void)vfdswmr_fork_track(r, drop_in_child);
     register_reader(r, name);
     /* Find (or, with presume_posix_semantics=0, wait for) the metadata file
      * and load its snapshot, before the HDF5 file is opened. */
@@ -265,6 +277,7 @@ release:
 unregister:
     unregister_reader(r);
 fini_cc:
+    vfdswmr_fork_untrack(r);
     vfdswmr_ccf_fini(&r->cc);
     if (lower_open)
         vfdswmr_stack_close(&r->base); /* frees r */
@@ -273,17 +286,34 @@ fini_cc:
     return NULL;
 }
 
+/* A fork child's copy of a file its parent reads: every operation refused
+ * (forked.h). Its reads would move the parent's read mark. */
+#define CHILD(file, what) vfdswmr_forked(RDR(file)->base.fork_gen, RDR_NAME, what)
+
 static herr_t
 reader_close(H5FD_t *file)
 {
     rdr_t *r = RDR(file);
 
-    vfdswmr_rdr_log(r, "close");
-    vfdswmr_log_close(&r->log);
+    if (r->base.fork_gen != vfdswmr_fork_gen()) {
+        /* a fork child's copy: let go of the child's descriptors (the fork
+         * handler did, unless tracking failed) -- every one -1, what
+         * follows only frees: no unmarking (the parent's mark), no log
+         * line (the parent's log) */
+        vfdswmr_rdr_md_forget(&r->md);
+        vfdswmr_log_forget(&r->log);
+    }
+    else {
+        vfdswmr_rdr_log(r, "close");
+        vfdswmr_log_close(&r->log);
+    }
+    vfdswmr_fork_hold(); /* a fork meanwhile would find the descriptors half closed */
     vfdswmr_rdr_md_release(&r->md);
+    unregister_reader(r);
+    vfdswmr_fork_release();
+    vfdswmr_fork_untrack(r);
     vfdswmr_rdr_cache_free(r);
     vfdswmr_ccf_fini(&r->cc);
-    unregister_reader(r);
     return vfdswmr_stack_close(&r->base);
 }
 
@@ -316,6 +346,8 @@ static herr_t
 reader_set_eoa(H5FD_t *file, H5FD_mem_t type, haddr_t addr)
 {
     (void)type;
+    if (CHILD(file, "setting the end of allocation"))
+        return -1;
     RDR(file)->lib_eoa = addr;
     return vfdswmr_rdr_forward_eoa(RDR(file));
 }
@@ -375,6 +407,8 @@ read_raw(rdr_t *r, hid_t dxpl, haddr_t addr, size_t size, void *buf)
 static herr_t
 reader_read(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, void *buf)
 {
+    if (CHILD(file, "reading"))
+        return -1;
     if (type == H5FD_MEM_DRAW)
         return read_raw(RDR(file), dxpl, addr, size, buf);
     return vfdswmr_rdr_read_meta(RDR(file), type, dxpl, addr, size, buf);
@@ -395,6 +429,8 @@ static herr_t
 reader_flush(H5FD_t *file, hid_t dxpl, hbool_t closing)
 {
     (void)dxpl;
+    if (!closing && CHILD(file, "refreshing"))
+        return -1;
     return closing ? 0 : vfdswmr_rdr_refresh(RDR(file));
 }
 
@@ -422,9 +458,11 @@ reader_unlock(H5FD_t *file)
 static herr_t
 reader_ctl(H5FD_t *file, uint64_t op, uint64_t flags, const void *in, void **out)
 {
-    int rc = vfdswmr_ccf_ctl(&RDR(file)->cc, op, in, out);
+    int rc;
 
-    if (rc != 1)
+    if (CHILD(file, "a ctl operation"))
+        return -1;
+    if ((rc = vfdswmr_ccf_ctl(&RDR(file)->cc, op, in, out)) != 1)
         return rc;
     switch (op) {
     case VFDSWMR_CTL_REFRESH:

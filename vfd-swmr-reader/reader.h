@@ -121,6 +121,11 @@ typedef struct rdr_t {
 
 /* ---- locate.c ------------------------------------------------------------ */
 
+/* A fork child's copy (common/forked.h): close the child's descriptors --
+ * metadata file, read-mark tables, kept list, registration -- and change
+ * nothing in them (the parent's mark and locks stay, on its own). */
+void vfdswmr_rdr_md_forget(rdr_md_t *md);
+
 /* Set up md for the HDF5 file `name` (path, fd -1, empty snapshot). Returns
  * 0, or -1 with the reason on the error stack. */
 int vfdswmr_rdr_md_init(rdr_md_t *md, const vfdswmr_config_t *cfg, const char *name);

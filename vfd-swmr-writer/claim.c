@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "forked.h"
 #include "h5err.h"
 #include "mdlock.h"
 #include "mdreader.h"
@@ -33,14 +34,38 @@ struct reg_entry {
 };
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t reg_once = PTHREAD_ONCE_INIT;
 static struct reg_entry *reg;
 static size_t reg_n, reg_cap;
+
+/* A fork child gets the registry unlocked and whole (it closes its copies,
+ * close.c close_in_child, and may open files of its own): fork waits until
+ * no thread is inside it. */
+static void
+reg_fork_lock(void)
+{
+    pthread_mutex_lock(&reg_lock);
+}
+
+static void
+reg_fork_unlock(void)
+{
+    pthread_mutex_unlock(&reg_lock);
+}
+
+static void
+reg_install(void)
+{
+    (void)pthread_atfork(reg_fork_lock, reg_fork_unlock, reg_fork_unlock);
+}
 
 void
 vfdswmr_registry_add(const vfdswmr_writer_t *w, const char *h5_name)
 {
     struct reg_entry e = {.w = w};
     struct stat st;
+
+    pthread_once(&reg_once, reg_install);
 
     if (vfdswmr_mdw_file_id(w->mdw, &e.md_dev, &e.md_ino) < 0 || stat(h5_name, &st) < 0)
         return; /* no metadata file, or no file on disk: nothing another open could collide with */
@@ -78,6 +103,14 @@ vfdswmr_registry_remove(const vfdswmr_writer_t *w)
     pthread_mutex_unlock(&reg_lock);
 }
 
+/* A fork child's copy of its parent's writer (common/forked.h): not this
+ * process's writer -- the file is its parent's. */
+static bool
+inherited(const struct reg_entry *e)
+{
+    return e->w->base.fork_gen != vfdswmr_fork_gen();
+}
+
 /* Whose is the metadata file (dev, ino) that a live writer locks? */
 typedef enum reg_owner_t {
     REG_NOT_OURS,  /* no writer of this process */
@@ -94,7 +127,7 @@ registry_lookup(dev_t dev, ino_t ino, const char *h5_name)
 
     pthread_mutex_lock(&reg_lock);
     for (size_t i = 0; i < reg_n; i++)
-        if (reg[i].md_dev == dev && reg[i].md_ino == ino) {
+        if (reg[i].md_dev == dev && reg[i].md_ino == ino && !inherited(&reg[i])) {
             rc = gone || st.st_dev != reg[i].h5_dev || st.st_ino != reg[i].h5_ino ? REG_OURS_GONE : REG_OURS_SAME;
             break;
         }
@@ -110,7 +143,7 @@ registry_has_hdf5(dev_t dev, ino_t ino)
 
     pthread_mutex_lock(&reg_lock);
     for (size_t i = 0; i < reg_n && !found; i++)
-        found = reg[i].h5_dev == dev && reg[i].h5_ino == ino;
+        found = reg[i].h5_dev == dev && reg[i].h5_ino == ino && !inherited(&reg[i]);
     pthread_mutex_unlock(&reg_lock);
     return found;
 }

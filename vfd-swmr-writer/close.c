@@ -4,7 +4,10 @@
  * HDF5 file, clear the seal, publish FINAL and remove the metadata file.
  */
 
+#include <unistd.h>
+
 #include "clock.h"
+#include "forked.h"
 #include "h5err.h"
 #include "mdlock.h"
 #include "writer.h"
@@ -187,6 +190,58 @@ unseal(vfdswmr_writer_t *w)
  * The tick thread is stopped first; the lock is held throughout, so every
  * "lock held" rule holds here too.
  */
+/* A fork child closing its copy of a file its parent writes (forked.h; an
+ * exit() closes it through HDF5's atexit handler): let go of the child's
+ * descriptors -- the parent's locks stay, held by its own -- and of
+ * nothing else: no publish, no store, no seal, no removal, no ticker (a
+ * child has none). */
+static herr_t
+close_in_child(vfdswmr_writer_t *w)
+{
+    char err[VFDSWMR_MDW_ERRLEN];
+
+    vfdswmr_writer_drop_in_child(w, -1); /* done by the fork handler already, unless tracking failed */
+    vfdswmr_fork_untrack(w);
+    vfdswmr_registry_remove(w);
+    vfdswmr_log_forget(&w->log); /* the parent's buffered lines are the parent's to write */
+    /* The lock held at the fork (by the ticker, changing the page buffer)
+     * or a publish under way (writing the metadata file's structures
+     * without it): the copy's structures may be half changed -- kept, not
+     * freed. Else free: nothing changes them, the child has no other
+     * thread. */
+    if (pthread_mutex_trylock(&w->lock) != 0 || w->publishing) {
+        herr_t rc = VFDSWMR_GUARDED(herr_t, H5FDclose(LOWER(w)), _r < 0);
+        vfdswmr_fork_keep(w);
+        return rc < 0 ? -1 : 0;
+    }
+    (void)vfdswmr_mdw_close(w->mdw, true, err, sizeof err); /* forgotten: only frees */
+    vfdswmr_marks_close(w->marks);
+    vfdswmr_rawlog_close(w->rawlog);
+    pthread_mutex_unlock(&w->lock);
+    /* not vfdswmr_writer_free: destroying a condition the parent's ticker
+     * waited on at the fork waits for that waiter for ever */
+    vfdswmr_pb_destroy(w->pb);
+    vfdswmr_ccf_fini(&w->cc);
+    return vfdswmr_stack_close(&w->base);
+}
+
+void
+vfdswmr_writer_drop_in_child(void *obj, int devnull)
+{
+    vfdswmr_writer_t *w = obj;
+
+    /* sec2 closes its descriptor itself: point it at /dev/null, which lets
+     * go of the file (its flock and our writer lock byte are the parent's) */
+    if (w->hdf5_fd >= 0 && devnull >= 0)
+        (void)dup2(devnull, w->hdf5_fd);
+    if (w->mdw)
+        vfdswmr_mdw_forget(w->mdw);
+    if (w->marks)
+        vfdswmr_marks_forget(w->marks);
+    if (w->rawlog)
+        vfdswmr_rawlog_forget(w->rawlog);
+}
+
 herr_t
 vfdswmr_writer_close(H5FD_t *file)
 {
@@ -195,7 +250,10 @@ vfdswmr_writer_close(H5FD_t *file)
     bool complete = false;
     char err[VFDSWMR_MDW_ERRLEN];
 
+    if (w->active && w->base.fork_gen != vfdswmr_fork_gen())
+        return close_in_child(w);
     if (!w->active) {
+        vfdswmr_fork_untrack(w);
         vfdswmr_writer_free(w);
         return vfdswmr_stack_close(&w->base);
     }
@@ -235,14 +293,18 @@ vfdswmr_writer_close(H5FD_t *file)
      * keep_metadata_file -- but not after a failed publish: that metadata
      * file says FAILED, not FINAL, over a file that is now newer than its
      * snapshot, and recovery would take the file back to it. */
+    vfdswmr_fork_hold(); /* a fork meanwhile would find them half closed */
     if (vfdswmr_mdw_close(w->mdw, !complete || (w->base.cfg.keep_metadata_file && !w->error[0]), err, sizeof err) < 0) {
         VFDSWMR_ERR(H5E_CANTCLOSEFILE, "%s: %s", VFDSWMR_WRITER_NAME, err);
         rc = -1;
     }
     vfdswmr_marks_close(w->marks);
     vfdswmr_rawlog_close(w->rawlog);
+    w->mdw = NULL, w->marks = NULL, w->rawlog = NULL;
+    vfdswmr_fork_release();
     vfdswmr_writer_unlock(w);
     vfdswmr_writer_free(w);
+    vfdswmr_fork_untrack(w); /* last: sec2's descriptor, closed next, holds the locks on the HDF5 file */
     if (vfdswmr_stack_close(&w->base) < 0)
         rc = -1;
     return rc;

@@ -13,6 +13,7 @@
 
 #include <sys/stat.h>
 
+#include "forked.h"
 #include "h5err.h"
 #include "mdlock.h"
 #include "paths.h"
@@ -190,6 +191,11 @@ open_hdf5(vfdswmr_writer_t *w, const char *name, unsigned flags, haddr_t maxaddr
     if (vfdswmr_stack_open_lower(&w->base, name, flags, maxaddr) < 0)
         return -1;
     w->hdf5_fd = vfdswmr_lower_fd(LOWER(w)); /* asked of HDF5 once: the ticker must not */
+    /* sec2 opens without O_CLOEXEC: a program started by this one (system(),
+     * popen(), posix_spawn: no fork handler runs) would keep the writer's
+     * locks on the HDF5 file (common/forked.h) */
+    if (w->hdf5_fd >= 0)
+        (void)fcntl(w->hdf5_fd, F_SETFD, fcntl(w->hdf5_fd, F_GETFD) | FD_CLOEXEC);
     vfdswmr_writer_kept_open(w);
     if (take_hdf5_lock(w, name) < 0)
         return -1;
@@ -302,6 +308,7 @@ start_swmr(vfdswmr_writer_t *w, const char *name, unsigned flags, hid_t fapl, ha
         (void)vfdswmr_seal_clear(w); /* a failure is on the error stack: the file stays refused, never wrong */
         vfdswmr_writer_unlock(w);
     }
+    vfdswmr_fork_hold(); /* a fork meanwhile would find them half closed */
     if (w->mdw)
         vfdswmr_mdw_close(w->mdw, false, err, sizeof err); /* removes our metadata file, never another's */
     w->mdw = NULL;
@@ -309,6 +316,7 @@ start_swmr(vfdswmr_writer_t *w, const char *name, unsigned flags, hid_t fapl, ha
     w->marks = NULL;
     vfdswmr_rawlog_close(w->rawlog);
     w->rawlog = NULL;
+    vfdswmr_fork_release();
     if (old_fd >= 0)
         close(old_fd);
     return -1;
@@ -454,6 +462,9 @@ vfdswmr_writer_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxadd
     }
     w->sb_addr = UINT64_MAX;
     w->hdf5_fd = -1;
+    /* from now until its descriptors are closed (the drop copes with any
+     * state); out of memory: a fork child keeps its locks */
+    (void)vfdswmr_fork_track(w, vfdswmr_writer_drop_in_child);
     /* A read-only open through the writer driver (h5dump, probes): pass through. */
     w->active = (flags & H5F_ACC_RDWR) != 0;
     w->read_only = !w->active;
@@ -464,6 +475,7 @@ vfdswmr_writer_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxadd
         vfdswmr_ccf_forbid(&w->cc, "it is open for SWMR reading (H5F_ACC_SWMR_READ), and another process writing "
                                    "it would leave cached chunks stale; read it through vfd_swmr_reader");
     if (w->active ? start_swmr(w, name, flags, fapl, maxaddr) < 0 : open_read_only(w, name, flags, maxaddr) < 0) {
+        vfdswmr_fork_untrack(w); /* start_swmr closed ours; the lower file is closed next */
         vfdswmr_writer_free(w);
         if (w->base.lower)
             vfdswmr_stack_close(&w->base);

@@ -181,8 +181,9 @@ finish(vfdswmr_writer_t *w, const publish_t *p)
     VFDSWMR_ASSERT_MDW(w);
     if (p->rawlog_errno) {
         VFDSWMR_LOG(&w->log, "warning", "cannot write the raw-data write log: %s", strerror(p->rawlog_errno));
-        vfdswmr_rawlog_close(w->rawlog); /* readers then drop their caches at every snapshot */
-        w->rawlog = NULL;
+        vfdswmr_rawlog_t *l = w->rawlog;
+        w->rawlog = NULL;        /* first: a fork child's handler reads it without the lock (close.c) */
+        vfdswmr_rawlog_close(l); /* readers then drop their caches at every snapshot */
     }
     if (p->failed) {
         snprintf(w->error, sizeof w->error, "cannot publish tick %llu: %s", (unsigned long long)p->tick, p->why);

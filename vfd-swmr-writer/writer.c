@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "forked.h"
 #include "h5err.h"
 #include "recover.h"
 #include "mdreader.h"
@@ -30,8 +31,11 @@
 #include "testhook.h"
 #include "writer.h"
 
-#define W(file)  ((vfdswmr_writer_t *)(file))
-#define LOWER(w) ((w)->base.lower)
+#define W(file) ((vfdswmr_writer_t *)(file))
+/* A fork child's copy of a file its parent writes: every operation refused
+ * (forked.h; close only lets go of it, close.c). */
+#define CHILD(w, what) ((w)->active && vfdswmr_forked((w)->base.fork_gen, VFDSWMR_WRITER_NAME, what))
+#define LOWER(w)       ((w)->base.lower)
 
 /* ---- page buffer callbacks: the HDF5 file through the lower driver ---- */
 
@@ -120,6 +124,8 @@ writer_read(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size
 {
     vfdswmr_writer_t *w = W(file);
     herr_t rc;
+    if (CHILD(w, "reading"))
+        return -1;
 
     if (!w->active)
         return vfdswmr_ccf_read(&w->cc, LOWER(w), type, dxpl, addr, size, buf);
@@ -159,6 +165,8 @@ writer_write(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t siz
 {
     vfdswmr_writer_t *w = W(file);
     herr_t rc = 0;
+    if (CHILD(w, "writing"))
+        return -1;
 
     if (!w->active) {
         rc = vfdswmr_pt_write(file, type, dxpl, addr, size, buf);
@@ -209,6 +217,8 @@ writer_flush(H5FD_t *file, hid_t dxpl, hbool_t closing)
 {
     vfdswmr_writer_t *w = W(file);
     herr_t rc = 0;
+    if (CHILD(w, "flushing"))
+        return -1;
 
     if (!w->active) {
         herr_t prc = vfdswmr_pt_flush(file, dxpl, closing);
@@ -293,6 +303,8 @@ writer_truncate(H5FD_t *file, hid_t dxpl, hbool_t closing)
 {
     vfdswmr_writer_t *w = W(file);
     herr_t rc;
+    if (CHILD(w, "truncating"))
+        return -1;
 
     if (!w->active) {
         rc = vfdswmr_pt_truncate(file, dxpl, closing);
@@ -316,6 +328,8 @@ writer_set_eoa(H5FD_t *file, H5FD_mem_t type, haddr_t addr)
 {
     vfdswmr_writer_t *w = W(file);
     herr_t rc;
+    if (CHILD(w, "setting the end of allocation"))
+        return -1;
 
     if (!w->active)
         return vfdswmr_pt_set_eoa(file, type, addr);
@@ -331,6 +345,8 @@ writer_alloc(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, hsize_t size)
 {
     vfdswmr_writer_t *w = W(file);
     haddr_t addr;
+    if (CHILD(w, "allocating"))
+        return HADDR_UNDEF;
 
     (void)dxpl;
     if (!w->active) {
@@ -379,12 +395,18 @@ writer_get_eof(const H5FD_t *file, H5FD_mem_t type)
 static herr_t
 writer_lock(H5FD_t *file, hbool_t rw)
 {
+    if (CHILD(W(file), "locking"))
+        return -1;
     return vfdswmr_pt_lock(file, W(file)->active ? true : rw);
 }
 
+/* In a fork child, flock's lock is its parent's too (one open file
+ * description): refused. */
 static herr_t
 writer_unlock(H5FD_t *file)
 {
+    if (CHILD(W(file), "unlocking"))
+        return -1;
     return vfdswmr_pt_unlock(file);
 }
 
@@ -450,6 +472,8 @@ writer_ctl(H5FD_t *file, uint64_t op, uint64_t flags, const void *in, void **out
 {
     vfdswmr_writer_t *w = W(file);
     herr_t rc;
+    if (CHILD(w, "a ctl operation"))
+        return -1;
 
     if ((rc = vfdswmr_ccf_ctl(&w->cc, op, in, out)) != 1)
         return rc;

@@ -239,6 +239,9 @@ bool vfdswmr_writer_owns_mdw(const vfdswmr_writer_t *w);
 /* open.c, close.c: the driver's open and close callbacks; free what open
  * initialised before the lower file (both). */
 H5FD_t *vfdswmr_writer_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr);
+/* close.c: in a fork child, let go of the writer's locked descriptors
+ * (common/forked.h; the fork handler, async-signal-safe). */
+void vfdswmr_writer_drop_in_child(void *w, int devnull);
 herr_t vfdswmr_writer_close(H5FD_t *file);
 void vfdswmr_writer_free(vfdswmr_writer_t *w);
 

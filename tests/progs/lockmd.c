@@ -6,10 +6,14 @@
  *
  *   lockmd MDFILE
  *   lockmd --hdf5 HDF5FILE
+ *   lockmd --marked HDF5FILE
  *
  * With --hdf5, the writer's lock on the HDF5 file instead: what a process a
  * writer forked holds while it keeps the writer's descriptor, also after
  * the writer closed the file.
+ *
+ * With --marked, only count the readers registered on a read mark's slot
+ * byte of HDF5FILE (mdlock.h) and answer "marked N"; exit 0.
  *
  * Opens the file read-write (it must exist) and takes the lock, then answers
  * "locked" on stdout, or "held" when another open file description holds
@@ -24,6 +28,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "marks.h"
 #include "mdlock.h"
 
 int
@@ -34,8 +39,26 @@ main(int argc, char **argv)
     vfdswmr_take_t rc;
     bool hdf5 = argc == 3 && strcmp(argv[1], "--hdf5") == 0;
 
+    if (argc == 3 && strcmp(argv[1], "--marked") == 0) {
+        unsigned n = 0;
+        int held = 0;
+        if ((fd = open(argv[2], O_RDONLY | O_NOFOLLOW)) < 0) {
+            fprintf(stderr, "lockmd: cannot open %s: %s\n", argv[2], strerror(errno));
+            return 1;
+        }
+        for (unsigned i = 0; i < VFDSWMR_MARKS_SLOTS && held >= 0; i++)
+            if ((held = vfdswmr_mdlock_marked(fd, i)) > 0)
+                n++;
+        close(fd);
+        if (held < 0) {
+            fprintf(stderr, "lockmd: cannot query %s: %s\n", argv[2], strerror(errno));
+            return 1;
+        }
+        printf("marked %u\n", n);
+        return 0;
+    }
     if (argc != 2 && !hdf5) {
-        fprintf(stderr, "usage: lockmd MDFILE | lockmd --hdf5 HDF5FILE\n");
+        fprintf(stderr, "usage: lockmd MDFILE | lockmd --hdf5 HDF5FILE | lockmd --marked HDF5FILE\n");
         return 2;
     }
     argv += hdf5;

@@ -32,4 +32,24 @@ step_wait(void)
     return 0;
 }
 
+/* Answer `line` (one line on stdout, flushed) and wait for the next
+ * command (step_wait). */
+static inline void
+step_answer(const char *line)
+{
+    printf("%s\n", line);
+    fflush(stdout);
+    step_wait();
+}
+
+/* H5Fclose(f), then answer "closed": 0, or step_fail's 1. */
+static inline int
+step_close(const char *prog, hid_t f)
+{
+    if (H5Fclose(f) < 0)
+        return step_fail(prog, "H5Fclose");
+    printf("closed\n");
+    return 0;
+}
+
 #endif
