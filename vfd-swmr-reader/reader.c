@@ -67,16 +67,43 @@ refuse_write(const vfdswmr_config_t *cfg, const char *name)
 }
 
 /* Register on the HDF5 file before anything is read (mdlock.h), so that a
- * writer closing meanwhile waits for us. A file system without locks: the
- * reader is not seen, which only a writer of that same file can notice. */
-static void
+ * writer closing meanwhile waits for us, and one freeing space gives it to
+ * raw data only when no reader can read its old bytes. A file system
+ * without locks: the reader is not seen, which only a writer of that same
+ * file can notice. -1 when the file is not there (yet): a reader that went
+ * on would load the metadata file unregistered and could open the HDF5 file
+ * a moment later, once its writer created it, holding a snapshot that writer
+ * does not know of (it gave freed space to raw data while none was
+ * registered: the reader then reads other bytes where its snapshot's chunks
+ * were). The caller asks the lower driver (register_or_fail). */
+static int
 register_reader(rdr_t *r, const char *name)
 {
     int fd = vfdswmr_open_regular(name, O_RDONLY);
 
     r->md.reg = (vfdswmr_reg_t){.fd = -1, .own = -1, .slot = -1};
+    if (fd < 0 && errno == ENOENT)
+        return -1;
     if (fd >= 0)
         vfdswmr_reg_join(&r->md.reg, fd); /* closes fd when it cannot lock */
+    return 0;
+}
+
+/* Register; the file not there: the lower driver's open fails, saying so as
+ * on sec2 -- or the file appeared meanwhile, and we register on it now. */
+static int
+register_or_fail(rdr_t *r, const char *name, unsigned flags, haddr_t maxaddr)
+{
+    if (register_reader(r, name) == 0)
+        return 0;
+    if (vfdswmr_stack_open_lower(&r->base, name, flags, maxaddr) < 0)
+        return -1;
+    (void)VFDSWMR_GUARDED(herr_t, H5FDclose(r->base.lower), _r < 0);
+    r->base.lower = NULL;
+    if (register_reader(r, name) == 0)
+        return 0;
+    VFDSWMR_ERR(H5E_CANTOPENFILE, "%s: cannot open \"%s\": %s", RDR_NAME, name, strerror(ENOENT));
+    return -1;
 }
 
 static void
@@ -250,7 +277,8 @@ reader_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr)
     /* every descriptor -1 now: tracked until they are closed (out of
      * memory: a fork child keeps its locks) */
     (void)vfdswmr_fork_track(r, drop_in_child);
-    register_reader(r, name);
+    if (register_or_fail(r, name, flags, maxaddr) < 0)
+        goto unregister;
     /* Find (or, with presume_posix_semantics=0, wait for) the metadata file
      * and load its snapshot, before the HDF5 file is opened. */
     if (vfdswmr_rdr_md_attach(&r->md, !r->base.cfg.presume_posix_semantics, r->base.cfg.open_timeout) < 0)
