@@ -178,18 +178,6 @@ unseal(vfdswmr_writer_t *w)
     return true;
 }
 
-/*
- * Close: publish the final state; keep ticking until every page has been in
- * the index max_lag ticks (or no reader can need an older snapshot), writing
- * each page to the HDF5 file when due; clear the seal; then publish the
- * final, empty index (FINAL) and remove the metadata file.
- * If publishing had failed, every page's current bytes go to the HDF5 file
- * at once instead: the file gets everything H5Fflush ever returned success
- * for. If writing the HDF5 file fails, the metadata file stays: it holds
- * the last published state, which recovery restores.
- * The tick thread is stopped first; the lock is held throughout, so every
- * "lock held" rule holds here too.
- */
 /* A fork child closing its copy of a file its parent writes (forked.h; an
  * exit() closes it through HDF5's atexit handler): let go of the child's
  * descriptors -- the parent's locks stay, held by its own -- and of
@@ -242,6 +230,18 @@ vfdswmr_writer_drop_in_child(void *obj, int devnull)
         vfdswmr_rawlog_forget(w->rawlog);
 }
 
+/*
+ * Close: publish the final state; keep ticking until every page has been in
+ * the index max_lag ticks (or no reader can need an older snapshot), writing
+ * each page to the HDF5 file when due; clear the seal; then publish the
+ * final, empty index (FINAL) and remove the metadata file.
+ * If publishing had failed, every page's current bytes go to the HDF5 file
+ * at once instead: the file gets everything H5Fflush ever returned success
+ * for. If writing the HDF5 file fails, the metadata file stays: it holds
+ * the last published state, which recovery restores.
+ * The tick thread is stopped first; the lock is held throughout, so every
+ * "lock held" rule holds here too.
+ */
 herr_t
 vfdswmr_writer_close(H5FD_t *file)
 {
