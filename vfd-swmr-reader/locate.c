@@ -29,6 +29,7 @@
 #include "h5err.h"
 #include "paths.h"
 #include "safefile.h"
+#include "sessname.h"
 
 int
 vfdswmr_rdr_md_init(rdr_md_t *md, const vfdswmr_config_t *cfg, const char *name)
@@ -123,12 +124,27 @@ vfdswmr_rdr_md_open_error(const char *path, rdr_md_open_t rc)
         VFDSWMR_ERR(H5E_CANTOPENFILE, "%s: cannot open the metadata file \"%s\": %s", RDR_NAME, path, strerror(errno));
 }
 
+bool
+vfdswmr_rdr_md_follow(rdr_md_t *md, const char *h5_name)
+{
+    char rec[VFDSWMR_SESSNAME_MAX + 1];
+    int found = h5_name           ? vfdswmr_sessname_find(h5_name, rec, sizeof rec)
+                : md->reg.fd >= 0 ? vfdswmr_sessname_find_fd(md->reg.fd, rec, sizeof rec)
+                                  : 0;
+
+    if (found != 1 || strlen(rec) >= sizeof md->path || strcmp(rec, md->path) == 0)
+        return false;
+    memcpy(md->path, rec, strlen(rec) + 1);
+    md->followed = true;
+    return true;
+}
+
 int
-vfdswmr_rdr_md_replaced(const rdr_md_t *md)
+vfdswmr_rdr_md_replaced(rdr_md_t *md)
 {
     struct stat st;
 
-    if (stat(md->path, &st) < 0)
+    if (stat(md->path, &st) < 0 && (errno != ENOENT || !vfdswmr_rdr_md_follow(md, NULL) || stat(md->path, &st) < 0))
         return 0;
     return md->fd < 0 || st.st_dev != md->dev || st.st_ino != md->ino;
 }

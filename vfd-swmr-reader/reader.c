@@ -165,9 +165,11 @@ sealed_on_disk(int fd)
  * writer"), yet a live vfd_swmr_writer has the HDF5 file: it holds its lock
  * on it (mdlock.h) and the superblock carries its seal. The reader reached
  * the file by another name (a symbolic or hard link, another path) or with
- * another md_file_path/md_file_name than the writer's, and would read the
- * file as it sits on disk, inconsistent while a writer runs. Refused,
- * saying so; a metadata file that appears meanwhile is loaded.
+ * another md_file_path/md_file_name than the writer's, and the file records
+ * no metadata file it could follow (mdfile/sessname.h: a file system
+ * without extended attributes), and would read the file as it sits on
+ * disk, inconsistent while a writer runs. Refused, saying so; a metadata
+ * file that appears meanwhile is loaded.
  *  - The lock alone is not enough: a process the writer forked may hold the
  *    descriptor, and with it the lock, after the writer closed; the seal is
  *    gone by then (close clears it before it removes the metadata file).
@@ -184,7 +186,8 @@ refuse_elsewhere(rdr_t *r, const char *name)
     if (r->md.fd >= 0 || !r->base.cfg.presume_posix_semantics || fd < 0 || !sealed_on_disk(fd))
         return 0;
     for (int look = 0; look < ELSEWHERE_LOOKS && (held = vfdswmr_mdlock_hdf5_held(fd)) > 0; look++) {
-        if (access(r->md.path, F_OK) == 0) /* a writer opening: its metadata file is there now */
+        /* a writer opening: its metadata file is there now, or recorded */
+        if (access(r->md.path, F_OK) == 0 || vfdswmr_rdr_md_follow(&r->md, name))
             return vfdswmr_rdr_md_attach(&r->md, false, 0);
         vfdswmr_sleep(0.01);
     }
@@ -195,7 +198,9 @@ refuse_elsewhere(rdr_t *r, const char *name)
                     "hard link, another path) or with another md_file_path/md_file_name than its writer's, and "
                     "would read the file as it sits on disk, which is not consistent while the writer runs; open "
                     "it by the name its writer uses, or give the writer's md_file_path/md_file_name (a writer "
-                    "with maintain_metadata_file=0 keeps none: read through vfd_swmr_aux's copy)",
+                    "with maintain_metadata_file=0 keeps none: read through vfd_swmr_aux's copy). The file does "
+                    "not record its metadata file (its file system keeps no extended attributes, or the writer "
+                    "predates this)",
                     RDR_NAME, name, r->md.path);
         return -1;
     }
@@ -280,7 +285,10 @@ reader_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr)
     if (register_or_fail(r, name, flags, maxaddr) < 0)
         goto unregister;
     /* Find (or, with presume_posix_semantics=0, wait for) the metadata file
-     * and load its snapshot, before the HDF5 file is opened. */
+     * -- none at the configured name: the one the HDF5 file records -- and
+     * load its snapshot, before the HDF5 file is opened. */
+    if (access(r->md.path, F_OK) < 0 && errno == ENOENT)
+        (void)vfdswmr_rdr_md_follow(&r->md, name);
     if (vfdswmr_rdr_md_attach(&r->md, !r->base.cfg.presume_posix_semantics, r->base.cfg.open_timeout) < 0)
         goto unregister; /* released already */
     vfdswmr_test_kill_point("reader_attached");
@@ -292,8 +300,9 @@ reader_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr)
         goto release;
     if (open_log(r) < 0 || vfdswmr_rdr_forward_eoa(r) < 0)
         goto close_log;
-    vfdswmr_rdr_log(r, "open \"%s\" %s: tick=%llu session=%016llx entries=%u eoa=%llu attempts=%u max_lag=%u", name,
+    vfdswmr_rdr_log(r, "open \"%s\" %s%s%s: tick=%llu session=%016llx entries=%u eoa=%llu attempts=%u max_lag=%u", name,
                     r->md.fd >= 0 ? "with metadata file" : "without writer (no metadata file)",
+                    r->md.followed ? ", as the file records it: " : "", r->md.followed ? r->md.path : "",
                     (unsigned long long)r->md.snap.hdr.tick, (unsigned long long)r->md.snap.hdr.session,
                     r->md.snap.idx.nentries, (unsigned long long)r->md.snap.hdr.eoa, r->md.snap.attempts,
                     r->md.max_lag);

@@ -172,7 +172,7 @@ adopt(rdr_t *r, vfdswmr_mdsnap_t *snap, int fd, dev_t dev, ino_t ino)
  * unlinked (a writer that closed left its final snapshot there). *fd < 0:
  * no writer at all. 0, or -1 with the reason on the stack. */
 static int
-newest_source(const rdr_md_t *md, int *fd, dev_t *dev, ino_t *ino, int *opened)
+newest_source(rdr_md_t *md, int *fd, dev_t *dev, ino_t *ino, int *opened)
 {
     *fd = md->fd;
     *dev = md->dev;

@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -23,6 +24,7 @@
 #include "mdlock.h"
 #include "mdreader.h"
 #include "safefile.h"
+#include "sessname.h"
 #include "writer.h"
 
 /* ---- this process's live writers ------------------------------------------ */
@@ -224,9 +226,15 @@ check_hdf5_lock(const char *h5_name, const char *md_path)
         return VFDSWMR_CLAIM_FREE;
     if (registry_has_hdf5(st.st_dev, st.st_ino))
         return VFDSWMR_CLAIM_AGAIN;
-    return refuse("%1$s: another writer has \"%3$s\" open (it holds the file's writer lock; its metadata file "
-                  "should be %2$s); nothing was changed",
-                  md_path, h5_name);
+    {
+        char rec[VFDSWMR_SESSNAME_MAX + 1];
+        bool named = vfdswmr_sessname_find(h5_name, rec, sizeof rec) == 1;
+        VFDSWMR_ERR(H5E_CANTOPENFILE,
+                    "%s: another writer has \"%s\" open (it holds the file's writer lock; its metadata file %s %s); "
+                    "nothing was changed",
+                    VFDSWMR_WRITER_NAME, h5_name, named ? "is" : "should be", named ? rec : md_path);
+    }
+    return VFDSWMR_CLAIM_REFUSED;
 }
 
 /* The metadata file (st) is locked by a live writer: ours, or another's. */
@@ -290,15 +298,13 @@ claim_once(vfdswmr_writer_t *w, const char *h5_name, int *old_fd, bool *raced)
     return VFDSWMR_CLAIM_CRASHED;
 }
 
-vfdswmr_claim_t
-vfdswmr_claim_md(vfdswmr_writer_t *w, const char *h5_name, int *old_fd)
+/* The claim at w->md_path. */
+static vfdswmr_claim_t
+claim_at(vfdswmr_writer_t *w, const char *h5_name, int *old_fd)
 {
     vfdswmr_claim_t rc;
     bool raced = false;
 
-    *old_fd = -1;
-    if ((rc = check_hdf5_lock(h5_name, w->md_path)) != VFDSWMR_CLAIM_FREE)
-        return rc;
     for (int attempt = 0; attempt < 8; attempt++) {
         rc = claim_once(w, h5_name, old_fd, &raced);
         /* a crashed writer's file is ours, locked, exactly then (writer.h) */
@@ -308,4 +314,30 @@ vfdswmr_claim_md(vfdswmr_writer_t *w, const char *h5_name, int *old_fd)
     }
     return refuse("%s: metadata file %s keeps being replaced by other processes; nothing was changed (\"%s\")",
                   w->md_path, h5_name);
+}
+
+vfdswmr_claim_t
+vfdswmr_claim_md(vfdswmr_writer_t *w, const char *h5_name, int *old_fd)
+{
+    char configured[sizeof w->md_path], rec[VFDSWMR_SESSNAME_MAX + 1];
+    vfdswmr_claim_t rc;
+
+    *old_fd = -1;
+    if ((rc = check_hdf5_lock(h5_name, w->md_path)) != VFDSWMR_CLAIM_FREE)
+        return rc;
+    if ((rc = claim_at(w, h5_name, old_fd)) != VFDSWMR_CLAIM_FREE)
+        return rc;
+    /* None where the configuration puts it: the session the HDF5 file
+     * names (reached by another name or configuration) is this file's --
+     * this session takes its place there, as at the configured name. */
+    if (vfdswmr_sessname_find(h5_name, rec, sizeof rec) != 1 || strlen(rec) >= sizeof w->md_path)
+        return VFDSWMR_CLAIM_FREE;
+    memcpy(configured, w->md_path, sizeof configured);
+    snprintf(w->md_path, sizeof w->md_path, "%s", rec);
+    if ((rc = claim_at(w, h5_name, old_fd)) == VFDSWMR_CLAIM_FREE) /* gone meanwhile */
+        memcpy(w->md_path, configured, sizeof configured);
+    else if (rc != VFDSWMR_CLAIM_REFUSED)
+        VFDSWMR_LOG(&w->log, "open", "no metadata file at %s: using %s, which \"%s\" records as its session's",
+                    configured, w->md_path, h5_name);
+    return rc;
 }

@@ -10,6 +10,7 @@
 #include "forked.h"
 #include "h5err.h"
 #include "mdlock.h"
+#include "sessname.h"
 #include "writer.h"
 
 #define LOWER(w) ((w)->base.lower)
@@ -301,6 +302,10 @@ vfdswmr_writer_close(H5FD_t *file)
     vfdswmr_marks_close(w->marks);
     vfdswmr_rawlog_close(w->rawlog);
     w->mdw = NULL, w->marks = NULL, w->rawlog = NULL;
+    /* the file is whole: no session to find any more (a file that is not
+     * keeps naming the metadata file recovery needs) */
+    if (complete && w->named)
+        vfdswmr_sessname_erase(w->hdf5_fd, w->md_path);
     vfdswmr_fork_release();
     vfdswmr_writer_unlock(w);
     vfdswmr_writer_free(w);

@@ -18,6 +18,7 @@
 #include "mdlock.h"
 #include "paths.h"
 #include "recover.h"
+#include "sessname.h"
 #include "safefile.h"
 #include "mdreader.h"
 #include "writer.h"
@@ -261,15 +262,18 @@ go_live(vfdswmr_writer_t *w, const char *name, bool replace, int *old_fd)
 /*
  * Open for writing. Order matters (a refused writer changes nothing):
  *  1. configuration and paths (no file touched);
- *  2. the metadata file at its name: a live writer's is refused, a crashed
- *     writer's is locked and kept for recovery (vfdswmr_claim_md);
+ *  2. the metadata file at its name -- or, with none there, at the name the
+ *     HDF5 file records (mdfile/sessname.h), which this session then uses:
+ *     a live writer's is refused, a crashed writer's is locked and kept for
+ *     recovery (vfdswmr_claim_md);
  *  3. our own metadata file, created and locked under a temporary name; with
  *     no metadata file there, it takes the name now, so a second writer
  *     starting at the same moment is refused before it opens the HDF5 file;
  *  4. the HDF5 file, through the lower driver, with the caller's flags;
  *  5. recovery from the crashed writer's metadata file (not when truncating);
- *  6. the seal on the superblock in the HDF5 file (seal.c): plain HDF5
- *     refuses the file from now until close or recovery;
+ *  6. the HDF5 file records our metadata file's name, then the seal on its
+ *     superblock (seal.c): plain HDF5 refuses the file from now until close
+ *     or recovery;
  *  7. our metadata file replaces the crashed writer's.
  */
 static int
@@ -299,7 +303,8 @@ start_swmr(vfdswmr_writer_t *w, const char *name, unsigned flags, hid_t fapl, ha
     replace = claim == VFDSWMR_CLAIM_CRASHED || claim == VFDSWMR_CLAIM_REPLACE;
     if (create_md(w, &o, replace) == 0 && open_hdf5(w, name, flags, maxaddr) == 0 &&
         (old_fd < 0 || trunc || recover_crashed(w, old_fd, name, &recovered) == 0) &&
-        (trunc || vfdswmr_seal_at_open(w, name, recovered) == 0) && go_live(w, name, replace, &old_fd) == 0)
+        (trunc ? (vfdswmr_seal_name_session(w), 0) : vfdswmr_seal_at_open(w, name, recovered)) == 0 &&
+        go_live(w, name, replace, &old_fd) == 0)
         return 0;
     /* A refused writer changes nothing: the seal it set goes (the file is
      * as found, or as recovered, which the seal must not hide either). */
@@ -317,6 +322,10 @@ start_swmr(vfdswmr_writer_t *w, const char *name, unsigned flags, hid_t fapl, ha
     vfdswmr_rawlog_close(w->rawlog);
     w->rawlog = NULL;
     vfdswmr_fork_release();
+    /* The record stays while it names a metadata file: a crashed writer's,
+     * still there to recover from (a refused open removed only its own). */
+    if (w->named && access(w->md_path, F_OK) < 0 && errno == ENOENT)
+        vfdswmr_sessname_erase(w->hdf5_fd, w->md_path);
     if (old_fd >= 0)
         close(old_fd);
     return -1;
@@ -341,8 +350,11 @@ needs_reader(vfdswmr_writer_t *w, const char *name)
         return 0; /* this process writes it: HDF5 shares the open file (as on sec2) */
     if (vfdswmr_md_path(&w->base.cfg, name, md, sizeof md) < 0)
         return 0;
-    if ((fd = vfdswmr_open_md(md, O_RDONLY)) < 0) /* a link: the reader refuses it, saying why */
-        return fd == VFDSWMR_OPEN_LINK;           /* else no metadata file: no writer, or one that closed */
+    if ((fd = vfdswmr_open_md(md, O_RDONLY)) == VFDSWMR_OPEN_FAILED && errno == ENOENT &&
+        vfdswmr_sessname_find(name, md, sizeof md) == 1) /* the reader finds it there too */
+        fd = vfdswmr_open_md(md, O_RDONLY);
+    if (fd < 0)                         /* a link: the reader refuses it, saying why */
+        return fd == VFDSWMR_OPEN_LINK; /* else no metadata file: no writer, or one that closed */
     closed = vfdswmr_mdr_read_header(fd, &h) == VFDSWMR_MD_OK && (h.flags & VFDSWMR_MDHDR_FINAL);
     close(fd);
     return !closed;

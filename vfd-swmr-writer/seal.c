@@ -18,11 +18,14 @@
  * starts, otherwise with `lock` held (asserted).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "h5err.h"
 #include "recover.h"
+#include "sessname.h"
 #include "superblock.h"
 #include "writer.h"
 
@@ -42,6 +45,43 @@ unsealed_sb(vfdswmr_writer_t *w, uint8_t sb[VFDSWMR_SB_SEAL_SPAN])
     return 0;
 }
 
+/* Sealed, but no metadata file to recover it from: a writer with another
+ * md_file_path, or one whose metadata file was removed. The file mixes that
+ * writer's last ticks; reading it as it is would hide the damage. What the
+ * file records (sessname.h) was not followed (vfdswmr_claim_md): say what
+ * it names and why it is not used. Always -1. */
+static int
+refuse_unexplained_seal(const vfdswmr_writer_t *w, const char *name)
+{
+    char rec[VFDSWMR_SESSNAME_MAX + 1], why[VFDSWMR_SESSNAME_MAX + 160] = "";
+
+    if (vfdswmr_sessname_read(name, rec, sizeof rec))
+        snprintf(why, sizeof why, " (the file records %s as its metadata file: %s)", rec,
+                 access(rec, F_OK) == 0 ? "not a metadata file of this HDF5 file" : "not there");
+    VFDSWMR_ERR(H5E_CANTOPENFILE,
+                "%s: \"%s\" was left by a vfd_swmr_writer that died, and its metadata file is not at %s%s: open "
+                "it with that writer's configuration (md_file_path, md_file_name) or run vfd_swmr_recover "
+                "--config with it; if the metadata file is lost, vfd_swmr_recover --force takes the file as "
+                "it is on disk (it may mix the writer's last ticks)",
+                VFDSWMR_WRITER_NAME, name, w->md_path, why);
+    return -1;
+}
+
+void
+vfdswmr_seal_name_session(vfdswmr_writer_t *w)
+{
+    VFDSWMR_ASSERT(!w->ticker_running);
+    if (!w->base.cfg.maintain_metadata_file || w->hdf5_fd < 0)
+        return;
+    if (vfdswmr_sessname_record(w->hdf5_fd, w->md_path) == 0)
+        w->named = true;
+    else
+        VFDSWMR_LOG(&w->log, "warning",
+                    "cannot record the metadata file on the HDF5 file (%s): readers reaching it by another name "
+                    "or configuration are refused instead of finding it",
+                    strerror(errno));
+}
+
 int
 vfdswmr_seal_at_open(vfdswmr_writer_t *w, const char *name, bool recovered)
 {
@@ -54,10 +94,17 @@ vfdswmr_seal_at_open(vfdswmr_writer_t *w, const char *name, bool recovered)
     vfdswmr_recover_io_lower(LOWER(w), &io);
     if (eoa == HADDR_UNDEF || io.size(io.ctx, &size) < 0)
         goto failed;
-    if ((rc = vfdswmr_sb_find(io.read, io.ctx, size, &addr)) < 0)
+    if ((rc = vfdswmr_sb_find(io.read, io.ctx, size, &addr)) < 0 ||
+        (rc > 0 && (was = vfdswmr_recover_sealed(&io, addr)) == -1))
         goto failed;
-    if (rc > 0 &&
-        ((was = vfdswmr_recover_sealed(&io, addr)) == -1 || (rc = vfdswmr_recover_set_seal(&io, addr, true)) < 0))
+    if (was == 1 && !recovered) {
+        (void)VFDSWMR_GUARDED(herr_t, H5FDset_eoa(LOWER(w), H5FD_MEM_DEFAULT, eoa), _r < 0);
+        return refuse_unexplained_seal(w, name);
+    }
+    /* Named before sealed: a sealed file names its session from the moment
+     * the seal is on disk (a new file's seal comes with its first publish). */
+    vfdswmr_seal_name_session(w);
+    if (rc > 0 && vfdswmr_recover_set_seal(&io, addr, true) < 0)
         goto failed;
     /* the reads above raised the lower EOA to what they read: put it back,
      * HDF5 sets it once it has read the superblock */
@@ -66,19 +113,6 @@ vfdswmr_seal_at_open(vfdswmr_writer_t *w, const char *name, bool recovered)
     if (rc == 0)
         return 0; /* no superblock (yet): HDF5 decides */
     w->sb_addr = addr;
-    if (was == 1 && !recovered) {
-        /* Sealed, but no metadata file to recover it from: a writer with
-         * another md_file_path, or one whose metadata file was removed. The
-         * file mixes that writer's last ticks; reading it as it is would
-         * hide the damage. */
-        VFDSWMR_ERR(H5E_CANTOPENFILE,
-                    "%s: \"%s\" was left by a vfd_swmr_writer that died, and its metadata file is not at %s: open "
-                    "it with that writer's configuration (md_file_path, md_file_name) or run vfd_swmr_recover "
-                    "--config with it; if the metadata file is lost, vfd_swmr_recover --force takes the file as "
-                    "it is on disk (it may mix the writer's last ticks)",
-                    VFDSWMR_WRITER_NAME, name, w->md_path);
-        return -1;
-    }
     w->sb_sealed = true; /* ours from here: an open that fails later clears it (open.c) */
     if (w->base.cfg.durable && io.sync(io.ctx) < 0)
         goto failed;

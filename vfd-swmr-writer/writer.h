@@ -65,6 +65,7 @@ typedef struct vfdswmr_writer_t {
     bool swmr_write;     /* opened with H5F_ACC_SWMR_WRITE */
     char md_path[VFDSWMR_MAX_PATH + 64];
     uint64_t hdf5_id; /* st_ino of the HDF5 file, 0 unknown */
+    bool named;       /* the HDF5 file records md_path (mdfile/sessname.h) */
     vfdswmr_log_t log;
     /* the shared raw-data chunk cache: the HDF5 file's bytes, page buffer
      * not included (reads add it on top); own mutex, taken inside `lock` */
@@ -261,7 +262,10 @@ typedef enum vfdswmr_claim_t {
     VFDSWMR_CLAIM_REPLACE,      /* a writer of this process of a file that is gone: ours replaces it */
     VFDSWMR_CLAIM_AGAIN         /* a writer of this process has this very file open: HDF5 shares it */
 } vfdswmr_claim_t;
-/* *old_fd: the crashed writer's metadata file with CRASHED, else -1. */
+/* *old_fd: the crashed writer's metadata file with CRASHED, else -1. With
+ * no metadata file at w->md_path, the one the HDF5 file records
+ * (mdfile/sessname.h) is claimed instead, and w->md_path names it (unless
+ * FREE). */
 vfdswmr_claim_t vfdswmr_claim_md(vfdswmr_writer_t *w, const char *h5_name, int *old_fd);
 void vfdswmr_registry_add(const vfdswmr_writer_t *w, const char *h5_name);
 void vfdswmr_registry_remove(const vfdswmr_writer_t *w);
@@ -275,6 +279,9 @@ bool vfdswmr_registry_writes(const char *h5_name);
  * it. A sealed superblock that no recovery of this open explains (recovered
  * false) is refused: -1. */
 int vfdswmr_seal_at_open(vfdswmr_writer_t *w, const char *name, bool recovered);
+/* Record md_path on the HDF5 file (mdfile/sessname.h; w->named), before
+ * anything seals it; a file system without extended attributes: logged. */
+void vfdswmr_seal_name_session(vfdswmr_writer_t *w);
 /* A metadata write of HDF5's: a new file's superblock tells where it is. */
 void vfdswmr_seal_learn(vfdswmr_writer_t *w, haddr_t addr, const void *buf, size_t size);
 /* Bytes [addr, addr + size) just read from the HDF5 file: clear the seal as

@@ -1,19 +1,27 @@
 #!/usr/bin/env bash
 # A reader that reaches a live writer's file by another name -- a symbolic
 # link, a hard link -- or with another md_file_path than the writer's finds
-# no metadata file where it looks. It used to read the HDF5 file as it sits
-# on disk (inconsistent while the writer runs: HDF5 errors, or an old state
-# without a word). Now the writer's lock on the HDF5 file, with the writer's
-# seal on its superblock, tells it a writer runs: its open fails at once,
+# no metadata file where it looks. The writer records its metadata file's
+# absolute path on the HDF5 file (extended attribute user.vfdswmr.md,
+# mdfile/sessname.h), and such a reader follows the record: it reads the
+# writer's rows as the writer's own name does, also rows flushed after an
+# earlier reader through that name had closed. It never creates a metadata
+# file where it looked.
+# A copy of the live file that kept the record (cp --preserve=xattr) names
+# the original's metadata file, whose header names another inode: the
+# record is not followed and the copy, sealed, is refused.
+# Without the record (a file system that keeps no extended attributes:
+# erased here), the writer's lock on the HDF5 file, with the writer's seal
+# on its superblock, tells a reader a writer runs: its open fails at once,
 # saying it reached the file by another name or configuration and what to
-# do; the file is unchanged. Through the writer's own name and
-# configuration it reads the writer's rows; once the writer has closed,
-# every name reads the file -- also while another process still holds the
-# writer's lock (a process the writer forked keeps it with the descriptor):
-# the seal is gone.
+# do; the file is unchanged.
+# Once the writer has closed, the record is gone and every name reads the
+# file -- also while another process still holds the writer's lock (a
+# process the writer forked keeps it with the descriptor): the seal is gone.
 . "${VFDSWMR_TESTLIB:?}"
 . "${VFDSWMR_PROCLIB:?}"
 
+sessname() { "$VFDSWMR_PROGS/sessname" "$@"; }
 f=$WORK/f.h5
 cfg="tick_len=1;max_lag=3"
 mkdir "$WORK/elsewhere" "$WORK/other"
@@ -24,8 +32,11 @@ proc_expect w "groups 3" "flushed groups 3"
 ln "$f" "$WORK/hard.h5"
 check_rows "$f" vfd_swmr_reader "$cfg" 500 3
 ok "through the writer's name and configuration the reader reads the 500 flushed rows and 3 groups"
+rec=$(sessname show "$f")
+[ "$rec" = "$(realpath "$WORK")/f.h5.md" ] || fail "the live file records \"$rec\", not its metadata file's absolute path"
+ok "the live file records its metadata file's absolute path ($rec)"
 
-# name | configuration | the metadata file the reader looks for
+# name | configuration | the metadata file the reader looks for first
 cases=(
     "$WORK/link.h5|$cfg|$WORK/link.h5.md"
     "$WORK/hard.h5|$cfg|$WORK/hard.h5.md"
@@ -33,30 +44,81 @@ cases=(
 )
 for c in "${cases[@]}"; do
     IFS='|' read -r name config md <<<"$c"
+    check_rows "$name" vfd_swmr_reader "$config" 500 3
+    [ ! -e "$md" ] || fail "the reader through $name made $md"
+done
+proc_expect w "append 200" "flushed 700"
+for c in "${cases[@]}"; do
+    IFS='|' read -r name config md <<<"$c"
+    check_rows "$name" vfd_swmr_reader "$config" 700 3
+done
+ok "readers through a symbolic link, a hard link and another md_file_path follow the record: 500 rows and 3 groups, then the 700 flushed since"
+
+cp "$f" "$WORK/before"
+out=$(HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$cfg" ${VFDSWMR_VALGRIND:-} \
+    "$VFDSWMR_PROGS/tryopen" "$WORK/link.h5" rdwr 2>&1) && fail "a second writer opened the live file through the link: $out"
+[[ $out == *"another writer has \"$WORK/link.h5\" open (it holds the file's writer lock; its metadata file is $rec)"* ]] ||
+    fail "the second writer through the link is not told where the live session's metadata file is: $out"
+cmp -s "$f" "$WORK/before" || fail "the refused second writer changed the file"
+[ ! -e "$WORK/link.h5.md" ] || fail "the refused second writer made a metadata file"
+ok "a second writer through the link is refused, naming the live session's metadata file as recorded; nothing changed"
+
+cp --preserve=xattr "$f" "$WORK/copy.h5"
+[ "$(sessname show "$WORK/copy.h5")" = "$rec" ] || fail "cp --preserve=xattr did not keep the record: the case is not tested"
+[ "$(sessname find "$WORK/copy.h5")" = none ] || fail "the copy's record is followed: $(sessname find "$WORK/copy.h5")"
+cp "$WORK/copy.h5" "$WORK/copy.before"
+out=$(HDF5_DRIVER=vfd_swmr_reader HDF5_DRIVER_CONFIG="$cfg" ${VFDSWMR_VALGRIND:-} \
+    "$VFDSWMR_PROGS/rowreader" "$WORK/copy.h5" check 700 3 2>&1) && fail "a reader read the live file's copy: $out"
+[[ $out == *"the superblock says a vfd_swmr_writer has this file, or had it and died"* ]] ||
+    fail "the copy's reader refused without saying why: $out"
+cmp -s "$WORK/copy.h5" "$WORK/copy.before" || fail "the refused reader changed the copy"
+[ ! -e "$WORK/copy.h5.md" ] || fail "the refused reader made a metadata file for the copy"
+ok "a copy that kept the record (cp --preserve=xattr): not followed (the metadata file names another inode); the sealed copy is refused, unchanged"
+
+sessname erase "$f"
+[ "$(sessname show "$f")" = none ] || fail "the record was not erased"
+for c in "${cases[@]}"; do
+    IFS='|' read -r name config md <<<"$c"
     cp "$f" "$WORK/before"
     out=$(HDF5_DRIVER=vfd_swmr_reader HDF5_DRIVER_CONFIG="$config" ${VFDSWMR_VALGRIND:-} \
-        "$VFDSWMR_PROGS/rowreader" "$name" check 500 3 2>&1) && fail "a reader through $name ($config) read the live file: $out"
+        "$VFDSWMR_PROGS/rowreader" "$name" check 700 3 2>&1) && fail "a reader through $name ($config) read the live file without the record: $out"
     want="vfd_swmr_reader: \"$name\" is open for writing by a vfd_swmr_writer (it holds the file's writer lock), but there is no metadata file $md: this reader reached the file by another name (a symbolic or hard link, another path) or with another md_file_path/md_file_name than its writer's"
     [[ $out == *"$want"* ]] || fail "a reader through $name ($config) refused without saying why: $out"
+    [[ $out == *"The file does not record its metadata file"* ]] || fail "the refusal does not say the record is missing: $out"
     cmp -s "$f" "$WORK/before" || fail "the refused reader through $name changed the file"
     [ ! -e "$md" ] || fail "the refused reader made $md"
-    ok "a reader through $(basename "$name") (configuration \"$config\"): refused at once (\"is open for writing by a vfd_swmr_writer ... no metadata file $(basename "$md")\"); nothing changed"
 done
+ok "without the record (no extended attributes), readers through each other name are refused at once (\"is open for writing by a vfd_swmr_writer ... no metadata file\", \"does not record\"); nothing changed"
 
 proc_expect w close closed
 proc_end w
 [ "$PROC_STATUS" = 0 ] || fail "writer exit status $PROC_STATUS: $(proc_err w)"
 for name in "$f" "$WORK/link.h5" "$WORK/hard.h5"; do
-    check_rows "$name" vfd_swmr_reader "$cfg" 500 3
-    check_rows "$name" plain "" 500 3
+    check_rows "$name" vfd_swmr_reader "$cfg" 700 3
+    check_rows "$name" plain "" 700 3
 done
-check_rows "$f" vfd_swmr_reader "$cfg;md_file_path=$WORK/other" 500 3
-ok "the writer closed: through every name and configuration, vfd_swmr_reader and plain HDF5 read the 500 rows and 3 groups"
+check_rows "$f" vfd_swmr_reader "$cfg;md_file_path=$WORK/other" 700 3
+ok "the writer closed: through every name and configuration, vfd_swmr_reader and plain HDF5 read the 700 rows and 3 groups"
+
+# a second session: its record goes at its close
+proc_start w env HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$cfg" ${VFDSWMR_VALGRIND:-} \
+    "$VFDSWMR_PROGS/rowwriter" "$WORK/hard.h5" open
+proc_read w
+[ "$ANSWER" = "ready 700" ] || fail "the second writer: $ANSWER $(proc_err w)"
+proc_expect w "append 10" "flushed 710"
+[ "$(sessname show "$f")" = "$(realpath "$WORK")/hard.h5.md" ] || fail "the second session's record: $(sessname show "$f")"
+check_rows "$WORK/link.h5" vfd_swmr_reader "$cfg" 710 3
+proc_expect w close closed
+proc_end w
+[ "$PROC_STATUS" = 0 ] || fail "writer exit status $PROC_STATUS: $(proc_err w)"
+[ "$(sessname show "$f")" = none ] || fail "the closed session's record stayed: $(sessname show "$f")"
+ok "a session through the hard link records its own metadata file, read through the symbolic link; its close removes the record"
+
 proc_start l ${VFDSWMR_VALGRIND:-} "$VFDSWMR_PROGS/lockmd" --hdf5 "$f"
 proc_read l
 [ "$ANSWER" = locked ] || fail "lockmd --hdf5: $ANSWER $(proc_err l)"
-check_rows "$WORK/link.h5" vfd_swmr_reader "$cfg" 500 3
+check_rows "$WORK/link.h5" vfd_swmr_reader "$cfg" 710 3
 proc_expect l "" released
 proc_end l
-ok "the writer's lock held by another process after the close (a forked child's): the reader through the link reads the 500 rows and 3 groups"
+ok "the writer's lock held by another process after the close (a forked child's): the reader through the link reads the 710 rows and 3 groups"
 finish

@@ -11,10 +11,15 @@
 #     "does not exist, but metadata file", and nothing is created; with the
 #     file put back, recovery works;
 # (c) no metadata file at the default place (the writer kept it elsewhere):
-#     the file's superblock is on disk, sealed (a new file shows it from its
-#     first publish on), so vfd_swmr_recover refuses it (exit 1), saying its
-#     writer died and to give the writer's place with --config, with which
-#     it then recovers;
+#     the file records where (mdfile/sessname.h), so a reader with the
+#     default configuration reads the 1000 published rows, vfd_swmr_recover
+#     without --config recovers from there, and so does the next writer with
+#     the default configuration (its session then keeps the metadata file
+#     there, and its close removes it and the record). Without the record
+#     (a file system without extended attributes): the file's superblock is
+#     on disk, sealed (a new file shows it from its first publish on), so
+#     vfd_swmr_recover refuses it (exit 1), saying its writer died and to
+#     give the writer's place with --config, with which it then recovers;
 # (d) a recovery holding the metadata file's lock (lockmd stands for it, at a
 #     known point): a second vfd_swmr_recover exits 3 with "a writer is
 #     running, or another recovery" and a writer is refused, both files
@@ -163,15 +168,40 @@ ok "the HDF5 file put back: vfd_swmr_recover recovers it; plain HDF5 reads 1000 
 
 # (c) the metadata file is not at the default place
 mkdir "$WORK/md"
+sessname() { "$VFDSWMR_PROGS/sessname" "$@"; }
+md_files() { find "$data" "$WORK/md" -name "$1*.md*" -printf '%f\n'; }
+f=$data/c1.h5
+crashed_writer "$f" 1000 "$cfg;md_file_path=$WORK/md"
+[ "$(sessname show "$f")" = "$(realpath "$WORK/md")/c1.h5.md" ] || fail "the crashed file records: $(sessname show "$f")"
+check_rows "$f" vfd_swmr_reader "$cfg" 1000 5
+out=$(recover "$f" 2>&1) || fail "vfd_swmr_recover without --config, the file recording its metadata file: $out"
+[ "$out" = "vfd_swmr_recover: $f: using metadata file $(realpath "$WORK/md")/c1.h5.md, which the file records as its writer's"$'\n'"vfd_swmr_recover: $f: recovered tick 2 of writer session ${out##*writer session }" ] ||
+    fail "vfd_swmr_recover without --config: $out"
+plain_check "$f" 1000 5
+[ -z "$(md_files c1.h5)" ] || fail "vfd_swmr_recover left $(md_files c1.h5)"
+[ "$(sessname show "$f")" = none ] || fail "vfd_swmr_recover left the record: $(sessname show "$f")"
+ok "metadata file elsewhere, recorded on the file: a reader with the default configuration reads the 1000 published rows; vfd_swmr_recover without --config recovers from it, removes it with its side files and the record"
+
+f=$data/c2.h5
+crashed_writer "$f" 1000 "$cfg;md_file_path=$WORK/md"
+out=$(printf 'append 7\nclose\n' | HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$cfg" ${VFDSWMR_VALGRIND:-} \
+    "$VFDSWMR_PROGS/rowwriter" "$f" open 2>&1) || fail "the next writer (default configuration): $out"
+[ "$out" = $'ready 1000\nflushed 1007\nclosed' ] || fail "the next writer (default configuration): $out"
+plain_check "$f" 1007 5
+[ -z "$(md_files c2.h5)" ] || fail "the next writer left $(md_files c2.h5)"
+[ "$(sessname show "$f")" = none ] || fail "the next writer's close left the record: $(sessname show "$f")"
+ok "the next writer with the default configuration recovers from the recorded metadata file (the 1000 published rows), appends 7, closes: no metadata file or record left"
+
 f=$data/c.h5
 crashed_writer "$f" 1000 "$cfg;md_file_path=$WORK/md"
 [ -s "$WORK/md/c.h5.md" ] || fail "the killed writer left no metadata file in $WORK/md"
+sessname erase "$f"
 keep "$f"
 out=$(recover "$f" 2>&1) && fail "vfd_swmr_recover without --config succeeded: $out"
 [[ $out == "vfd_swmr_recover: $f was left by a vfd_swmr_writer that died (its superblock is sealed: plain HDF5 refuses it), but there is no metadata file $f.md to recover it from: give the writer's md_file_path/md_file_name with --config;"* ]] \
     || fail "vfd_swmr_recover without --config: $out"
 unchanged "vfd_swmr_recover without --config" "$f"
-ok "no metadata file at the default place: refused (a writer died: sealed), pointing at --config; nothing changed"
+ok "no metadata file at the default place, none recorded: refused (a writer died: sealed), pointing at --config; nothing changed"
 recovers "$cfg;md_file_path=$WORK/md" "$f" "$WORK/md/c.h5.md"
 ok "with the writer's md_file_path in --config it recovers; plain HDF5 reads 1000 rows and 5 groups"
 

@@ -27,6 +27,7 @@
 #include "paths.h"
 #include "recover.h"
 #include "safefile.h"
+#include "sessname.h"
 #include "stack.h"
 #include "superblock.h"
 
@@ -38,7 +39,8 @@ static const char usage[] =
     "from its metadata file into FILE, so that any HDF5 program reads it.\n"
     "  -c, --config STRING  the writer's driver configuration (where the metadata file is: md_file_path,\n"
     "                       md_file_name; the lower driver: under=); default $HDF5_DRIVER_CONFIG when\n"
-    "                       HDF5_DRIVER names a vfd-swmr driver, else the defaults\n"
+    "                       HDF5_DRIVER names a vfd-swmr driver, else the defaults. With no metadata file\n"
+    "                       there, the one FILE records as its writer's (an extended attribute) is used\n"
     "  -f, --force          accept a metadata file recorded for another inode (both files copied); with no\n"
     "                       metadata file, clear a dead writer's seal and take FILE as it is on disk\n"
     "  -q, --quiet          print nothing on success\n"
@@ -196,7 +198,7 @@ main(int argc, char **argv)
     const char *config = default_config(), *file;
     bool force = false, quiet = false;
     vfdswmr_config_t cfg;
-    char md_path[VFDSWMR_MAX_PATH + 64], marks[VFDSWMR_MAX_PATH + 128], err[1024];
+    char md_path[VFDSWMR_MAX_PATH + 64], rec[VFDSWMR_SESSNAME_MAX + 1], marks[VFDSWMR_MAX_PATH + 128], err[1024];
     int c, md_fd = -1, rc;
     H5FD_t *lower;
     struct stat st;
@@ -232,6 +234,16 @@ main(int argc, char **argv)
         return die(2, "metadata file path too long for %s", file);
     if ((rc = lock_md(md_path, file, &md_fd)) != 0)
         return rc;
+    /* none where the configuration puts it: the one the file records
+     * (mdfile/sessname.h), its writer's wherever it was configured */
+    if (md_fd < 0 && vfdswmr_sessname_find(file, rec, sizeof rec) == 1 && strlen(rec) < sizeof md_path) {
+        if (!quiet)
+            printf(PROG ": %s: using metadata file %s, which the file records as its writer's\n", file, rec);
+        if ((rc = lock_md(rec, file, &md_fd)) != 0)
+            return rc;
+        if (md_fd >= 0) /* else gone meanwhile: as if there were none */
+            memcpy(md_path, rec, strlen(rec) + 1);
+    }
     if (md_fd < 0)
         return no_metadata_file(&cfg, file, md_path, force, quiet);
     if ((lower = open_hdf5(&cfg, file, md_path, H5F_ACC_RDWR)) == NULL)
@@ -262,6 +274,13 @@ main(int argc, char **argv)
     if (vfdswmr_fsync_dir_of(md_path) < 0)
         return die(1, "%s recovered and the metadata file %s removed, but its directory cannot be synced: %s", file,
                    md_path, strerror(errno));
+    {
+        int fd = vfdswmr_open_regular(file, O_RDONLY); /* the record names nothing now */
+        if (fd >= 0) {
+            vfdswmr_sessname_erase(fd, md_path);
+            close(fd);
+        }
+    }
     close(md_fd);
     if (!quiet)
         printf(PROG ": %s: recovered tick %" PRIu64 " of writer session %016" PRIx64 ": %" PRIu32 " pages (%" PRIu64
