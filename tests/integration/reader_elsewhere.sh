@@ -121,4 +121,26 @@ check_rows "$WORK/link.h5" vfd_swmr_reader "$cfg" 710 3
 proc_expect l "" released
 proc_end l
 ok "the writer's lock held by another process after the close (a forked child's): the reader through the link reads the 710 rows and 3 groups"
+
+# A reader holding the closed file through the link sees a writer that
+# starts later: its refresh finds nothing at its own name and follows the
+# new session's record (without it, it would read the file as on disk).
+proc_start r env HDF5_DRIVER=vfd_swmr_reader HDF5_DRIVER_CONFIG="$cfg" ROWS_TIMEOUT=30 ${VFDSWMR_VALGRIND:-} \
+    "$VFDSWMR_PROGS/rowreader" "$WORK/link.h5" watch
+proc_read r
+[ "$ANSWER" = "ready 710" ] || fail "the reader through the link: $ANSWER $(proc_err r)"
+proc_expect r read "rows 710"
+proc_start w env HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$cfg" ${VFDSWMR_VALGRIND:-} \
+    "$VFDSWMR_PROGS/rowwriter" "$f" open
+proc_read w
+[ "$ANSWER" = "ready 710" ] || fail "the third writer: $ANSWER $(proc_err w)"
+proc_expect w "append 20" "flushed 730"
+proc_expect r "verify 730" "rows 730"
+proc_expect w close closed
+proc_end w
+[ "$PROC_STATUS" = 0 ] || fail "writer exit status $PROC_STATUS: $(proc_err w)"
+proc_expect r quit closed
+proc_end r
+[ "$PROC_STATUS" = 0 ] || fail "reader exit status $PROC_STATUS: $(proc_err r)"
+ok "a reader holding the closed file through the link follows a writer that started later: it reads the 730 rows flushed since"
 finish
