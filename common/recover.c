@@ -145,6 +145,73 @@ restore_entry(const vfdswmr_recover_io_t *io, int md_fd, const vfdswmr_mdsnap_t 
     return 0;
 }
 
+/* Would restoring entry e change the HDF5 file? 1 yes (a metadata byte
+ * differs), 0 no, -1 with errno. buf and ibuf hold PIECE bytes. */
+static int
+entry_differs(const vfdswmr_recover_io_t *io, int md_fd, const vfdswmr_mdsnap_t *s, const vfdswmr_mdentry_t *e,
+              uint8_t *buf, uint8_t *ibuf)
+{
+    uint64_t addr = e->hdf5_page * s->hdr.page_size, len = e->length;
+
+    if (e->nranges == 0 || addr >= s->hdr.eoa)
+        return 0;
+    if (s->hdr.eoa - addr < len)
+        len = s->hdr.eoa - addr;
+    for (uint64_t off = 0; off < len; off += PIECE) {
+        size_t n = len - off < PIECE ? (size_t)(len - off) : PIECE;
+        if (io->read(io->ctx, addr + off, buf, n) < 0 || read_image_part(md_fd, s->hdr.page_size, e, off, ibuf, n) < 0)
+            return -1;
+        for (uint32_t k = 0; k < e->nranges; k++) {
+            const vfdswmr_mdrange_t *r = &s->idx.ranges[e->range_first + k];
+            uint64_t lo = r->offset > off ? r->offset : off, hi = (uint64_t)r->offset + r->length;
+            if (hi > off + n)
+                hi = off + n;
+            if (lo < hi && memcmp(buf + (lo - off), ibuf + (lo - off), (size_t)(hi - lo)) != 0)
+                return 1;
+        }
+    }
+    return 0;
+}
+
+/*
+ * A dead writer's snapshot over an HDF5 file whose superblock carries no
+ * seal: the writer was killed in its close after the seal went (the file
+ * holds the snapshot already: nothing differs), or the file was written
+ * since without vfd_swmr_writer -- re-created by plain HDF5 with
+ * H5F_ACC_TRUNC (same inode), or taken as it was by a --force recovery and
+ * written on. Then the snapshot is not the file's, and restoring it would
+ * roll the file back: refused (-1 with err) unless every metadata byte of
+ * the snapshot is the file's already. 0 to go on.
+ */
+static int
+check_unsealed(const vfdswmr_recover_io_t *io, int md_fd, const char *md_name, const char *h5_name,
+               const vfdswmr_mdsnap_t *s, uint64_t size, uint8_t *buf, char *err, size_t errlen)
+{
+    uint64_t addr;
+    int found, sealed = 0, d = 0;
+
+    if ((found = vfdswmr_sb_find(io->read, io->ctx, size, &addr)) < 0 ||
+        (found && (sealed = vfdswmr_recover_sealed(io, addr)) == -1))
+        return vfdswmr_errtext(err, errlen, "cannot read %s: %s", h5_name, strerror(errno));
+    if (!found || sealed != 0)
+        return 0; /* sealed: a dead writer's file; no superblock: one before its first publish showed it */
+    for (uint32_t i = 0; i < s->idx.nentries && d == 0; i++)
+        d = entry_differs(io, md_fd, s, &s->idx.entries[i], buf, buf + PIECE);
+    if (d < 0)
+        return vfdswmr_errtext(err, errlen, "cannot read %s or metadata file %s: %s", h5_name, md_name,
+                               strerror(errno));
+    if (d > 0)
+        return vfdswmr_errtext(
+            err, errlen,
+            "%s is not sealed by a writer, but metadata file %s holds the last snapshot (tick %" PRIu64 ") of a "
+            "writer of it that died, and the file's metadata differs from it: the file was written since "
+            "without vfd_swmr_writer (re-created by plain HDF5, or written on after vfd_swmr_recover --force), "
+            "and the metadata file does not describe it; nothing was written (remove the metadata file if it is "
+            "stale; vfd_swmr_recover --force writes the snapshot anyway)",
+            h5_name, md_name, s->hdr.tick);
+    return 0;
+}
+
 /* The bytes of the superblock at addr that hold its flags and checksum, as
  * far as the file goes (never written back past its end): *len of them. */
 static int
@@ -304,6 +371,7 @@ vfdswmr_recover_run(int md_fd, const char *md_name, const vfdswmr_recover_io_t *
         goto done;
     }
     if (verify_images(md_fd, md_name, &s, buf, err, errlen) < 0 ||
+        (!force && check_unsealed(io, md_fd, md_name, h5_name, &s, size, buf, err, errlen) < 0) ||
         republish(md_fd, md_name, &s, hdf5_id, err, errlen) < 0)
         goto done;
     if (io->extend(io->ctx, s.hdr.eoa) < 0)

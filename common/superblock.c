@@ -10,8 +10,10 @@
 #include "superblock.h"
 
 #include <string.h>
+#include <sys/stat.h>
 
 #include "check.h"
+#include "io.h"
 #include "le.h"
 #include "lookup3.h"
 
@@ -131,4 +133,39 @@ vfdswmr_sb_swmr_write(const uint8_t *buf, size_t len)
     if (sb_size(buf, len) == 0 || buf[OFF_VERSION] != 3)
         return -1;
     return (buf[OFF_FLAGS] & VFDSWMR_SB_SWMR_WRITE_ACCESS) != 0;
+}
+
+/* The bytes at addr of the file open on *(int *)ctx, for vfdswmr_sb_find:
+ * a read that fails gives bytes without the signature, and the search goes
+ * on. */
+static int
+read_or_nothing(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+    if (vfdswmr_pread_all(*(const int *)ctx, buf, len, addr) < 0)
+        memset(buf, 0, len);
+    return 0;
+}
+
+int
+vfdswmr_sb_find_fd(int fd, uint64_t *addr)
+{
+    struct stat st;
+
+    if (fstat(fd, &st) < 0 || (uint64_t)st.st_size < VFDSWMR_SB_SIG_LEN)
+        return 0;
+    return vfdswmr_sb_find(read_or_nothing, &fd, (uint64_t)st.st_size - (VFDSWMR_SB_SIG_LEN - 1), addr) == 1;
+}
+
+int
+vfdswmr_sb_sealed_fd(int fd)
+{
+    uint8_t sb[VFDSWMR_SB_SEAL_SPAN] = {0};
+    struct stat st;
+    uint64_t addr;
+    int m;
+
+    if (!vfdswmr_sb_find_fd(fd, &addr) || fstat(fd, &st) < 0)
+        return -2;
+    read_or_nothing(&fd, addr, sb, (uint64_t)st.st_size - addr < sizeof sb ? (size_t)(st.st_size - addr) : sizeof sb);
+    return (m = vfdswmr_sb_sealed(sb, sizeof sb)) < 0 ? -2 : m;
 }

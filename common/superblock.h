@@ -102,4 +102,12 @@ bool vfdswmr_sb_signature(const uint8_t *buf, size_t len);
 int vfdswmr_sb_find(int (*read)(void *ctx, uint64_t addr, void *buf, size_t len), void *ctx, uint64_t end,
                     uint64_t *addr);
 
+/* vfdswmr_sb_find over the file open on fd as it is on disk (a read that
+ * fails counts as bytes without the signature): 1 with *addr, or 0. */
+int vfdswmr_sb_find_fd(int fd, uint64_t *addr);
+
+/* The seal of the superblock of the file open on fd, on disk: 1 sealed, 0
+ * not, -2 no superblock there (none found, or of a version not known). */
+int vfdswmr_sb_sealed_fd(int fd);
+
 #endif

@@ -610,10 +610,21 @@ vfdswmr_mdw_set_epoch(vfdswmr_mdw_t *w, uint64_t epoch)
     w->next_epoch = epoch;
 }
 
-void
+int
 vfdswmr_mdw_set_hdf5_id(vfdswmr_mdw_t *w, uint64_t hdf5_id)
 {
+    uint8_t image[VFDSWMR_MDHDR_SIZE];
+
     w->o.hdf5_id = hdf5_id;
+    if (w->fd < 0 || w->tick != 0 || w->hdr.hdf5_id == hdf5_id)
+        return 0;
+    /* tick 0 (empty, written before the HDF5 file was opened) names it
+     * from now on: one write of the whole header, which a reader reading
+     * it meanwhile sees whole or retries (checksum) */
+    VFDSWMR_ASSERT(w->n == 0);
+    w->hdr.hdf5_id = hdf5_id;
+    vfdswmr_mdhdr_encode(&w->hdr, image);
+    return vfdswmr_pwrite_all(w->fd, image, sizeof image, 0);
 }
 
 /* Remove the metadata file -- only while its name is still ours (a writer

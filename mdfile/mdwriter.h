@@ -102,8 +102,11 @@ int vfdswmr_mdw_file_id(const vfdswmr_mdw_t *w, dev_t *dev, ino_t *ino);
  * back since vfdswmr_mdw_open(). Returns 0, or -1 with err. */
 int vfdswmr_mdw_go_live(vfdswmr_mdw_t *w, char *err, size_t errlen);
 
-/* The HDF5 file's identity recorded in every header from the next publish on. */
-void vfdswmr_mdw_set_hdf5_id(vfdswmr_mdw_t *w, uint64_t hdf5_id);
+/* The HDF5 file's identity recorded in every header from the next publish
+ * on, and at once in tick 0's header while that is the metadata file's
+ * (the HDF5 file's record of its session is followed only to a header
+ * naming it: sessname.h). 0, or -1 with errno. */
+int vfdswmr_mdw_set_hdf5_id(vfdswmr_mdw_t *w, uint64_t hdf5_id);
 
 /* Flags of vfdswmr_mdw_publish(). */
 /* The last publish: its header carries VFDSWMR_MDHDR_FINAL and its updater

@@ -3,9 +3,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdbool.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,42 +19,62 @@
 #include "safefile.h"
 
 #define PREFIX_LEN (sizeof VFDSWMR_SESSNAME_PREFIX - 1)
+#define HEX        16
+#define PATH_AT    (PREFIX_LEN + 2 * (HEX + 1)) /* where the path starts */
 
 size_t
-vfdswmr_sessname_encode(const char *abs_path, char *out, size_t len)
+vfdswmr_sessname_encode(const vfdswmr_sessname_t *r, char *out, size_t len)
 {
-    size_t n = strlen(abs_path);
+    size_t n = strnlen(r->path, sizeof r->path);
+    char head[PATH_AT + 1];
 
-    if (n < 2 || abs_path[0] != '/' || n > VFDSWMR_SESSNAME_MAX || PREFIX_LEN + n > len)
+    if (n < 2 || n > VFDSWMR_SESSNAME_MAX || r->path[0] != '/' || PATH_AT + n > len)
         return 0;
-    memcpy(out, VFDSWMR_SESSNAME_PREFIX, PREFIX_LEN);
-    memcpy(out + PREFIX_LEN, abs_path, n);
-    return PREFIX_LEN + n;
+    snprintf(head, sizeof head, "%s%016" PRIx64 " %016" PRIx64 " ", VFDSWMR_SESSNAME_PREFIX, r->dev, r->session);
+    memcpy(out, head, PATH_AT);
+    memcpy(out + PATH_AT, r->path, n);
+    return PATH_AT + n;
+}
+
+/* 16 lower-case hex digits at p into *v: true, or false. */
+static bool
+take_hex(const char *p, uint64_t *v)
+{
+    *v = 0;
+    for (int i = 0; i < HEX; i++) {
+        int d = p[i] >= '0' && p[i] <= '9' ? p[i] - '0' : p[i] >= 'a' && p[i] <= 'f' ? p[i] - 'a' + 10 : -1;
+        if (d < 0)
+            return false;
+        *v = *v << 4 | (uint64_t)d;
+    }
+    return true;
 }
 
 int
-vfdswmr_sessname_decode(const void *buf, size_t len, char *out, size_t outlen)
+vfdswmr_sessname_decode(const void *buf, size_t len, vfdswmr_sessname_t *r)
 {
-    const char *p = (const char *)buf + PREFIX_LEN;
-    size_t n = len - PREFIX_LEN;
+    const char *b = buf;
+    size_t n = len - PATH_AT;
 
-    if (outlen)
-        out[0] = '\0';
-    if (len < PREFIX_LEN + 2 || memcmp(buf, VFDSWMR_SESSNAME_PREFIX, PREFIX_LEN) != 0 || p[0] != '/' ||
-        n > VFDSWMR_SESSNAME_MAX || n >= outlen || memchr(p, '\0', n) != NULL)
+    memset(r, 0, sizeof *r);
+    if (len < PATH_AT + 2 || memcmp(b, VFDSWMR_SESSNAME_PREFIX, PREFIX_LEN) != 0 || b[PREFIX_LEN + HEX] != ' ' ||
+        b[PATH_AT - 1] != ' ' || !take_hex(b + PREFIX_LEN, &r->dev) ||
+        !take_hex(b + PREFIX_LEN + HEX + 1, &r->session) || b[PATH_AT] != '/' || n > VFDSWMR_SESSNAME_MAX ||
+        memchr(b + PATH_AT, '\0', n) != NULL) {
+        memset(r, 0, sizeof *r);
         return -1;
-    memcpy(out, p, n);
-    out[n] = '\0';
+    }
+    memcpy(r->path, b + PATH_AT, n);
+    r->path[n] = '\0';
     return 0;
 }
 
-int
-vfdswmr_sessname_record(int h5_fd, const char *md_path)
+/* The absolute form of path (its directory resolved) into out (len
+ * bytes): 0, or -1 with errno. */
+static int
+absolute(const char *path, char *out, size_t len)
 {
-    char *dir = vfdswmr_path_dir_dup(md_path), real[PATH_MAX], abs[VFDSWMR_SESSNAME_MAX + 2],
-         value[VFDSWMR_SESSNAME_VALUE_MAX];
-    const char *base = vfdswmr_path_base(md_path);
-    size_t n;
+    char *dir = vfdswmr_path_dir_dup(path), real[PATH_MAX];
     int k;
 
     if (dir == NULL)
@@ -64,77 +84,104 @@ vfdswmr_sessname_record(int h5_fd, const char *md_path)
         return -1;
     }
     free(dir);
-    k = snprintf(abs, sizeof abs, "%s/%s", strcmp(real, "/") == 0 ? "" : real, base);
-    if (k < 0 || (size_t)k >= sizeof abs || (n = vfdswmr_sessname_encode(abs, value, sizeof value)) == 0) {
+    k = snprintf(out, len, "%s/%s", strcmp(real, "/") == 0 ? "" : real, vfdswmr_path_base(path));
+    if (k < 0 || (size_t)k >= len) {
         errno = ENAMETOOLONG;
         return -1;
     }
-    return fsetxattr(h5_fd, VFDSWMR_SESSNAME_XATTR, value, n, 0);
+    return 0;
 }
 
-/* The value on fd, decoded into out: 1, or 0. */
+int
+vfdswmr_sessname_record(int h5_fd, const char *md_path, uint64_t session)
+{
+    vfdswmr_sessname_t r = {.session = session};
+    char value[VFDSWMR_SESSNAME_VALUE_MAX];
+    struct stat st;
+    size_t n = 0;
+    int e;
+
+    if (fstat(h5_fd, &st) < 0)
+        return -1;
+    r.dev = (uint64_t)st.st_dev;
+    if (absolute(md_path, r.path, sizeof r.path) == 0 && (n = vfdswmr_sessname_encode(&r, value, sizeof value)) == 0)
+        errno = ENAMETOOLONG;
+    else if (n > 0 && fsetxattr(h5_fd, VFDSWMR_SESSNAME_XATTR, value, n, 0) == 0)
+        return 0;
+    e = errno;
+    vfdswmr_sessname_clear(h5_fd); /* never an older session's record instead */
+    errno = e;
+    return -1;
+}
+
+/* The record on fd, decoded into *r: 1, or 0. */
 static int
-read_fd(int fd, char *out, size_t outlen)
+read_fd(int fd, vfdswmr_sessname_t *r)
 {
     char value[VFDSWMR_SESSNAME_VALUE_MAX];
     ssize_t n = fgetxattr(fd, VFDSWMR_SESSNAME_XATTR, value, sizeof value);
 
-    return n > 0 && vfdswmr_sessname_decode(value, (size_t)n, out, outlen) == 0;
+    if (n > 0 && vfdswmr_sessname_decode(value, (size_t)n, r) == 0)
+        return 1;
+    memset(r, 0, sizeof *r);
+    return 0;
 }
 
 void
 vfdswmr_sessname_erase(int h5_fd, const char *md_path)
 {
-    char now[VFDSWMR_SESSNAME_MAX + 1], real[PATH_MAX], *dir;
+    vfdswmr_sessname_t now;
+    char mine[VFDSWMR_SESSNAME_MAX + 1];
 
-    if (!read_fd(h5_fd, now, sizeof now))
-        return;
-    /* recorded as the absolute form of md_path: compare the same way */
-    if ((dir = vfdswmr_path_dir_dup(md_path)) == NULL)
-        return;
-    if (realpath(dir, real) != NULL) {
-        size_t d = strcmp(real, "/") == 0 ? 0 : strlen(real);
-        if (strncmp(now, real, d) == 0 && now[d] == '/' && strcmp(now + d + 1, vfdswmr_path_base(md_path)) == 0)
-            (void)fremovexattr(h5_fd, VFDSWMR_SESSNAME_XATTR);
-    }
-    free(dir);
+    if (read_fd(h5_fd, &now) && absolute(md_path, mine, sizeof mine) == 0 && strcmp(now.path, mine) == 0)
+        vfdswmr_sessname_clear(h5_fd);
+}
+
+void
+vfdswmr_sessname_clear(int h5_fd)
+{
+    (void)fremovexattr(h5_fd, VFDSWMR_SESSNAME_XATTR);
 }
 
 int
-vfdswmr_sessname_read(const char *h5_name, char *out, size_t outlen)
+vfdswmr_sessname_read(const char *h5_name, vfdswmr_sessname_t *r)
 {
     int fd = vfdswmr_open_regular(h5_name, O_RDONLY), rc;
 
-    if (outlen)
-        out[0] = '\0';
+    memset(r, 0, sizeof *r);
     if (fd < 0)
         return 0;
-    rc = read_fd(fd, out, outlen);
+    rc = read_fd(fd, r);
     close(fd);
     return rc;
 }
 
 int
-vfdswmr_sessname_find_fd(int h5_fd, char *out, size_t outlen)
+vfdswmr_sessname_find_fd(int h5_fd, vfdswmr_sessname_seal_fn sealed, char *out, size_t outlen)
 {
-    struct stat st;
+    vfdswmr_sessname_t r;
     vfdswmr_mdhdr_t h;
+    struct stat st;
     bool ours = false;
-    int md;
+    int md, seal;
 
     if (outlen)
         out[0] = '\0';
-    if (fstat(h5_fd, &st) == 0 && read_fd(h5_fd, out, outlen) && (md = vfdswmr_open_md(out, O_RDONLY)) >= 0) {
-        ours = vfdswmr_mdr_read_header(md, &h) == VFDSWMR_MD_OK && !vfdswmr_hdf5_id_foreign(&h, (uint64_t)st.st_ino);
+    if (fstat(h5_fd, &st) < 0 || !read_fd(h5_fd, &r) || r.dev != (uint64_t)st.st_dev || strlen(r.path) >= outlen ||
+        ((seal = sealed(h5_fd)) != 1 && seal != -2))
+        return 0;
+    if ((md = vfdswmr_open_md(r.path, O_RDONLY)) >= 0) {
+        ours = vfdswmr_mdr_read_header(md, &h) == VFDSWMR_MD_OK && h.session == r.session &&
+               h.hdf5_id == (uint64_t)st.st_ino;
         close(md);
     }
-    if (!ours && outlen)
-        out[0] = '\0';
+    if (ours)
+        memcpy(out, r.path, strlen(r.path) + 1);
     return ours;
 }
 
 int
-vfdswmr_sessname_find(const char *h5_name, char *out, size_t outlen)
+vfdswmr_sessname_find(const char *h5_name, vfdswmr_sessname_seal_fn sealed, char *out, size_t outlen)
 {
     int fd = vfdswmr_open_regular(h5_name, O_RDONLY), rc;
 
@@ -142,7 +189,7 @@ vfdswmr_sessname_find(const char *h5_name, char *out, size_t outlen)
         out[0] = '\0';
     if (fd < 0)
         return 0;
-    rc = vfdswmr_sessname_find_fd(fd, out, outlen);
+    rc = vfdswmr_sessname_find_fd(fd, sealed, out, outlen);
     close(fd);
     return rc;
 }

@@ -1,27 +1,29 @@
 /*
  * The HDF5 file names its session (docs/DESIGN.md, "Other names reach the
  * session"): while a vfd_swmr_writer has an HDF5 file, and after it died
- * until its session is recovered, the file carries the absolute path of the
- * session's metadata file in an extended attribute (user.vfdswmr.md,
- * docs/FORMAT.md "Session name"). A writer, a reader or vfd_swmr_recover
- * that finds no metadata file where its own configuration puts it -- it
- * reached the file through a symbolic or hard link, another path, or with
- * another md_file_path -- looks there, and uses what it names when that is
- * a metadata file of this very HDF5 file (its header's hdf5_id).
+ * until its session is recovered, the file carries the session's identity
+ * and the absolute path of its metadata file in an extended attribute
+ * (user.vfdswmr.md, docs/FORMAT.md "The session name on the HDF5 file"). A
+ * writer, a reader or vfd_swmr_recover that finds no metadata file where
+ * its own configuration puts it -- it reached the file through a symbolic
+ * or hard link, another path, or with another md_file_path -- looks there.
  *
  * It is a hint, never a permission: a file system without extended
  * attributes (NFSv3, some FUSE file systems) keeps none, and then the
- * opener is refused as before, saying what to do; a copy of the HDF5 file
- * (cp -a keeps extended attributes) names a metadata file whose header
- * names another inode, and is not followed.
+ * opener is refused as before, saying what to do. What decides is the
+ * metadata file itself and the HDF5 file's own state (the invariants).
  *
  * Invariants:
- *  - the value is "vfdswmr-md 1 " followed by an absolute path of at most
- *    VFDSWMR_SESSNAME_MAX bytes without NUL; exactly one encoder and one
- *    decoder (below) write and read it;
- *  - a path is followed only to a regular file (never a symbolic link:
- *    vfdswmr_open_md) whose metadata header decodes and belongs to the
- *    HDF5 file (vfdswmr_hdf5_id_foreign is false for its inode).
+ *  - the value is "vfdswmr-md 1 " DEV " " SESSION " " PATH: DEV the HDF5
+ *    file's st_dev and SESSION the writer's session, 16 lower-case hex
+ *    digits each, PATH absolute, at most VFDSWMR_SESSNAME_MAX bytes, no NUL;
+ *    exactly one encoder and one decoder (below) write and read it;
+ *  - a record is followed only (vfdswmr_sessname_find) when the HDF5 file
+ *    is on device DEV, its superblock on disk is sealed or absent (a live
+ *    or dead writer's file, or a new one before its first publish -- never
+ *    a file that was closed, rewritten, or recovered with --force since),
+ *    and PATH is a regular file (never a symbolic link: vfdswmr_open_md)
+ *    whose metadata header decodes, names SESSION and this file's inode.
  *
  * Error contract: vfdswmr_sessname_record returns 0 or -1 with errno (the
  * writer logs it and goes on: a hint); the others never fail -- what they
@@ -31,44 +33,60 @@
 #define VFDSWMR_MDFILE_SESSNAME_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "vfdswmr.h" /* VFDSWMR_MAX_PATH */
 
 #define VFDSWMR_SESSNAME_XATTR  "user.vfdswmr.md"
 #define VFDSWMR_SESSNAME_PREFIX "vfdswmr-md 1 "
-/* The longest path a value holds (an absolute metadata file path). */
-#define VFDSWMR_SESSNAME_MAX (VFDSWMR_MAX_PATH + 64)
-/* The longest value: prefix and path. */
-#define VFDSWMR_SESSNAME_VALUE_MAX (sizeof VFDSWMR_SESSNAME_PREFIX - 1 + VFDSWMR_SESSNAME_MAX)
+/* The longest path a record holds: what the drivers' metadata file path
+ * buffers (VFDSWMR_MAX_PATH + 64 bytes) hold with their NUL. */
+#define VFDSWMR_SESSNAME_MAX (VFDSWMR_MAX_PATH + 63)
+/* The longest value: prefix, two 16-digit numbers with their spaces, path. */
+#define VFDSWMR_SESSNAME_VALUE_MAX (sizeof VFDSWMR_SESSNAME_PREFIX - 1 + 34 + VFDSWMR_SESSNAME_MAX)
 
-/* The value naming the absolute path abs_path into out (len bytes): its
- * length, or 0 when abs_path is not absolute, is empty past its '/', or
- * does not fit. */
-size_t vfdswmr_sessname_encode(const char *abs_path, char *out, size_t len);
+typedef struct vfdswmr_sessname_t {
+    uint64_t dev;     /* st_dev of the HDF5 file */
+    uint64_t session; /* the writer's session (metadata file header) */
+    char path[VFDSWMR_SESSNAME_MAX + 1];
+} vfdswmr_sessname_t;
 
-/* The path a value of len bytes names, NUL-terminated into out (outlen
- * bytes): 0, or -1 when it is not such a value (wrong prefix or version, a
- * relative or empty path, a NUL inside, too long for out). */
-int vfdswmr_sessname_decode(const void *buf, size_t len, char *out, size_t outlen);
+/* The value for r into out (len bytes): its length, or 0 when r->path is not
+ * absolute, is empty past its '/', or does not fit. */
+size_t vfdswmr_sessname_encode(const vfdswmr_sessname_t *r, char *out, size_t len);
+
+/* Decode a value of len bytes into *r: 0, or -1 (r->path empty) when it is
+ * not such a value (prefix or version, numbers, a relative or empty path, a
+ * NUL inside, too long). */
+int vfdswmr_sessname_decode(const void *buf, size_t len, vfdswmr_sessname_t *r);
 
 /* Record md_path (made absolute: its directory resolved with realpath(3))
- * on the HDF5 file open on h5_fd. 0, or -1 with errno (ENOTSUP/EOPNOTSUPP:
- * the file system keeps no extended attributes). */
-int vfdswmr_sessname_record(int h5_fd, const char *md_path);
+ * and session on the HDF5 file open on h5_fd. 0, or -1 with errno
+ * (ENOTSUP/EOPNOTSUPP: the file system keeps no extended attributes); on
+ * failure an older record is removed as far as possible. */
+int vfdswmr_sessname_record(int h5_fd, const char *md_path, uint64_t session);
 
 /* Remove the record from the HDF5 file open on h5_fd if it names md_path
  * (as vfdswmr_sessname_record wrote it); anything else is left alone. */
 void vfdswmr_sessname_erase(int h5_fd, const char *md_path);
 
-/* What the HDF5 file h5_name records, decoded, into out: 1, or 0 (none, not
- * readable, not a value). Nothing is checked about the path itself. */
-int vfdswmr_sessname_read(const char *h5_name, char *out, size_t outlen);
+/* Remove any record from the HDF5 file open on h5_fd. */
+void vfdswmr_sessname_clear(int h5_fd);
 
-/* The metadata file h5_name records, when it is there and is a metadata
- * file of this HDF5 file (see the invariants): 1 with its path in out, else
- * 0. */
-int vfdswmr_sessname_find(const char *h5_name, char *out, size_t outlen);
+/* What the HDF5 file h5_name records, decoded, into *r: 1, or 0 (none, not
+ * readable, not a value). Nothing is checked about it. */
+int vfdswmr_sessname_read(const char *h5_name, vfdswmr_sessname_t *r);
+
+/* The seal of the HDF5 file open on fd as vfdswmr_sb_sealed_fd() tells it
+ * (common/superblock.h): 1 sealed, 0 not, -2 no superblock. The caller
+ * passes it (mdfile/ does not read HDF5's format). */
+typedef int (*vfdswmr_sessname_seal_fn)(int h5_fd);
+
+/* The metadata file the HDF5 file h5_name records, when it may be followed
+ * (the invariants): 1 with its path in out (outlen bytes), else 0 (out
+ * empty). */
+int vfdswmr_sessname_find(const char *h5_name, vfdswmr_sessname_seal_fn sealed, char *out, size_t outlen);
 /* The same for the HDF5 file open on h5_fd. */
-int vfdswmr_sessname_find_fd(int h5_fd, char *out, size_t outlen);
+int vfdswmr_sessname_find_fd(int h5_fd, vfdswmr_sessname_seal_fn sealed, char *out, size_t outlen);
 
 #endif

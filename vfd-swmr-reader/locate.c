@@ -30,6 +30,7 @@
 #include "paths.h"
 #include "safefile.h"
 #include "sessname.h"
+#include "superblock.h"
 
 int
 vfdswmr_rdr_md_init(rdr_md_t *md, const vfdswmr_config_t *cfg, const char *name)
@@ -51,6 +52,7 @@ vfdswmr_rdr_md_init(rdr_md_t *md, const vfdswmr_config_t *cfg, const char *name)
                     sizeof md->path - 1);
         return -1;
     }
+    memcpy(md->conf_path, md->path, sizeof md->conf_path);
     return 0;
 }
 
@@ -124,19 +126,40 @@ vfdswmr_rdr_md_open_error(const char *path, rdr_md_open_t rc)
         VFDSWMR_ERR(H5E_CANTOPENFILE, "%s: cannot open the metadata file \"%s\": %s", RDR_NAME, path, strerror(errno));
 }
 
+_Static_assert(sizeof(((rdr_md_t *)0)->path) >= VFDSWMR_SESSNAME_MAX + 1, "a record fits md->path");
+
 bool
 vfdswmr_rdr_md_follow(rdr_md_t *md, const char *h5_name)
 {
     char rec[VFDSWMR_SESSNAME_MAX + 1];
-    int found = h5_name           ? vfdswmr_sessname_find(h5_name, rec, sizeof rec)
-                : md->reg.fd >= 0 ? vfdswmr_sessname_find_fd(md->reg.fd, rec, sizeof rec)
-                                  : 0;
+    int found = 0;
 
-    if (found != 1 || strlen(rec) >= sizeof md->path || strcmp(rec, md->path) == 0)
+    if (!md->cfg->presume_posix_semantics) /* readers of vfd_swmr_aux's copy: never the writer's own */
+        return false;
+    if (h5_name)
+        found = vfdswmr_sessname_find(h5_name, vfdswmr_sb_sealed_fd, rec, sizeof rec);
+    else if (md->reg.fd >= 0)
+        found = vfdswmr_sessname_find_fd(md->reg.fd, vfdswmr_sb_sealed_fd, rec, sizeof rec);
+    if (found != 1 || strcmp(rec, md->path) == 0)
         return false;
     memcpy(md->path, rec, strlen(rec) + 1);
     md->followed = true;
     return true;
+}
+
+/* Holding no live writer's snapshot: where to look for a writer now -- the
+ * configured name when a file is there, else what the HDF5 file records
+ * (a writer that started since by another name or configuration). */
+static void
+look_again(rdr_md_t *md)
+{
+    if (access(md->conf_path, F_OK) == 0) {
+        if (md->followed)
+            memcpy(md->path, md->conf_path, sizeof md->path);
+        md->followed = false;
+    }
+    else if (errno == ENOENT)
+        (void)vfdswmr_rdr_md_follow(md, NULL);
 }
 
 int
@@ -144,7 +167,9 @@ vfdswmr_rdr_md_replaced(rdr_md_t *md)
 {
     struct stat st;
 
-    if (stat(md->path, &st) < 0 && (errno != ENOENT || !vfdswmr_rdr_md_follow(md, NULL) || stat(md->path, &st) < 0))
+    if (md->fd < 0 || (md->snap.hdr.flags & VFDSWMR_MDHDR_FINAL))
+        look_again(md);
+    if (stat(md->path, &st) < 0)
         return 0;
     return md->fd < 0 || st.st_dev != md->dev || st.st_ino != md->ino;
 }

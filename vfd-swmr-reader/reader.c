@@ -38,6 +38,7 @@
 #include "plugin.h"
 #include "testhook.h"
 #include "safefile.h"
+#include "sessname.h"
 #include "superblock.h"
 
 #define RDR(file) ((rdr_t *)(file))
@@ -112,17 +113,6 @@ unregister_reader(rdr_t *r)
     vfdswmr_reg_leave(&r->md.reg);
 }
 
-/* The bytes at addr of the file open on *(int *)ctx, for vfdswmr_sb_find:
- * a read that fails gives bytes without the signature, and the search goes
- * on. */
-static int
-read_or_nothing(void *ctx, uint64_t addr, void *buf, size_t len)
-{
-    if (vfdswmr_pread_all(*(const int *)ctx, buf, len, addr) < 0)
-        memset(buf, 0, len);
-    return 0;
-}
-
 /* True when the HDF5 file (through the lower driver's POSIX descriptor)
  * holds HDF5's signature where the library looks for it (superblock.h:
  * at 0, 512, 1024, ..., every candidate whose signature bytes lie within
@@ -131,34 +121,15 @@ static bool
 has_signature(rdr_t *r)
 {
     int fd = vfdswmr_lower_fd(r->base.lower);
-    struct stat st;
     uint64_t addr;
 
-    if (fd < 0 || fstat(fd, &st) < 0)
-        return true;
-    return st.st_size >= VFDSWMR_SB_SIG_LEN &&
-           vfdswmr_sb_find(read_or_nothing, &fd, (uint64_t)st.st_size - (VFDSWMR_SB_SIG_LEN - 1), &addr) == 1;
+    return fd < 0 || vfdswmr_sb_find_fd(fd, &addr) == 1;
 }
 
 /* How often, 10 ms apart, a reader that finds no metadata file but a live
  * writer's lock and seal on the HDF5 file looks again for the metadata
  * file (a writer replacing a crashed one's renames its own into place). */
 #define ELSEWHERE_LOOKS 100
-
-/* Does the file open on fd carry a writer's seal (superblock.h)? */
-static bool
-sealed_on_disk(int fd)
-{
-    uint8_t sb[VFDSWMR_SB_SEAL_SPAN] = {0};
-    struct stat st;
-    uint64_t addr;
-
-    if (fstat(fd, &st) < 0 || (uint64_t)st.st_size < VFDSWMR_SB_SIG_LEN ||
-        vfdswmr_sb_find(read_or_nothing, &fd, (uint64_t)st.st_size - (VFDSWMR_SB_SIG_LEN - 1), &addr) != 1)
-        return false;
-    read_or_nothing(&fd, addr, sb, (uint64_t)st.st_size - addr < sizeof sb ? (size_t)(st.st_size - addr) : sizeof sb);
-    return vfdswmr_sb_sealed(sb, sizeof sb) == 1;
-}
 
 /*
  * No metadata file where this reader looks (presume_posix_semantics: "no
@@ -183,7 +154,7 @@ refuse_elsewhere(rdr_t *r, const char *name)
 {
     int fd = vfdswmr_lower_fd(r->base.lower), held = 0;
 
-    if (r->md.fd >= 0 || !r->base.cfg.presume_posix_semantics || fd < 0 || !sealed_on_disk(fd))
+    if (r->md.fd >= 0 || !r->base.cfg.presume_posix_semantics || fd < 0 || vfdswmr_sb_sealed_fd(fd) != 1)
         return 0;
     for (int look = 0; look < ELSEWHERE_LOOKS && (held = vfdswmr_mdlock_hdf5_held(fd)) > 0; look++) {
         /* a writer opening: its metadata file is there now, or recorded */
@@ -191,17 +162,23 @@ refuse_elsewhere(rdr_t *r, const char *name)
             return vfdswmr_rdr_md_attach(&r->md, false, 0);
         vfdswmr_sleep(0.01);
     }
-    if (held > 0 && sealed_on_disk(fd)) {
+    if (held > 0 && vfdswmr_sb_sealed_fd(fd) == 1) {
+        vfdswmr_sessname_t rec;
+        char why[VFDSWMR_SESSNAME_MAX + 160] = "The file does not record its metadata file (its file system keeps "
+                                               "no extended attributes, or the writer predates this)";
+        if (vfdswmr_sessname_read(name, &rec))
+            snprintf(why, sizeof why,
+                     "The file records %s as its session's metadata file, which is not that session's (or not "
+                     "there)",
+                     rec.path);
         VFDSWMR_ERR(H5E_CANTOPENFILE,
                     "%s: \"%s\" is open for writing by a vfd_swmr_writer (it holds the file's writer lock), but "
                     "there is no metadata file %s: this reader reached the file by another name (a symbolic or "
                     "hard link, another path) or with another md_file_path/md_file_name than its writer's, and "
                     "would read the file as it sits on disk, which is not consistent while the writer runs; open "
                     "it by the name its writer uses, or give the writer's md_file_path/md_file_name (a writer "
-                    "with maintain_metadata_file=0 keeps none: read through vfd_swmr_aux's copy). The file does "
-                    "not record its metadata file (its file system keeps no extended attributes, or the writer "
-                    "predates this)",
-                    RDR_NAME, name, r->md.path);
+                    "with maintain_metadata_file=0 keeps none: read through vfd_swmr_aux's copy). %s",
+                    RDR_NAME, name, r->md.path, why);
         return -1;
     }
     return 0;

@@ -25,6 +25,7 @@
 #include "mdreader.h"
 #include "safefile.h"
 #include "sessname.h"
+#include "superblock.h"
 #include "writer.h"
 
 /* ---- this process's live writers ------------------------------------------ */
@@ -228,7 +229,7 @@ check_hdf5_lock(const char *h5_name, const char *md_path)
         return VFDSWMR_CLAIM_AGAIN;
     {
         char rec[VFDSWMR_SESSNAME_MAX + 1];
-        bool named = vfdswmr_sessname_find(h5_name, rec, sizeof rec) == 1;
+        bool named = vfdswmr_sessname_find(h5_name, vfdswmr_sb_sealed_fd, rec, sizeof rec) == 1;
         VFDSWMR_ERR(H5E_CANTOPENFILE,
                     "%s: another writer has \"%s\" open (it holds the file's writer lock; its metadata file %s %s); "
                     "nothing was changed",
@@ -298,6 +299,8 @@ claim_once(vfdswmr_writer_t *w, const char *h5_name, int *old_fd, bool *raced)
     return VFDSWMR_CLAIM_CRASHED;
 }
 
+_Static_assert(sizeof(((vfdswmr_writer_t *)0)->md_path) >= VFDSWMR_SESSNAME_MAX + 1, "a record fits md_path");
+
 /* The claim at w->md_path. */
 static vfdswmr_claim_t
 claim_at(vfdswmr_writer_t *w, const char *h5_name, int *old_fd)
@@ -330,12 +333,22 @@ vfdswmr_claim_md(vfdswmr_writer_t *w, const char *h5_name, int *old_fd)
     /* None where the configuration puts it: the session the HDF5 file
      * names (reached by another name or configuration) is this file's --
      * this session takes its place there, as at the configured name. */
-    if (vfdswmr_sessname_find(h5_name, rec, sizeof rec) != 1 || strlen(rec) >= sizeof w->md_path)
+    if (vfdswmr_sessname_find(h5_name, vfdswmr_sb_sealed_fd, rec, sizeof rec) != 1)
         return VFDSWMR_CLAIM_FREE;
     memcpy(configured, w->md_path, sizeof configured);
-    snprintf(w->md_path, sizeof w->md_path, "%s", rec);
-    if ((rc = claim_at(w, h5_name, old_fd)) == VFDSWMR_CLAIM_FREE) /* gone meanwhile */
+    memcpy(w->md_path, rec, strlen(rec) + 1); /* fits: VFDSWMR_SESSNAME_MAX */
+    rc = claim_at(w, h5_name, old_fd);
+    if (rc == VFDSWMR_CLAIM_FREE) /* gone meanwhile */
         memcpy(w->md_path, configured, sizeof configured);
+    else if (rc == VFDSWMR_CLAIM_REPLACE || rc == VFDSWMR_CLAIM_AGAIN) {
+        /* this process's own live writer of a file of this inode, found by
+         * its record only (a snapshot or copy kept both): never replaced or
+         * shared through a record */
+        rc = refuse("%s: metadata file %s, which \"%s\" records as its session's, belongs to a writer of this "
+                    "process; nothing was changed",
+                    w->md_path, h5_name);
+        memcpy(w->md_path, configured, sizeof configured);
+    }
     else if (rc != VFDSWMR_CLAIM_REFUSED)
         VFDSWMR_LOG(&w->log, "open", "no metadata file at %s: using %s, which \"%s\" records as its session's",
                     configured, w->md_path, h5_name);

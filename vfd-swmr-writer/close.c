@@ -11,6 +11,7 @@
 #include "h5err.h"
 #include "mdlock.h"
 #include "sessname.h"
+#include "testhook.h"
 #include "writer.h"
 
 #define LOWER(w) ((w)->base.lower)
@@ -276,6 +277,7 @@ vfdswmr_writer_close(H5FD_t *file)
     if (complete && !w->error[0])
         shrink_to_hdf5_eoa(w);
     complete = complete && unseal(w);
+    vfdswmr_test_kill_point("unsealed"); /* whole and unsealed, FINAL not published: recovery finds nothing to change */
     if (complete && !w->error[0])
         vfdswmr_writer_end_tick(w, true); /* empty index, FINAL: readers read the HDF5 file only */
     /* The return value says whether the HDF5 file is whole: a publish that

@@ -19,6 +19,7 @@
 #include "paths.h"
 #include "recover.h"
 #include "sessname.h"
+#include "superblock.h"
 #include "safefile.h"
 #include "mdreader.h"
 #include "writer.h"
@@ -201,7 +202,11 @@ open_hdf5(vfdswmr_writer_t *w, const char *name, unsigned flags, haddr_t maxaddr
     if (take_hdf5_lock(w, name) < 0)
         return -1;
     w->hdf5_id = stat(name, &st) == 0 ? (uint64_t)st.st_ino : 0;
-    vfdswmr_mdw_set_hdf5_id(w->mdw, w->hdf5_id);
+    if (vfdswmr_mdw_set_hdf5_id(w->mdw, w->hdf5_id) < 0) {
+        VFDSWMR_ERR(H5E_WRITEERROR, "%s: cannot write metadata file %s: %s", VFDSWMR_WRITER_NAME, w->md_path,
+                    strerror(errno));
+        return -1;
+    }
     if (w->base.cfg.durable && w->hdf5_fd < 0) {
         VFDSWMR_ERR(H5E_BADVALUE,
                     "%s: durable=1 needs a lower driver with a POSIX file descriptor to fsync (sec2, log), "
@@ -351,7 +356,7 @@ needs_reader(vfdswmr_writer_t *w, const char *name)
     if (vfdswmr_md_path(&w->base.cfg, name, md, sizeof md) < 0)
         return 0;
     if ((fd = vfdswmr_open_md(md, O_RDONLY)) == VFDSWMR_OPEN_FAILED && errno == ENOENT &&
-        vfdswmr_sessname_find(name, md, sizeof md) == 1) /* the reader finds it there too */
+        vfdswmr_sessname_find(name, vfdswmr_sb_sealed_fd, md, sizeof md) == 1) /* the reader finds it there too */
         fd = vfdswmr_open_md(md, O_RDONLY);
     if (fd < 0)                         /* a link: the reader refuses it, saying why */
         return fd == VFDSWMR_OPEN_LINK; /* else no metadata file: no writer, or one that closed */

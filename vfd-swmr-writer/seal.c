@@ -53,11 +53,14 @@ unsealed_sb(vfdswmr_writer_t *w, uint8_t sb[VFDSWMR_SB_SEAL_SPAN])
 static int
 refuse_unexplained_seal(const vfdswmr_writer_t *w, const char *name)
 {
-    char rec[VFDSWMR_SESSNAME_MAX + 1], why[VFDSWMR_SESSNAME_MAX + 160] = "";
+    vfdswmr_sessname_t rec;
+    char why[VFDSWMR_SESSNAME_MAX + 200] = "";
 
-    if (vfdswmr_sessname_read(name, rec, sizeof rec))
-        snprintf(why, sizeof why, " (the file records %s as its metadata file: %s)", rec,
-                 access(rec, F_OK) == 0 ? "not a metadata file of this HDF5 file" : "not there");
+    if (vfdswmr_sessname_read(name, &rec))
+        snprintf(why, sizeof why, " (the file records %s as its session's metadata file, %s)", rec.path,
+                 access(rec.path, F_OK) < 0 && errno == ENOENT
+                     ? "which is not there"
+                     : "which cannot be used: not a regular file of that session of this HDF5 file");
     VFDSWMR_ERR(H5E_CANTOPENFILE,
                 "%s: \"%s\" was left by a vfd_swmr_writer that died, and its metadata file is not at %s%s: open "
                 "it with that writer's configuration (md_file_path, md_file_name) or run vfd_swmr_recover "
@@ -73,7 +76,7 @@ vfdswmr_seal_name_session(vfdswmr_writer_t *w)
     VFDSWMR_ASSERT(!w->ticker_running);
     if (!w->base.cfg.maintain_metadata_file || w->hdf5_fd < 0)
         return;
-    if (vfdswmr_sessname_record(w->hdf5_fd, w->md_path) == 0)
+    if (vfdswmr_sessname_record(w->hdf5_fd, w->md_path, vfdswmr_mdw_session(w->mdw)) == 0)
         w->named = true;
     else
         VFDSWMR_LOG(&w->log, "warning",

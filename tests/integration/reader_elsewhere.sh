@@ -54,6 +54,14 @@ for c in "${cases[@]}"; do
 done
 ok "readers through a symbolic link, a hard link and another md_file_path follow the record: 500 rows and 3 groups, then the 700 flushed since"
 
+mkdir "$WORK/aux"
+out=$(HDF5_DRIVER=vfd_swmr_reader HDF5_DRIVER_CONFIG="$cfg;presume_posix_semantics=0;open_timeout=5;md_file_path=$WORK/aux" \
+    ${VFDSWMR_VALGRIND:-} "$VFDSWMR_PROGS/rowreader" "$f" check 700 3 2>&1) &&
+    fail "a reader waiting for vfd_swmr_aux's copy (presume_posix_semantics=0) read the live file: $out"
+[[ $out == *"$WORK/aux/f.h5.md"* && $out == *"open_timeout=5"* ]] ||
+    fail "a reader waiting for vfd_swmr_aux's copy did not wait for it: $out"
+ok "a reader waiting for vfd_swmr_aux's copy (presume_posix_semantics=0) never follows the record to the writer's own metadata file: it times out waiting for the copy"
+
 cp "$f" "$WORK/before"
 out=$(HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$cfg" ${VFDSWMR_VALGRIND:-} \
     "$VFDSWMR_PROGS/tryopen" "$WORK/link.h5" rdwr 2>&1) && fail "a second writer opened the live file through the link: $out"
@@ -143,4 +151,36 @@ proc_expect r quit closed
 proc_end r
 [ "$PROC_STATUS" = 0 ] || fail "reader exit status $PROC_STATUS: $(proc_err r)"
 ok "a reader holding the closed file through the link follows a writer that started later: it reads the 730 rows flushed since"
+
+# A reader that followed a record goes back to its own name: writer A keeps
+# its metadata file elsewhere (and keeps it, FINAL, after its close);
+# writer B then uses the reader's own configuration.
+proc_start w env HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$cfg;md_file_path=$WORK/elsewhere;keep_metadata_file=1" \
+    ${VFDSWMR_VALGRIND:-} "$VFDSWMR_PROGS/rowwriter" "$f" open
+proc_read w
+[ "$ANSWER" = "ready 730" ] || fail "writer A: $ANSWER $(proc_err w)"
+proc_expect w "append 10" "flushed 740"
+proc_start r env HDF5_DRIVER=vfd_swmr_reader HDF5_DRIVER_CONFIG="$cfg" ROWS_TIMEOUT=30 ${VFDSWMR_VALGRIND:-} \
+    "$VFDSWMR_PROGS/rowreader" "$f" watch
+proc_read r
+[ "$ANSWER" = "ready 740" ] || fail "the reader following writer A's record: $ANSWER $(proc_err r)"
+proc_expect w "append 10" "flushed 750"
+proc_expect r "verify 750" "rows 750"
+proc_expect w close closed
+proc_end w
+[ "$PROC_STATUS" = 0 ] || fail "writer A exit status $PROC_STATUS: $(proc_err w)"
+[ -s "$WORK/elsewhere/f.h5.md" ] || fail "writer A did not keep its metadata file: the case is not tested"
+proc_start w env HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$cfg" ${VFDSWMR_VALGRIND:-} \
+    "$VFDSWMR_PROGS/rowwriter" "$f" open
+proc_read w
+[ "$ANSWER" = "ready 750" ] || fail "writer B: $ANSWER $(proc_err w)"
+proc_expect w "append 15" "flushed 765"
+proc_expect r "verify 765" "rows 765"
+proc_expect w close closed
+proc_end w
+[ "$PROC_STATUS" = 0 ] || fail "writer B exit status $PROC_STATUS: $(proc_err w)"
+proc_expect r quit closed
+proc_end r
+[ "$PROC_STATUS" = 0 ] || fail "reader exit status $PROC_STATUS: $(proc_err r)"
+ok "a reader that followed writer A's record (metadata file elsewhere, kept FINAL after its close) goes back to its own name for writer B: 765 rows"
 finish

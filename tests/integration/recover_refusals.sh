@@ -31,7 +31,19 @@
 #     moved aside, a link to it in its place): the reader, the next writer
 #     and vfd_swmr_recover refuse it alike, naming the link's target and the
 #     md_file_path/md_file_name that name the file itself; nothing changes;
-#     vfd_swmr_recover given those recovers.
+#     vfd_swmr_recover given those recovers;
+# (f) a crashed file re-created by plain HDF5 (H5F_ACC_TRUNC: same inode,
+#     no seal) and written longer than the snapshot: the dead writer's
+#     metadata file does not describe it. The next writer and
+#     vfd_swmr_recover refuse ("is not sealed by a writer ... differs from
+#     it"), both files unchanged, plain HDF5 reads the new 3000 rows; with
+#     the metadata file elsewhere and the record left on the file, the
+#     record is not followed (the superblock is not sealed): a default
+#     reader and writer read and keep the new 3000 rows;
+# (g) a writer killed in its close after the seal went, before FINAL (test
+#     hook 'unsealed'): the file is whole and unsealed, the metadata file
+#     says the writer died; nothing in it differs from the file, so the next
+#     writer goes on and plain HDF5 reads every row.
 # Writers use explicit ticks (tick_len=0); every file is checked with plain
 # HDF5.
 . "${VFDSWMR_TESTLIB:?}"
@@ -292,4 +304,63 @@ unchanged "the reader, writer and recovery refused by the link" "$f" "$WORK/e-re
 ok "a symbolic link at the metadata file's name: the reader, the next writer and vfd_swmr_recover (exit 1) refuse it alike, naming the file itself; nothing changed"
 recovers "$cfg;md_file_path=$WORK;md_file_name=e-real.md" "$f" "$WORK/e-real.md"
 ok "vfd_swmr_recover given the md_file_path/md_file_name the message names recovers; plain HDF5 reads 1000 rows and 5 groups"
+
+# (f) re-created by plain HDF5, longer
+plain_recreate() {
+    local out
+    out=$(printf 'append 3000\ngroups 2\nclose\n' | env -u HDF5_DRIVER ${VFDSWMR_VALGRIND:-} \
+        "$VFDSWMR_PROGS/rowwriter" "$1" create 2>&1) || fail "plain HDF5 could not re-create $1: $out"
+    [ "$out" = $'ready 0\nflushed 3000\nflushed groups 2\nclosed' ] || fail "plain HDF5 re-creating $1: $out"
+}
+f=$data/f.h5
+crashed_writer "$f" 1000 "$cfg"
+ino=$(stat -c %i "$f")
+plain_recreate "$f"
+[ "$(stat -c %i "$f")" = "$ino" ] || fail "H5F_ACC_TRUNC gave $f a new inode: the case is not tested"
+keep "$f" "$f.md"
+why="$f is not sealed by a writer, but metadata file $f.md holds the last snapshot (tick 2) of a writer of it that died, and the file's metadata differs from it: the file was written since without vfd_swmr_writer"
+out=$(HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$cfg" ${VFDSWMR_VALGRIND:-} \
+    "$VFDSWMR_PROGS/tryopen" "$f" rdwr 2>&1)
+rc=$?
+[ "$rc" = 1 ] && [[ $out == *"vfd_swmr_writer: a writer of \"$f\" crashed and its file cannot be recovered: $why"* ]] ||
+    fail "the next writer of the re-created file: status $rc: $out"
+unchanged "the refused next writer" "$f" "$f.md"
+out=$(recover --config "$cfg" "$f" 2>&1)
+rc=$?
+[ "$rc" = 1 ] && [[ $out == "vfd_swmr_recover: $why"*"nothing was written"* ]] || fail "vfd_swmr_recover of the re-created file: exit $rc: $out"
+unchanged "the refused vfd_swmr_recover" "$f" "$f.md"
+plain_check "$f" 3000 2
+ok "a crashed file re-created longer by plain HDF5 (same inode, no seal): the next writer and vfd_swmr_recover refuse it (\"not sealed ... differs\"), both files unchanged; plain HDF5 reads the new 3000 rows"
+
+f=$data/f2.h5
+crashed_writer "$f" 1000 "$cfg;md_file_path=$WORK/md"
+plain_recreate "$f"
+[ "$(sessname show "$f")" = "$(realpath "$WORK/md")/f2.h5.md" ] || fail "the re-created file lost the record: the case is not tested"
+[ "$(sessname find "$f")" = none ] || fail "the unsealed file's record is followed: $(sessname find "$f")"
+cp "$WORK/md/f2.h5.md" "$WORK/f2.md.before"
+check_rows "$f" vfd_swmr_reader "$cfg" 3000 2
+out=$(printf 'append 5\nclose\n' | HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$cfg" ${VFDSWMR_VALGRIND:-} \
+    "$VFDSWMR_PROGS/rowwriter" "$f" open 2>&1) || fail "a default writer of the re-created file: $out"
+[ "$out" = $'ready 3000\nflushed 3005\nclosed' ] || fail "a default writer of the re-created file: $out"
+plain_check "$f" 3005 2
+cmp -s "$WORK/md/f2.h5.md" "$WORK/f2.md.before" || fail "the dead session's metadata file elsewhere changed"
+ok "re-created by plain HDF5 with the dead session's record left on it: not followed (no seal); a default reader reads the 3000 new rows, a default writer appends 5, the dead session's metadata file untouched"
+
+# (g) killed in the close after the seal went
+if [ "${VFDSWMR_TEST_HOOKS:-1}" = 1 ]; then
+    f=$data/g.h5
+    out=$(printf 'append 800\ngroups 4\nclose\n' | env HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$cfg" \
+        VFDSWMR_TEST_KILL_AT=unsealed:1 "$VFDSWMR_PROGS/rowwriter" "$f" create 2>&1)
+    rc=$?
+    [ "$rc" = 137 ] && [[ $out == *"flushed groups 4"* ]] || fail "a writer killed in its close after the seal went: status $rc: $out"
+    [ -s "$f.md" ] || fail "the writer killed in its close left no metadata file"
+    out=$(printf 'append 10\nclose\n' | HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$cfg" ${VFDSWMR_VALGRIND:-} \
+        "$VFDSWMR_PROGS/rowwriter" "$f" open 2>&1) || fail "the next writer after a close killed unsealed: $out"
+    [ "$out" = $'ready 800\nflushed 810\nclosed' ] || fail "the next writer after a close killed unsealed: $out"
+    plain_check "$f" 810 4
+    [ ! -e "$f.md" ] || fail "the metadata file is left"
+    ok "a writer killed in its close after the seal went (whole, unsealed, not FINAL): the next writer finds nothing differing, goes on; plain HDF5 reads 810 rows and 4 groups"
+else
+    echo "# no kill hooks in this build: a close killed after the seal went not tried"
+fi
 finish

@@ -3,9 +3,11 @@
  * file, on real files in a scratch directory (the machine's file systems
  * keep user extended attributes; a test that finds none fails, it does not
  * skip). The value's codec round-trips and refuses what it did not write;
- * the record is absolute whatever path the writer gave; erase removes only
- * its own record; find follows only a regular metadata file whose header
- * names this HDF5 file.
+ * the record is absolute whatever path the writer gave; a failed record
+ * leaves no older one; erase removes only its own record; find follows only
+ * a regular metadata file whose header names the recorded session and this
+ * HDF5 file, on the recorded device, and only while the HDF5 file's
+ * superblock is sealed or absent.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -24,6 +26,7 @@
 #include <unistd.h>
 
 #include "format.h"
+#include "superblock.h"
 #include "sessname.h"
 #include "testdir.h"
 
@@ -48,12 +51,12 @@ teardown(void **state)
     return 0;
 }
 
-/* A metadata file at path whose header names inode ino (tick 42). */
+/* A metadata file at path whose header names inode ino and session (tick 42). */
 static void
-put_md(const char *path, uint64_t ino)
+put_md(const char *path, uint64_t ino, uint64_t session)
 {
     vfdswmr_mdhdr_t h = {.page_size = 4096,
-                         .session = 0x0123456789abcdefull,
+                         .session = session,
                          .tick = 42,
                          .index_offset = VFDSWMR_MDHDR_SIZE,
                          .index_length = vfdswmr_mdidx_size(0, 0),
@@ -77,108 +80,191 @@ ino_of(const char *path)
     return (uint64_t)st.st_ino;
 }
 
+/* The HDF5 file's superblock as the caller says it is (find's seal_fn). */
+static int seal_state;
+static int
+seal_says(int fd)
+{
+    (void)fd;
+    return seal_state;
+}
+
 static void
 test_codec(void **state)
 {
-    char value[VFDSWMR_SESSNAME_VALUE_MAX], out[VFDSWMR_SESSNAME_MAX + 1], longp[VFDSWMR_SESSNAME_MAX + 2];
+    vfdswmr_sessname_t r = {.dev = 0x801, .session = 0x0123456789abcdefull, .path = "/data/run 7/f.h5.md"}, d;
+    char value[VFDSWMR_SESSNAME_VALUE_MAX],
+        want[] = "vfdswmr-md 1 0000000000000801 0123456789abcdef /data/run 7/f.h5.md";
     size_t n;
 
     (void)state;
-    n = vfdswmr_sessname_encode("/data/run 7/f.h5.md", value, sizeof value);
-    assert_int_equal(n, strlen("vfdswmr-md 1 /data/run 7/f.h5.md"));
-    assert_memory_equal(value, "vfdswmr-md 1 /data/run 7/f.h5.md", n);
-    assert_int_equal(vfdswmr_sessname_decode(value, n, out, sizeof out), 0);
-    assert_string_equal(out, "/data/run 7/f.h5.md");
+    n = vfdswmr_sessname_encode(&r, value, sizeof value);
+    assert_int_equal(n, strlen(want));
+    assert_memory_equal(value, want, n);
+    assert_int_equal(vfdswmr_sessname_decode(value, n, &d), 0);
+    assert_int_equal(d.dev, r.dev);
+    assert_int_equal(d.session, r.session);
+    assert_string_equal(d.path, r.path);
     /* refused: relative, empty, only "/", too long, too small a buffer */
-    assert_int_equal(vfdswmr_sessname_encode("f.h5.md", value, sizeof value), 0);
-    assert_int_equal(vfdswmr_sessname_encode("", value, sizeof value), 0);
-    assert_int_equal(vfdswmr_sessname_encode("/", value, sizeof value), 0);
-    memset(longp, 'a', sizeof longp - 1);
-    longp[0] = '/';
-    longp[sizeof longp - 1] = '\0';
-    assert_int_equal(vfdswmr_sessname_encode(longp, value, sizeof value), 0);
-    assert_int_equal(vfdswmr_sessname_encode("/a/b", value, 14), 0);
-    /* decode refuses what encode never writes, and leaves out empty */
+    static const char *const bad_paths[] = {"f.h5.md", "", "/"};
+    for (size_t i = 0; i < sizeof bad_paths / sizeof bad_paths[0]; i++) {
+        snprintf(r.path, sizeof r.path, "%s", bad_paths[i]);
+        assert_int_equal(vfdswmr_sessname_encode(&r, value, sizeof value), 0);
+    }
+    memset(r.path, 'a', sizeof r.path);
+    r.path[0] = '/';
+    r.path[VFDSWMR_SESSNAME_MAX] = '\0';
+    assert_int_equal(vfdswmr_sessname_encode(&r, value, sizeof value), n = sizeof value);
+    assert_int_equal(vfdswmr_sessname_decode(value, n, &d), 0); /* the longest path */
+    assert_int_equal(strlen(d.path), VFDSWMR_SESSNAME_MAX);
+    assert_int_equal(vfdswmr_sessname_encode(&r, value, sizeof value - 1), 0);
+    /* decode refuses what encode never writes, and leaves *d zero */
     static const struct {
         const char *v;
         size_t len;
     } bad[] = {
-        {"vfdswmr-md 1 relative", 21}, {"vfdswmr-md 2 /a", 15}, {"vfdswmr-md 1 ", 13}, {"vfdswmr-md 1 /", 14},
-        {"vfdswmr-md 1 /a\0b", 17},    {"VFDSWMR-MD 1 /a", 15}, {"vfdswmr", 7},        {"", 0},
+        {"vfdswmr-md 1 0000000000000801 0123456789abcdef relative", 56},
+        {"vfdswmr-md 2 0000000000000801 0123456789abcdef /a", 50},
+        {"vfdswmr-md 1 0000000000000801 0123456789abcdef ", 47},
+        {"vfdswmr-md 1 0000000000000801 0123456789abcdef /", 48},
+        {"vfdswmr-md 1 0000000000000801 0123456789abcdef /a\0b", 52},
+        {"vfdswmr-md 1 0000000000000801 0123456789ABCDEF /ab", 50},
+        {"vfdswmr-md 1 000000000000801 0123456789abcdef /abc", 50},
+        {"vfdswmr-md 1 0000000000000801-0123456789abcdef /ab", 50},
+        {"vfdswmr-md 1 /data/f.h5.md", 26},
+        {"", 0},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        strcpy(out, "x");
-        assert_int_equal(vfdswmr_sessname_decode(bad[i].v, bad[i].len, out, sizeof out), -1);
-        assert_string_equal(out, "");
+        memset(&d, 0x55, sizeof d);
+        assert_int_equal(vfdswmr_sessname_decode(bad[i].v, bad[i].len, &d), -1);
+        assert_int_equal(d.dev | d.session, 0);
+        assert_string_equal(d.path, "");
     }
-    assert_int_equal(vfdswmr_sessname_decode("vfdswmr-md 1 /abc", 17, out, 4), -1); /* "/abc" needs 5 */
-    assert_int_equal(vfdswmr_sessname_decode("vfdswmr-md 1 /abc", 17, out, 5), 0);
-    assert_string_equal(out, "/abc");
+    /* a value longer than any the encoder writes */
+    memset(value, 'a', sizeof value);
+    memcpy(value, want, 47);
+    value[47] = '/';
+    assert_int_equal(vfdswmr_sessname_decode(value, sizeof value, &d), 0);
+    char big[VFDSWMR_SESSNAME_VALUE_MAX + 1];
+    memcpy(big, value, sizeof value);
+    big[sizeof value] = 'a';
+    assert_int_equal(vfdswmr_sessname_decode(big, sizeof big, &d), -1);
 }
 
 static void
 test_record_absolute_and_erase(void **state)
 {
-    char out[VFDSWMR_SESSNAME_MAX + 1], want[PATH_MAX + 16], cwd[PATH_MAX], other[sizeof dir + 16];
+    char want[PATH_MAX + 16], cwd[PATH_MAX], other[sizeof dir + 16];
+    vfdswmr_sessname_t r;
+    struct stat st;
     int fd = open(h5, O_RDONLY);
 
     (void)state;
     assert_true(fd >= 0);
-    assert_int_equal(vfdswmr_sessname_read(h5, out, sizeof out), 0); /* nothing yet */
+    assert_int_equal(fstat(fd, &st), 0);
+    assert_int_equal(vfdswmr_sessname_read(h5, &r), 0); /* nothing yet */
     /* a relative path, from the directory's parent: recorded absolute */
     assert_non_null(getcwd(cwd, sizeof cwd));
     assert_int_equal(chdir(dir), 0);
-    assert_int_equal(vfdswmr_sessname_record(fd, "./f.h5.md"), 0);
+    assert_int_equal(vfdswmr_sessname_record(fd, "./f.h5.md", 0xabcdef), 0);
     assert_int_equal(chdir(cwd), 0);
     snprintf(want, sizeof want, "%s/f.h5.md", real_dir);
-    assert_int_equal(vfdswmr_sessname_read(h5, out, sizeof out), 1);
-    assert_string_equal(out, want);
+    assert_int_equal(vfdswmr_sessname_read(h5, &r), 1);
+    assert_string_equal(r.path, want);
+    assert_int_equal(r.session, 0xabcdef);
+    assert_int_equal(r.dev, (uint64_t)st.st_dev);
     /* erase leaves another session's record alone */
     snprintf(other, sizeof other, "%s/g.h5.md", dir);
     vfdswmr_sessname_erase(fd, other);
-    assert_int_equal(vfdswmr_sessname_read(h5, out, sizeof out), 1);
+    assert_int_equal(vfdswmr_sessname_read(h5, &r), 1);
     vfdswmr_sessname_erase(fd, md);
-    assert_int_equal(vfdswmr_sessname_read(h5, out, sizeof out), 0);
-    /* a missing directory cannot be recorded */
-    assert_int_equal(vfdswmr_sessname_record(fd, "/nonexistent-dir-vfdswmr/f.md"), -1);
+    assert_int_equal(vfdswmr_sessname_read(h5, &r), 0);
+    /* a record that cannot be made removes the older one */
+    assert_int_equal(vfdswmr_sessname_record(fd, md, 1), 0);
+    assert_int_equal(vfdswmr_sessname_record(fd, "/nonexistent-dir-vfdswmr/f.md", 2), -1);
     assert_int_equal(errno, ENOENT);
+    assert_int_equal(vfdswmr_sessname_read(h5, &r), 0);
+    assert_int_equal(vfdswmr_sessname_record(fd, md, 1), 0);
+    vfdswmr_sessname_clear(fd);
+    assert_int_equal(vfdswmr_sessname_read(h5, &r), 0);
     close(fd);
 }
 
 static void
-test_find_follows_only_this_files(void **state)
+test_find_follows_only_this_session(void **state)
 {
     char out[VFDSWMR_SESSNAME_MAX + 1], link[sizeof dir + 16], want[PATH_MAX + 16];
+    const uint64_t session = 0x1122334455667788ull;
     int fd = open(h5, O_RDONLY);
 
     (void)state;
     assert_true(fd >= 0);
-    assert_int_equal(vfdswmr_sessname_record(fd, md), 0);
+    seal_state = 1;
+    assert_int_equal(vfdswmr_sessname_record(fd, md, session), 0);
     snprintf(want, sizeof want, "%s/f.h5.md", real_dir);
-    assert_int_equal(vfdswmr_sessname_find(h5, out, sizeof out), 0); /* recorded, not there */
+    assert_int_equal(vfdswmr_sessname_find(h5, seal_says, out, sizeof out), 0); /* recorded, not there */
     assert_string_equal(out, "");
-    put_md(md, ino_of(h5));
-    assert_int_equal(vfdswmr_sessname_find(h5, out, sizeof out), 1);
+    put_md(md, ino_of(h5), session);
+    assert_int_equal(vfdswmr_sessname_find(h5, seal_says, out, sizeof out), 1);
     assert_string_equal(out, want);
-    assert_int_equal(vfdswmr_sessname_find_fd(fd, out, sizeof out), 1);
+    assert_int_equal(vfdswmr_sessname_find_fd(fd, seal_says, out, sizeof out), 1);
     assert_string_equal(out, want);
-    put_md(md, ino_of(h5) + 1); /* another file's (a copy kept the record) */
-    assert_int_equal(vfdswmr_sessname_find(h5, out, sizeof out), 0);
+    seal_state = -2; /* no superblock yet: a new file before its first publish */
+    assert_int_equal(vfdswmr_sessname_find(h5, seal_says, out, sizeof out), 1);
+    seal_state = 0; /* an unsealed superblock: closed, rewritten or recovered since */
+    assert_int_equal(vfdswmr_sessname_find(h5, seal_says, out, sizeof out), 0);
+    assert_string_equal(out, "");
+    seal_state = 1;
+    assert_int_equal(vfdswmr_sessname_find(h5, seal_says, out, 8), 0); /* does not fit */
+    put_md(md, ino_of(h5) + 1, session);                               /* another file's (a copy kept the record) */
+    assert_int_equal(vfdswmr_sessname_find(h5, seal_says, out, sizeof out), 0);
+    put_md(md, ino_of(h5), session + 1); /* another session's */
+    assert_int_equal(vfdswmr_sessname_find(h5, seal_says, out, sizeof out), 0);
+    put_md(md, 0, session); /* a header naming no file: never enough */
+    assert_int_equal(vfdswmr_sessname_find(h5, seal_says, out, sizeof out), 0);
     spill(md, "not a metadata file at all, but long enough to be read as one. not a metadata file at all", 90);
-    assert_int_equal(vfdswmr_sessname_find(h5, out, sizeof out), 0);
-    /* a link at the recorded name, to this file's metadata file: never followed */
+    assert_int_equal(vfdswmr_sessname_find(h5, seal_says, out, sizeof out), 0);
+    /* a link at the recorded name, to this session's metadata file: never followed */
     snprintf(link, sizeof link, "%s/real.md", dir);
-    put_md(link, ino_of(h5));
+    put_md(link, ino_of(h5), session);
     unlink(md);
     assert_int_equal(symlink(link, md), 0);
-    assert_int_equal(vfdswmr_sessname_find(h5, out, sizeof out), 0);
+    assert_int_equal(vfdswmr_sessname_find(h5, seal_says, out, sizeof out), 0);
     unlink(link);
+    /* the HDF5 file on another device than recorded (a snapshot or clone) */
+    unlink(md);
+    put_md(md, ino_of(h5), session);
+    assert_int_equal(vfdswmr_sessname_find(h5, seal_says, out, sizeof out), 1);
+    {
+        vfdswmr_sessname_t r = {.session = session};
+        char value[VFDSWMR_SESSNAME_VALUE_MAX];
+        struct stat st;
+        size_t n;
+        assert_int_equal(fstat(fd, &st), 0);
+        r.dev = (uint64_t)st.st_dev + 1;
+        assert_true(strlen(want) < sizeof r.path);
+        memcpy(r.path, want, strlen(want) + 1);
+        assert_true((n = vfdswmr_sessname_encode(&r, value, sizeof value)) > 0);
+        assert_int_equal(fsetxattr(fd, VFDSWMR_SESSNAME_XATTR, value, n, 0), 0);
+        assert_int_equal(vfdswmr_sessname_find(h5, seal_says, out, sizeof out), 0);
+    }
     /* a value the codec refuses */
     assert_int_equal(fsetxattr(fd, VFDSWMR_SESSNAME_XATTR, "vfdswmr-md 1 relative.md", 24, 0), 0);
-    assert_int_equal(vfdswmr_sessname_read(h5, out, sizeof out), 0);
-    assert_int_equal(vfdswmr_sessname_find(h5, out, sizeof out), 0);
+    assert_int_equal(vfdswmr_sessname_find(h5, seal_says, out, sizeof out), 0);
     /* no HDF5 file */
-    assert_int_equal(vfdswmr_sessname_find("/nonexistent-vfdswmr.h5", out, sizeof out), 0);
+    assert_int_equal(vfdswmr_sessname_find("/nonexistent-vfdswmr.h5", seal_says, out, sizeof out), 0);
+    close(fd);
+}
+
+/* The seal a real file carries, through vfdswmr_sb_sealed_fd: no superblock. */
+static void
+test_sealed_fd_no_superblock(void **state)
+{
+    int fd = open(h5, O_RDONLY);
+
+    (void)state;
+    assert_true(fd >= 0);
+    assert_int_equal(vfdswmr_sb_sealed_fd(fd), -2);
     close(fd);
 }
 
@@ -189,7 +275,8 @@ main(void)
     const struct CMUnitTest tests[] = {
         T(test_codec),
         T(test_record_absolute_and_erase),
-        T(test_find_follows_only_this_files),
+        T(test_find_follows_only_this_session),
+        T(test_sealed_fd_no_superblock),
     };
     return cmocka_run_group_tests(tests, testdir_setup, testdir_teardown);
 }

@@ -132,6 +132,22 @@ open_hdf5(const vfdswmr_config_t *cfg, const char *file, const char *md_path, un
     return lower;
 }
 
+/* The record of FILE's session (mdfile/sessname.h) names nothing to
+ * recover any more: remove it -- the one naming md_path, or (NULL) any. */
+static void
+forget_record(const char *file, const char *md_path)
+{
+    int fd = vfdswmr_open_regular(file, O_RDONLY);
+
+    if (fd < 0)
+        return;
+    if (md_path)
+        vfdswmr_sessname_erase(fd, md_path);
+    else
+        vfdswmr_sessname_clear(fd);
+    close(fd);
+}
+
 /*
  * No metadata file. Nothing to recover -- unless the HDF5 file carries a
  * writer's seal (common/superblock.h): then its writer died and its
@@ -174,6 +190,8 @@ no_metadata_file(const vfdswmr_config_t *cfg, const char *file, const char *md_p
         rc = die(1, "cannot clear the seal of %s: %s", file, strerror(errno));
     if (H5FDclose(lower) < 0 && rc == 0)
         rc = die(1, "cannot close %s", file);
+    if (rc == 0)
+        forget_record(file, NULL); /* the file as it is on disk: no session of it to find */
     if (rc == 0 && !quiet)
         printf(PROG ": %s: no metadata file %s: the seal of its dead writer cleared (--force); the file is as its "
                     "writer left it on disk and may mix its last ticks: check it\n",
@@ -236,7 +254,7 @@ main(int argc, char **argv)
         return rc;
     /* none where the configuration puts it: the one the file records
      * (mdfile/sessname.h), its writer's wherever it was configured */
-    if (md_fd < 0 && vfdswmr_sessname_find(file, rec, sizeof rec) == 1 && strlen(rec) < sizeof md_path) {
+    if (md_fd < 0 && vfdswmr_sessname_find(file, vfdswmr_sb_sealed_fd, rec, sizeof rec) == 1) {
         if (!quiet)
             printf(PROG ": %s: using metadata file %s, which the file records as its writer's\n", file, rec);
         if ((rc = lock_md(rec, file, &md_fd)) != 0)
@@ -274,13 +292,7 @@ main(int argc, char **argv)
     if (vfdswmr_fsync_dir_of(md_path) < 0)
         return die(1, "%s recovered and the metadata file %s removed, but its directory cannot be synced: %s", file,
                    md_path, strerror(errno));
-    {
-        int fd = vfdswmr_open_regular(file, O_RDONLY); /* the record names nothing now */
-        if (fd >= 0) {
-            vfdswmr_sessname_erase(fd, md_path);
-            close(fd);
-        }
-    }
+    forget_record(file, force ? NULL : md_path); /* it names nothing now */
     close(md_fd);
     if (!quiet)
         printf(PROG ": %s: recovered tick %" PRIu64 " of writer session %016" PRIx64 ": %" PRIu32 " pages (%" PRIu64
