@@ -167,7 +167,7 @@ vfdswmr_sessname_find_fd(int h5_fd, vfdswmr_sessname_seal_fn sealed, char *out, 
 
     if (outlen)
         out[0] = '\0';
-    if (fstat(h5_fd, &st) < 0 || !read_fd(h5_fd, &r) || r.dev != (uint64_t)st.st_dev || strlen(r.path) >= outlen ||
+    if (!read_fd(h5_fd, &r) || fstat(h5_fd, &st) < 0 || r.dev != (uint64_t)st.st_dev || strlen(r.path) >= outlen ||
         ((seal = sealed(h5_fd)) != 1 && seal != -2))
         return 0;
     if ((md = vfdswmr_open_md(r.path, O_RDONLY)) >= 0) {

@@ -147,29 +147,41 @@ vfdswmr_rdr_md_follow(rdr_md_t *md, const char *h5_name)
     return true;
 }
 
-/* Holding no live writer's snapshot: where to look for a writer now -- the
- * configured name when a file is there, else what the HDF5 file records
- * (a writer that started since by another name or configuration). */
-static void
-look_again(rdr_md_t *md)
+/* How often, at most, a reader holding no live writer's snapshot asks the
+ * HDF5 file for a record (after each metadata read otherwise: one more
+ * system call each). A writer that starts meanwhile changes nothing a
+ * reader of the file as it was may read for max_lag ticks. */
+#define RECORD_EVERY 0.001
+
+static bool
+record_due(rdr_md_t *md)
 {
-    if (access(md->conf_path, F_OK) == 0) {
-        if (md->followed)
-            memcpy(md->path, md->conf_path, sizeof md->path);
-        md->followed = false;
-    }
-    else if (errno == ENOENT)
-        (void)vfdswmr_rdr_md_follow(md, NULL);
+    double now = vfdswmr_now();
+
+    if (now - md->record_checked < RECORD_EVERY)
+        return false;
+    md->record_checked = now;
+    return true;
 }
 
 int
 vfdswmr_rdr_md_replaced(rdr_md_t *md)
 {
     struct stat st;
+    /* holding no live writer's snapshot: look for a writer by every way */
+    bool idle = md->fd < 0 || (md->snap.hdr.flags & VFDSWMR_MDHDR_FINAL);
 
-    if (md->fd < 0 || (md->snap.hdr.flags & VFDSWMR_MDHDR_FINAL))
-        look_again(md);
-    if (stat(md->path, &st) < 0)
+    if (idle && md->followed) {
+        if (stat(md->conf_path, &st) == 0) { /* a writer at our own name comes first */
+            memcpy(md->path, md->conf_path, sizeof md->path);
+            md->followed = false;
+            return md->fd < 0 || st.st_dev != md->dev || st.st_ino != md->ino;
+        }
+        if (record_due(md))
+            (void)vfdswmr_rdr_md_follow(md, NULL); /* a newer session elsewhere */
+    }
+    if (stat(md->path, &st) < 0 && (!idle || md->followed || errno != ENOENT || !record_due(md) ||
+                                    !vfdswmr_rdr_md_follow(md, NULL) || stat(md->path, &st) < 0))
         return 0;
     return md->fd < 0 || st.st_dev != md->dev || st.st_ino != md->ino;
 }

@@ -83,6 +83,7 @@ typedef struct rdr_md_t {
     uint64_t h5_ino;          /* the HDF5 file's inode (0 unknown), to refuse another file's metadata */
     bool followed;            /* path is what the HDF5 file records, not conf_path (sessname.h) */
     char conf_path[PATH_MAX]; /* where the configuration puts the metadata file */
+    double record_checked;    /* when the HDF5 file's record was last looked at (locate.c) */
     vfdswmr_mark_t mark;      /* our read mark in the writer's table (mark.fd < 0: none) */
     /* our registration on the HDF5 file: on the mark's slot byte while the
      * mark holds our snapshot's tick, else a byte of our own */
