@@ -194,6 +194,26 @@ plain_check "$f" 1000 5
 [ "$(sessname show "$f")" = none ] || fail "vfd_swmr_recover left the record: $(sessname show "$f")"
 ok "metadata file elsewhere, recorded on the file: a reader with the default configuration reads the 1000 published rows; vfd_swmr_recover without --config recovers from it, removes it with its side files and the record"
 
+f=$data/c3.h5
+crashed_writer "$f" 1000 "$cfg;md_file_path=$WORK/md"
+rec=$(sessname show "$f")
+proc_start l ${VFDSWMR_VALGRIND:-} "$VFDSWMR_PROGS/lockmd" "$WORK/md/c3.h5.md"
+proc_read l
+[ "$ANSWER" = locked ] || fail "lockmd: $ANSWER $(proc_err l)"
+cp "$f" "$f.before"
+out=$(HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$cfg" ${VFDSWMR_VALGRIND:-} "$VFDSWMR_PROGS/tryopen" "$f" rdwr 2>&1)
+rc=$?
+[ "$rc" = 1 ] && [[ $out == *"metadata file $WORK/md/c3.h5.md is locked: another writer has \"$f\" open (or is recovering it)"* ]] ||
+    fail "a writer while the recorded metadata file is locked: status $rc: $out"
+cmp -s "$f" "$f.before" || fail "the refused writer changed $f"
+[ "$(sessname show "$f")" = "$rec" ] || fail "the refused writer changed the record: $(sessname show "$f")"
+[ ! -e "$f.md" ] || fail "the refused writer left a metadata file at its own name"
+proc_expect l "" released
+proc_end l
+out=$(recover "$f" 2>&1) || fail "vfd_swmr_recover once the lock is gone: $out"
+plain_check "$f" 1000 5
+ok "the recorded metadata file locked (a recovery under way): a writer with the default configuration is refused (\"is locked\"), the file and its record unchanged; then vfd_swmr_recover recovers from the record"
+
 f=$data/c2.h5
 crashed_writer "$f" 1000 "$cfg;md_file_path=$WORK/md"
 out=$(printf 'append 7\nclose\n' | HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$cfg" ${VFDSWMR_VALGRIND:-} \
