@@ -145,11 +145,32 @@ restore_entry(const vfdswmr_recover_io_t *io, int md_fd, const vfdswmr_mdsnap_t 
     return 0;
 }
 
+/* Does a metadata range of e within the piece [off, off + n) of its image
+ * (ibuf) differ from the file's bytes (buf)? */
+static bool
+piece_differs(const vfdswmr_mdsnap_t *s, const vfdswmr_mdentry_t *e, uint64_t off, size_t n, const uint8_t *buf,
+              const uint8_t *ibuf)
+{
+    for (uint32_t k = 0; k < e->nranges; k++) {
+        const vfdswmr_mdrange_t *r = &s->idx.ranges[e->range_first + k];
+        uint64_t lo = r->offset > off ? r->offset : off, hi = (uint64_t)r->offset + r->length;
+        if (hi > off + n)
+            hi = off + n;
+        if (lo < hi && memcmp(buf + (lo - off), ibuf + (lo - off), (size_t)(hi - lo)) != 0)
+            return true;
+    }
+    return false;
+}
+
 /* Would restoring entry e change the HDF5 file? 1 yes (a metadata byte
- * differs), 0 no, -1 with errno. buf and ibuf hold PIECE bytes. */
+ * differs), 0 no, -1 with errno. buf and ibuf hold PIECE bytes. A
+ * superblock at sb_addr counts as the same also as a finished recovery
+ * leaves it: unsealed and patched (vfdswmr_sb_patch: status flags cleared,
+ * end of file at least the EOA) -- a recovered file whose metadata file
+ * outlived the recovery (killed before its removal) is not rewritten. */
 static int
 entry_differs(const vfdswmr_recover_io_t *io, int md_fd, const vfdswmr_mdsnap_t *s, const vfdswmr_mdentry_t *e,
-              uint8_t *buf, uint8_t *ibuf)
+              uint64_t sb_addr, uint8_t *buf, uint8_t *ibuf)
 {
     uint64_t addr = e->hdf5_page * s->hdr.page_size, len = e->length;
 
@@ -161,14 +182,16 @@ entry_differs(const vfdswmr_recover_io_t *io, int md_fd, const vfdswmr_mdsnap_t 
         size_t n = len - off < PIECE ? (size_t)(len - off) : PIECE;
         if (io->read(io->ctx, addr + off, buf, n) < 0 || read_image_part(md_fd, s->hdr.page_size, e, off, ibuf, n) < 0)
             return -1;
-        for (uint32_t k = 0; k < e->nranges; k++) {
-            const vfdswmr_mdrange_t *r = &s->idx.ranges[e->range_first + k];
-            uint64_t lo = r->offset > off ? r->offset : off, hi = (uint64_t)r->offset + r->length;
-            if (hi > off + n)
-                hi = off + n;
-            if (lo < hi && memcmp(buf + (lo - off), ibuf + (lo - off), (size_t)(hi - lo)) != 0)
-                return 1;
-        }
+        if (!piece_differs(s, e, off, n, buf, ibuf))
+            continue;
+        if (sb_addr == UINT64_MAX || sb_addr < addr + off || sb_addr - (addr + off) >= n)
+            return 1;
+        /* the superblock's bytes lie within one piece (PIECE) */
+        size_t at = (size_t)(sb_addr - addr - off);
+        vfdswmr_sb_set_seal(ibuf + at, n - at, false);
+        vfdswmr_sb_patch(ibuf + at, n - at, s->hdr.eoa);
+        if (piece_differs(s, e, off, n, buf, ibuf))
+            return 1;
     }
     return 0;
 }
@@ -196,7 +219,7 @@ check_unsealed(const vfdswmr_recover_io_t *io, int md_fd, const char *md_name, c
     if (!found || sealed != 0)
         return 0; /* sealed: a dead writer's file; no superblock: one before its first publish showed it */
     for (uint32_t i = 0; i < s->idx.nentries && d == 0; i++)
-        d = entry_differs(io, md_fd, s, &s->idx.entries[i], buf, buf + PIECE);
+        d = entry_differs(io, md_fd, s, &s->idx.entries[i], addr, buf, buf + PIECE);
     if (d < 0)
         return vfdswmr_errtext(err, errlen, "cannot read %s or metadata file %s: %s", h5_name, md_name,
                                strerror(errno));
@@ -311,7 +334,8 @@ snap_read(void *ctx, uint64_t addr, void *buf, size_t len)
 
 int
 vfdswmr_recover_run(int md_fd, const char *md_name, const vfdswmr_recover_io_t *io, const char *h5_name,
-                    uint64_t hdf5_id, bool force, vfdswmr_recover_report_t *rep, char *err, size_t errlen)
+                    uint64_t hdf5_id, uint64_t recorded, bool force, vfdswmr_recover_report_t *rep, char *err,
+                    size_t errlen)
 {
     vfdswmr_mdr_io_t mio = vfdswmr_mdr_fd_io(&md_fd);
     vfdswmr_mdr_opts_t o;
@@ -341,6 +365,15 @@ vfdswmr_recover_run(int md_fd, const char *md_name, const vfdswmr_recover_io_t *
     }
     if (s.hdr.flags & VFDSWMR_MDHDR_FINAL) { /* closed cleanly: the HDF5 file is complete -- if it says so too */
         rc = final_sealed(io, md_name, h5_name, force, rep, err, errlen);
+        goto done;
+    }
+    if (!force && recorded != 0 && recorded != s.hdr.session) {
+        vfdswmr_errtext(err, errlen,
+                        "metadata file %s holds session %016" PRIx64 " of %s, but the file records session %016" PRIx64
+                        " as its own (a later writer of it, by another name or configuration, whose metadata file "
+                        "is elsewhere): this one is stale; nothing was written (remove it; vfd_swmr_recover --force "
+                        "writes its snapshot anyway)",
+                        md_name, s.hdr.session, h5_name, recorded);
         goto done;
     }
     if (io->size(io->ctx, &size) < 0) {

@@ -61,11 +61,16 @@ typedef struct vfdswmr_recover_report_t {
  * (0: unknown); a metadata file recording another one is refused unless
  * `force`, and so is an HDF5 file shorter than the snapshot's EOA (the
  * writer keeps the file at least that long from each consistency point on:
- * a shorter one was truncated or replaced since). Nothing is written to the HDF5 file before every image has been
- * read and verified. `md_name` and `h5_name` are for messages.
+ * a shorter one was truncated or replaced since). `recorded` is the
+ * session the HDF5 file records as its own (mdfile/sessname.h; 0: none):
+ * a metadata file of another session is stale -- a later session of the
+ * file has been, or is, elsewhere -- and refused unless `force`. Nothing is
+ * written to the HDF5 file before every image has been read and verified.
+ * `md_name` and `h5_name` are for messages.
  */
 int vfdswmr_recover_run(int md_fd, const char *md_name, const vfdswmr_recover_io_t *io, const char *h5_name,
-                        uint64_t hdf5_id, bool force, vfdswmr_recover_report_t *rep, char *err, size_t errlen);
+                        uint64_t hdf5_id, uint64_t recorded, bool force, vfdswmr_recover_report_t *rep, char *err,
+                        size_t errlen);
 
 /* Is the superblock at addr in the HDF5 file sealed (common/superblock.h)?
  * 1 sealed, 0 not, -2 no superblock of a known version there, -1 with errno. */

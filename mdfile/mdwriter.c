@@ -624,7 +624,9 @@ vfdswmr_mdw_set_hdf5_id(vfdswmr_mdw_t *w, uint64_t hdf5_id)
     VFDSWMR_ASSERT(w->n == 0);
     w->hdr.hdf5_id = hdf5_id;
     vfdswmr_mdhdr_encode(&w->hdr, image);
-    return vfdswmr_pwrite_all(w->fd, image, sizeof image, 0);
+    if (vfdswmr_pwrite_all(w->fd, image, sizeof image, 0) < 0 || (w->o.durable && fdatasync(w->fd) < 0))
+        return -1;
+    return 0;
 }
 
 /* Remove the metadata file -- only while its name is still ours (a writer

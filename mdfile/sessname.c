@@ -138,6 +138,33 @@ vfdswmr_sessname_erase(int h5_fd, const char *md_path)
 }
 
 void
+vfdswmr_sessname_erase_session(int h5_fd, uint64_t session)
+{
+    vfdswmr_sessname_t now;
+
+    if (read_fd(h5_fd, &now) && now.session == session)
+        vfdswmr_sessname_clear(h5_fd);
+}
+
+int
+vfdswmr_sessname_recorded(const char *h5_name, uint64_t *session)
+{
+    int fd = vfdswmr_open_regular(h5_name, O_RDONLY), rc = 0;
+    vfdswmr_sessname_t r;
+    struct stat st;
+
+    *session = 0;
+    if (fd < 0)
+        return 0;
+    if (read_fd(fd, &r) && fstat(fd, &st) == 0 && r.dev == (uint64_t)st.st_dev) {
+        *session = r.session;
+        rc = 1;
+    }
+    close(fd);
+    return rc;
+}
+
+void
 vfdswmr_sessname_clear(int h5_fd)
 {
     (void)fremovexattr(h5_fd, VFDSWMR_SESSNAME_XATTR);
@@ -168,7 +195,7 @@ vfdswmr_sessname_find_fd(int h5_fd, vfdswmr_sessname_seal_fn sealed, char *out, 
     if (outlen)
         out[0] = '\0';
     if (!read_fd(h5_fd, &r) || fstat(h5_fd, &st) < 0 || r.dev != (uint64_t)st.st_dev || strlen(r.path) >= outlen ||
-        ((seal = sealed(h5_fd)) != 1 && seal != -2))
+        (sealed && (seal = sealed(h5_fd)) != 1 && seal != -2))
         return 0;
     if ((md = vfdswmr_open_md(r.path, O_RDONLY)) >= 0) {
         ours = vfdswmr_mdr_read_header(md, &h) == VFDSWMR_MD_OK && h.session == r.session &&

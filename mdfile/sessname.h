@@ -19,11 +19,12 @@
  *    digits each, PATH absolute, at most VFDSWMR_SESSNAME_MAX bytes, no NUL;
  *    exactly one encoder and one decoder (below) write and read it;
  *  - a record is followed only (vfdswmr_sessname_find) when the HDF5 file
- *    is on device DEV, its superblock on disk is sealed or absent (a live
- *    or dead writer's file, or a new one before its first publish -- never
- *    a file that was closed, rewritten, or recovered with --force since),
- *    and PATH is a regular file (never a symbolic link: vfdswmr_open_md)
- *    whose metadata header decodes, names SESSION and this file's inode.
+ *    is on device DEV and PATH is a regular file (never a symbolic link:
+ *    vfdswmr_open_md) whose metadata header decodes, names SESSION and this
+ *    file's inode; by readers only while its superblock on disk is sealed
+ *    or absent (a live or dead writer's file, or a new one before its first
+ *    publish -- never a file that was closed, rewritten, or recovered with
+ *    --force since).
  *
  * Error contract: vfdswmr_sessname_record returns 0 or -1 with errno (the
  * writer logs it and goes on: a hint); the others never fail -- what they
@@ -70,8 +71,17 @@ int vfdswmr_sessname_record(int h5_fd, const char *md_path, uint64_t session);
  * (as vfdswmr_sessname_record wrote it); anything else is left alone. */
 void vfdswmr_sessname_erase(int h5_fd, const char *md_path);
 
+/* Remove the record from the HDF5 file open on h5_fd if it names session. */
+void vfdswmr_sessname_erase_session(int h5_fd, uint64_t session);
+
 /* Remove any record from the HDF5 file open on h5_fd. */
 void vfdswmr_sessname_clear(int h5_fd);
+
+/* The session the HDF5 file h5_name records, when it records one on its
+ * own device (whether or not its metadata file can be followed): 1 with
+ * *session, else 0. A metadata file of another session is not the file's
+ * (the record is written before the seal, and goes with it). */
+int vfdswmr_sessname_recorded(const char *h5_name, uint64_t *session);
 
 /* What the HDF5 file h5_name records, decoded, into *r: 1, or 0 (none, not
  * readable, not a value). Nothing is checked about it. */
@@ -83,8 +93,9 @@ int vfdswmr_sessname_read(const char *h5_name, vfdswmr_sessname_t *r);
 typedef int (*vfdswmr_sessname_seal_fn)(int h5_fd);
 
 /* The metadata file the HDF5 file h5_name records, when it may be followed
- * (the invariants): 1 with its path in out (outlen bytes), else 0 (out
- * empty). */
+ * (the invariants; with sealed NULL, whatever the superblock says: writers
+ * and recovery, whose recovery refuses a snapshot an unsealed file does not
+ * hold): 1 with its path in out (outlen bytes), else 0 (out empty). */
 int vfdswmr_sessname_find(const char *h5_name, vfdswmr_sessname_seal_fn sealed, char *out, size_t outlen);
 /* The same for the HDF5 file open on h5_fd. */
 int vfdswmr_sessname_find_fd(int h5_fd, vfdswmr_sessname_seal_fn sealed, char *out, size_t outlen);

@@ -147,41 +147,21 @@ vfdswmr_rdr_md_follow(rdr_md_t *md, const char *h5_name)
     return true;
 }
 
-/* How often, at most, a reader holding no live writer's snapshot asks the
- * HDF5 file for a record (after each metadata read otherwise: one more
- * system call each). A writer that starts meanwhile changes nothing a
- * reader of the file as it was may read for max_lag ticks. */
-#define RECORD_EVERY 0.001
-
-static bool
-record_due(rdr_md_t *md)
-{
-    double now = vfdswmr_now();
-
-    if (now - md->record_checked < RECORD_EVERY)
-        return false;
-    md->record_checked = now;
-    return true;
-}
-
 int
 vfdswmr_rdr_md_replaced(rdr_md_t *md)
 {
     struct stat st;
-    /* holding no live writer's snapshot: look for a writer by every way */
-    bool idle = md->fd < 0 || (md->snap.hdr.flags & VFDSWMR_MDHDR_FINAL);
+    /* Holding no live writer's snapshot (none, a closed writer's, or a dead
+     * one's whose metadata file recovery removed): look for a writer by
+     * every way -- the session the HDF5 file records first (wherever it
+     * is), else our own name. */
+    bool idle = md->fd < 0 || (md->snap.hdr.flags & VFDSWMR_MDHDR_FINAL) || vfdswmr_rdr_md_unlinked(md);
 
-    if (idle && md->followed) {
-        if (stat(md->conf_path, &st) == 0) { /* a writer at our own name comes first */
-            memcpy(md->path, md->conf_path, sizeof md->path);
-            md->followed = false;
-            return md->fd < 0 || st.st_dev != md->dev || st.st_ino != md->ino;
-        }
-        if (record_due(md))
-            (void)vfdswmr_rdr_md_follow(md, NULL); /* a newer session elsewhere */
+    if (idle && !vfdswmr_rdr_md_follow(md, NULL) && md->followed && stat(md->conf_path, &st) == 0) {
+        memcpy(md->path, md->conf_path, sizeof md->path);
+        md->followed = false;
     }
-    if (stat(md->path, &st) < 0 && (!idle || md->followed || errno != ENOENT || !record_due(md) ||
-                                    !vfdswmr_rdr_md_follow(md, NULL) || stat(md->path, &st) < 0))
+    if (stat(md->path, &st) < 0)
         return 0;
     return md->fd < 0 || st.st_dev != md->dev || st.st_ino != md->ino;
 }

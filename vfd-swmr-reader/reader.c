@@ -220,6 +220,44 @@ refuse_unpublished(rdr_t *r, const char *name)
     return -1;
 }
 
+/* A dead writer's snapshot (its metadata file unlocked, not FINAL) that is
+ * not the HDF5 file's: the file records another session as its own (a
+ * later writer by another name or configuration), or it carries metadata
+ * over a superblock without a writer's seal (the file was re-created by
+ * plain HDF5, or written on after vfd_swmr_recover --force, since).
+ * Reading it would lay that snapshot over the file; recovery refuses it
+ * too (common/recover.c). Returns -1 with the reason on the stack, else 0. */
+static int
+refuse_stale(rdr_t *r, const char *name)
+{
+    const vfdswmr_mdhdr_t *h = &r->md.snap.hdr;
+    int fd = vfdswmr_lower_fd(r->base.lower);
+    uint64_t recorded;
+
+    if (r->md.fd < 0 || (h->flags & VFDSWMR_MDHDR_FINAL) || !r->base.cfg.presume_posix_semantics ||
+        vfdswmr_mdlock_held(r->md.fd) != 0)
+        return 0; /* no writer, a closed one, a live one (or no locks to tell) */
+    if (vfdswmr_sessname_recorded(name, &recorded) && recorded != h->session) {
+        VFDSWMR_ERR(H5E_CANTOPENFILE,
+                    "%s: metadata file \"%s\" holds session %016llx of a writer of \"%s\" that died, but the file "
+                    "records session %016llx as its own (a later writer of it, by another name or configuration): "
+                    "this metadata file is stale; remove it, or open the file the way its later writer did",
+                    RDR_NAME, r->md.path, (unsigned long long)h->session, name, (unsigned long long)recorded);
+        return -1;
+    }
+    if (r->md.snap.idx.nentries != 0 && fd >= 0 && vfdswmr_sb_sealed_fd(fd) == 0) {
+        VFDSWMR_ERR(H5E_CANTOPENFILE,
+                    "%s: metadata file \"%s\" holds the last snapshot (tick %llu) of a writer of \"%s\" that died, "
+                    "but the file's superblock carries no writer's seal: the file was written since without the "
+                    "writer (re-created by plain HDF5, or written on after vfd_swmr_recover --force), or its "
+                    "writer died in its close; run vfd_swmr_recover on it (it refuses a snapshot the file does not "
+                    "hold) or remove the metadata file if it is stale",
+                    RDR_NAME, r->md.path, (unsigned long long)h->tick, name);
+        return -1;
+    }
+    return 0;
+}
+
 /* The log file (log_file_path), when one is configured: 0, or -1 pushed. */
 static int
 open_log(rdr_t *r)
@@ -262,10 +300,9 @@ reader_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr)
     if (register_or_fail(r, name, flags, maxaddr) < 0)
         goto unregister;
     /* Find (or, with presume_posix_semantics=0, wait for) the metadata file
-     * -- none at the configured name: the one the HDF5 file records -- and
-     * load its snapshot, before the HDF5 file is opened. */
-    if (access(r->md.path, F_OK) < 0 && errno == ENOENT)
-        (void)vfdswmr_rdr_md_follow(&r->md, name);
+     * -- the one of the session the HDF5 file records, else the configured
+     * name's -- and load its snapshot, before the HDF5 file is opened. */
+    (void)vfdswmr_rdr_md_follow(&r->md, name);
     if (vfdswmr_rdr_md_attach(&r->md, !r->base.cfg.presume_posix_semantics, r->base.cfg.open_timeout) < 0)
         goto unregister; /* released already */
     vfdswmr_test_kill_point("reader_attached");
@@ -273,7 +310,7 @@ reader_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr)
         goto release;
     lower_open = true;
     r->lib_eoa = HADDR_UNDEF;
-    if (refuse_elsewhere(r, name) < 0 || refuse_unpublished(r, name) < 0)
+    if (refuse_elsewhere(r, name) < 0 || refuse_unpublished(r, name) < 0 || refuse_stale(r, name) < 0)
         goto release;
     if (open_log(r) < 0 || vfdswmr_rdr_forward_eoa(r) < 0)
         goto close_log;

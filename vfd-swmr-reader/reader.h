@@ -83,7 +83,6 @@ typedef struct rdr_md_t {
     uint64_t h5_ino;          /* the HDF5 file's inode (0 unknown), to refuse another file's metadata */
     bool followed;            /* path is what the HDF5 file records, not conf_path (sessname.h) */
     char conf_path[PATH_MAX]; /* where the configuration puts the metadata file */
-    double record_checked;    /* when the HDF5 file's record was last looked at (locate.c) */
     vfdswmr_mark_t mark;      /* our read mark in the writer's table (mark.fd < 0: none) */
     /* our registration on the HDF5 file: on the mark's slot byte while the
      * mark holds our snapshot's tick, else a byte of our own */
@@ -156,15 +155,16 @@ rdr_md_open_t vfdswmr_rdr_md_open(const char *path, int *fd, dev_t *dev, ino_t *
 void vfdswmr_rdr_md_open_error(const char *path, rdr_md_open_t rc);
 /* Whether the path names a file other than the one md->fd refers to (any
  * file, when md->fd < 0): 1 yes, 0 no. Holding no live writer's snapshot
- * (none, or a closed writer's), the path is looked for again first: the
- * configured one, else the one the HDF5 file records
- * (vfdswmr_rdr_md_follow). */
+ * (none, a closed writer's, or a dead one's that recovery removed), the
+ * path is looked for again first: the session the HDF5 file records
+ * (vfdswmr_rdr_md_follow), else the configured name. */
 int vfdswmr_rdr_md_replaced(rdr_md_t *md);
 /* The metadata file the HDF5 file records (mdfile/sessname.h; h5_name, or
  * NULL: through md->reg.fd), when it may be followed and is not md->path,
  * becomes md->path (md->followed): true. Never with
- * presume_posix_semantics=0 (readers of vfd_swmr_aux's copy). Call only
- * when conf_path names no file: the configured name comes first. */
+ * presume_posix_semantics=0 (readers of vfd_swmr_aux's copy). It comes
+ * before the configured name: a metadata file there of another session is
+ * stale. */
 bool vfdswmr_rdr_md_follow(rdr_md_t *md, const char *h5_name);
 /* Whether md->fd's file has been unlinked (its writer closed): 1 yes, 0 no. */
 int vfdswmr_rdr_md_unlinked(const rdr_md_t *md);

@@ -328,29 +328,34 @@ vfdswmr_claim_md(vfdswmr_writer_t *w, const char *h5_name, int *old_fd)
     *old_fd = -1;
     if ((rc = check_hdf5_lock(h5_name, w->md_path)) != VFDSWMR_CLAIM_FREE)
         return rc;
-    if ((rc = claim_at(w, h5_name, old_fd)) != VFDSWMR_CLAIM_FREE)
-        return rc;
-    /* None where the configuration puts it: the session the HDF5 file
-     * names (reached by another name or configuration) is this file's --
-     * this session takes its place there, as at the configured name. */
-    if (vfdswmr_sessname_find(h5_name, vfdswmr_sb_sealed_fd, rec, sizeof rec) != 1)
-        return VFDSWMR_CLAIM_FREE;
+    /* The session the HDF5 file records comes first, wherever its writer
+     * kept its metadata file (reached by another name or configuration):
+     * this session takes its place there, as at the configured name.
+     * Whatever the superblock says: recovery refuses a snapshot an
+     * unsealed file does not hold (recover.c). */
+    if (vfdswmr_sessname_find(h5_name, NULL, rec, sizeof rec) != 1 || strcmp(rec, w->md_path) == 0)
+        return claim_at(w, h5_name, old_fd);
     memcpy(configured, w->md_path, sizeof configured);
     memcpy(w->md_path, rec, strlen(rec) + 1); /* fits: VFDSWMR_SESSNAME_MAX */
-    rc = claim_at(w, h5_name, old_fd);
-    if (rc == VFDSWMR_CLAIM_FREE) /* gone meanwhile */
+    switch (rc = claim_at(w, h5_name, old_fd)) {
+    case VFDSWMR_CLAIM_FREE: /* gone meanwhile: as if nothing were recorded */
         memcpy(w->md_path, configured, sizeof configured);
-    else if (rc == VFDSWMR_CLAIM_REPLACE || rc == VFDSWMR_CLAIM_AGAIN) {
-        /* this process's own live writer of a file of this inode, found by
-         * its record only (a snapshot or copy kept both): never replaced or
-         * shared through a record */
+        return claim_at(w, h5_name, old_fd);
+    case VFDSWMR_CLAIM_REPLACE:
+    case VFDSWMR_CLAIM_AGAIN:
+        /* this process's own writer of a file of this inode, found by its
+         * record only: never replaced or shared through a record */
         rc = refuse("%s: metadata file %s, which \"%s\" records as its session's, belongs to a writer of this "
                     "process; nothing was changed",
                     w->md_path, h5_name);
         memcpy(w->md_path, configured, sizeof configured);
+        return rc;
+    case VFDSWMR_CLAIM_REFUSED:
+        return rc;
+    case VFDSWMR_CLAIM_CRASHED:
+        break;
     }
-    else if (rc != VFDSWMR_CLAIM_REFUSED)
-        VFDSWMR_LOG(&w->log, "open", "no metadata file at %s: using %s, which \"%s\" records as its session's",
-                    configured, w->md_path, h5_name);
+    VFDSWMR_LOG(&w->log, "open", "using metadata file %s, which \"%s\" records as its session's (configured: %s)",
+                w->md_path, h5_name, configured);
     return rc;
 }

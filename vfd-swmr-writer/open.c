@@ -100,8 +100,11 @@ recover_crashed(vfdswmr_writer_t *w, int old_fd, const char *name, bool *needed)
     vfdswmr_recover_report_t rep;
     char err[1024];
 
+    uint64_t recorded;
+
+    (void)vfdswmr_sessname_recorded(name, &recorded); /* ours is recorded only after this */
     vfdswmr_recover_io_lower(LOWER(w), &io);
-    if (vfdswmr_recover_run(old_fd, w->md_path, &io, name, w->hdf5_id, false, &rep, err, sizeof err) < 0) {
+    if (vfdswmr_recover_run(old_fd, w->md_path, &io, name, w->hdf5_id, recorded, false, &rep, err, sizeof err) < 0) {
         VFDSWMR_ERR(H5E_CANTOPENFILE, "%s: a writer of \"%s\" crashed and its file cannot be recovered: %s",
                     VFDSWMR_WRITER_NAME, name, err);
         return -1;
@@ -327,10 +330,11 @@ start_swmr(vfdswmr_writer_t *w, const char *name, unsigned flags, hid_t fapl, ha
     vfdswmr_rawlog_close(w->rawlog);
     w->rawlog = NULL;
     vfdswmr_fork_release();
-    /* The record stays while it names a metadata file: a crashed writer's,
-     * still there to recover from (a refused open removed only its own). */
-    if (w->named && access(w->md_path, F_OK) < 0 && errno == ENOENT)
-        vfdswmr_sessname_erase(w->hdf5_fd, w->md_path);
+    /* Our record goes: it names a session that never was (a crashed
+     * writer's metadata file still there has lost its record, and is
+     * recovered from at its own name, or refused by the seal elsewhere). */
+    if (w->named)
+        vfdswmr_sessname_erase_session(w->hdf5_fd, w->session_named);
     if (old_fd >= 0)
         close(old_fd);
     return -1;

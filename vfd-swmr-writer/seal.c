@@ -76,7 +76,8 @@ vfdswmr_seal_name_session(vfdswmr_writer_t *w)
     VFDSWMR_ASSERT(!w->ticker_running);
     if (!w->base.cfg.maintain_metadata_file || w->hdf5_fd < 0)
         return;
-    if (vfdswmr_sessname_record(w->hdf5_fd, w->md_path, vfdswmr_mdw_session(w->mdw)) == 0)
+    w->session_named = vfdswmr_mdw_session(w->mdw);
+    if (vfdswmr_sessname_record(w->hdf5_fd, w->md_path, w->session_named) == 0)
         w->named = true;
     else
         VFDSWMR_LOG(&w->log, "warning",

@@ -64,8 +64,9 @@ typedef struct vfdswmr_writer_t {
     bool read_only;      /* opened without H5F_ACC_RDWR (never active) */
     bool swmr_write;     /* opened with H5F_ACC_SWMR_WRITE */
     char md_path[VFDSWMR_MAX_PATH + 64];
-    uint64_t hdf5_id; /* st_ino of the HDF5 file, 0 unknown */
-    bool named;       /* the HDF5 file records md_path (mdfile/sessname.h) */
+    uint64_t hdf5_id;       /* st_ino of the HDF5 file, 0 unknown */
+    bool named;             /* the HDF5 file records md_path (mdfile/sessname.h) ... */
+    uint64_t session_named; /* ... and this session */
     vfdswmr_log_t log;
     /* the shared raw-data chunk cache: the HDF5 file's bytes, page buffer
      * not included (reads add it on top); own mutex, taken inside `lock` */

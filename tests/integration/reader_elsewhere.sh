@@ -174,6 +174,7 @@ proc_start w env HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$cfg" ${VFDSWMR
     "$VFDSWMR_PROGS/rowwriter" "$f" open
 proc_read w
 [ "$ANSWER" = "ready 750" ] || fail "writer B: $ANSWER $(proc_err w)"
+sessname erase "$f" # writer B found at the reader's own name, not by its record
 proc_expect w "append 15" "flushed 765"
 proc_expect r "verify 765" "rows 765"
 proc_expect w close closed
@@ -182,5 +183,33 @@ proc_end w
 proc_expect r quit closed
 proc_end r
 [ "$PROC_STATUS" = 0 ] || fail "reader exit status $PROC_STATUS: $(proc_err r)"
-ok "a reader that followed writer A's record (metadata file elsewhere, kept FINAL after its close) goes back to its own name for writer B: 765 rows"
+ok "a reader that followed writer A's record (metadata file elsewhere, kept FINAL after its close) goes back to its own name for writer B, which records nothing: 765 rows"
+
+# A reader that followed a writer's record sees the next writer after that
+# one died and vfd_swmr_recover removed its metadata file.
+proc_start w env HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$cfg;md_file_path=$WORK/elsewhere" \
+    ${VFDSWMR_VALGRIND:-} "$VFDSWMR_PROGS/rowwriter" "$f" open
+proc_read w
+[ "$ANSWER" = "ready 765" ] || fail "writer C: $ANSWER $(proc_err w)"
+proc_expect w "append 5" "flushed 770"
+proc_start r env HDF5_DRIVER=vfd_swmr_reader HDF5_DRIVER_CONFIG="$cfg" ROWS_TIMEOUT=30 ${VFDSWMR_VALGRIND:-} \
+    "$VFDSWMR_PROGS/rowreader" "$f" watch
+proc_read r
+[ "$ANSWER" = "ready 770" ] || fail "the reader following writer C's record: $ANSWER $(proc_err r)"
+proc_expect w "append 10" "flushed 780"
+proc_kill w
+out=$(${VFDSWMR_VALGRIND:-} "$VFDSWMR_RECOVER" "$f" 2>&1) || fail "vfd_swmr_recover after writer C died: $out"
+[ ! -e "$WORK/elsewhere/f.h5.md" ] || fail "vfd_swmr_recover left writer C's metadata file"
+proc_start w env HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$cfg" ${VFDSWMR_VALGRIND:-} \
+    "$VFDSWMR_PROGS/rowwriter" "$f" open
+proc_read w
+[ "$ANSWER" = "ready 780" ] || fail "writer D: $ANSWER $(proc_err w)"
+proc_expect w "append 20" "flushed 800"
+proc_expect r "verify 800" "rows 800"
+proc_expect w close closed
+proc_end w
+[ "$PROC_STATUS" = 0 ] || fail "writer D exit status $PROC_STATUS: $(proc_err w)"
+proc_expect r quit closed
+proc_end r
+ok "a reader that followed writer C's record, C killed and recovered by vfd_swmr_recover (its metadata file removed): the reader sees writer D at its own name, 800 rows"
 finish

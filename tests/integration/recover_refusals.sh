@@ -349,22 +349,34 @@ out=$(recover --config "$cfg" "$f" 2>&1)
 rc=$?
 [ "$rc" = 1 ] && [[ $out == "vfd_swmr_recover: $why"*"nothing was written"* ]] || fail "vfd_swmr_recover of the re-created file: exit $rc: $out"
 unchanged "the refused vfd_swmr_recover" "$f" "$f.md"
+out=$(HDF5_DRIVER=vfd_swmr_reader HDF5_DRIVER_CONFIG="$cfg" ${VFDSWMR_VALGRIND:-} "$VFDSWMR_PROGS/rowreader" "$f" check 3000 2 2>&1) &&
+    fail "a reader read the dead snapshot over the re-created file: $out"
+[[ $out == *"vfd_swmr_reader: metadata file \"$f.md\" holds the last snapshot (tick 2) of a writer of \"$f\" that died, but the file's superblock carries no writer's seal"* ]] ||
+    fail "the reader of the re-created file refused without saying why: $out"
+unchanged "the refused reader" "$f" "$f.md"
 plain_check "$f" 3000 2
-ok "a crashed file re-created longer by plain HDF5 (same inode, no seal): the next writer and vfd_swmr_recover refuse it (\"not sealed ... differs\"), both files unchanged; plain HDF5 reads the new 3000 rows"
+ok "a crashed file re-created longer by plain HDF5 (same inode, no seal): the next writer, vfd_swmr_recover and vfd_swmr_reader refuse it (\"not sealed ... differs\", \"carries no writer's seal\"), both files unchanged; plain HDF5 reads the new 3000 rows"
 
 f=$data/f2.h5
 crashed_writer "$f" 1000 "$cfg;md_file_path=$WORK/md"
 plain_recreate "$f"
 [ "$(sessname show "$f")" = "$(realpath "$WORK/md")/f2.h5.md" ] || fail "the re-created file lost the record: the case is not tested"
-[ "$(sessname find "$f")" = none ] || fail "the unsealed file's record is followed: $(sessname find "$f")"
+[ "$(sessname find "$f")" = none ] || fail "the unsealed file's record is followed by readers: $(sessname find "$f")"
 cp "$WORK/md/f2.h5.md" "$WORK/f2.md.before"
+cp "$f" "$f.before"
 check_rows "$f" vfd_swmr_reader "$cfg" 3000 2
-out=$(printf 'append 5\nclose\n' | HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$cfg" ${VFDSWMR_VALGRIND:-} \
-    "$VFDSWMR_PROGS/rowwriter" "$f" open 2>&1) || fail "a default writer of the re-created file: $out"
-[ "$out" = $'ready 3000\nflushed 3005\nclosed' ] || fail "a default writer of the re-created file: $out"
-plain_check "$f" 3005 2
+out=$(HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$cfg" ${VFDSWMR_VALGRIND:-} "$VFDSWMR_PROGS/tryopen" "$f" rdwr 2>&1)
+rc=$?
+[ "$rc" = 1 ] && [[ $out == *"$f is not sealed by a writer, but metadata file $(realpath "$WORK/md")/f2.h5.md holds the last snapshot (tick 2) of a writer of it that died, and the file's metadata differs from it"* ]] ||
+    fail "a default writer of the re-created file with the record left: status $rc: $out"
+cmp -s "$f" "$f.before" || fail "the refused writer changed $f"
 cmp -s "$WORK/md/f2.h5.md" "$WORK/f2.md.before" || fail "the dead session's metadata file elsewhere changed"
-ok "re-created by plain HDF5 with the dead session's record left on it: not followed (no seal); a default reader reads the 3000 new rows, a default writer appends 5, the dead session's metadata file untouched"
+rm "$WORK/md/f2.h5.md"
+out=$(printf 'append 5\nclose\n' | HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$cfg" ${VFDSWMR_VALGRIND:-} \
+    "$VFDSWMR_PROGS/rowwriter" "$f" open 2>&1) || fail "a default writer once the stale metadata file is gone: $out"
+[ "$out" = $'ready 3000\nflushed 3005\nclosed' ] || fail "a default writer once the stale metadata file is gone: $out"
+plain_check "$f" 3005 2
+ok "re-created by plain HDF5 with the dead session's record left on it: readers do not follow it (no seal) and read the 3000 new rows; a writer follows it to the stale metadata file and is refused (\"differs\"), nothing changed; once that file is removed a default writer appends 5"
 
 # (g) killed in the close after the seal went
 if [ "${VFDSWMR_TEST_HOOKS:-1}" = 1 ]; then
@@ -380,6 +392,54 @@ if [ "${VFDSWMR_TEST_HOOKS:-1}" = 1 ]; then
     plain_check "$f" 810 4
     [ ! -e "$f.md" ] || fail "the metadata file is left"
     ok "a writer killed in its close after the seal went (whole, unsealed, not FINAL): the next writer finds nothing differing, goes on; plain HDF5 reads 810 rows and 4 groups"
+
+    # (h) killed the same way, then reached by a hard link: the writer there
+    # follows the record to the dead session at the first name (its snapshot
+    # is the file's: nothing differs), takes its place, publishes 1600 rows
+    # and dies; the next writer at the first name recovers those 1600 (it
+    # used to find the first session's metadata file and roll them back)
+    f=$data/h.h5
+    out=$(printf 'append 800\ngroups 4\nclose\n' | env HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$cfg" \
+        VFDSWMR_TEST_KILL_AT=unsealed:1 "$VFDSWMR_PROGS/rowwriter" "$f" create 2>&1)
+    rc=$?
+    [ "$rc" = 137 ] || fail "$f: a writer killed in its close after the seal went: status $rc: $out"
+    ln "$f" "$data/h-link.h5"
+    proc_start w env HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$cfg" ${VFDSWMR_VALGRIND:-} \
+        "$VFDSWMR_PROGS/rowwriter" "$data/h-link.h5" open
+    proc_read w
+    [ "$ANSWER" = "ready 800" ] || fail "the writer through the hard link: $ANSWER $(proc_err w)"
+    proc_expect w "append 800" "flushed 1600"
+    proc_expect w tick ticked
+    proc_expect w "groups 2" "flushed groups 6"
+    proc_expect w tick ticked
+    proc_kill w
+    [ ! -e "$data/h-link.h5.md" ] || fail "the writer through the hard link kept its own metadata file, not the recorded one"
+    out=$(printf 'close\n' | HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$cfg" ${VFDSWMR_VALGRIND:-} \
+        "$VFDSWMR_PROGS/rowwriter" "$f" open 2>&1) || fail "the writer at the first name after the link's writer died: $out"
+    [ "$out" = $'ready 1600\nclosed' ] || fail "the writer at the first name after the link's writer died: $out"
+    plain_check "$f" 1600 6
+    ok "a writer killed in its close after the seal went, then a writer through a hard link: it follows the record to that session (nothing differs), publishes 1600 rows and dies; the writer at the first name recovers all 1600 rows and 6 groups"
+
+    # (i) a finished recovery of a version 3 superblock whose metadata file
+    # outlived it (vfd_swmr_recover killed before its removal): the next
+    # writer finds the file already holding the snapshot
+    f=$data/i.h5
+    proc_start w env HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$cfg" ${VFDSWMR_VALGRIND:-} \
+        "$VFDSWMR_PROGS/rowwriter" "$f" create --latest
+    proc_read w
+    [ "$ANSWER" = "ready 0" ] || fail "$f: writer not ready: $ANSWER $(proc_err w)"
+    proc_expect w "append 700" "flushed 700"
+    proc_expect w "groups 3" "flushed groups 3"
+    proc_expect w tick ticked
+    proc_kill w
+    ln "$f.md" "$WORK/i.md.kept"
+    out=$(recover --config "$cfg" "$f" 2>&1) || fail "vfd_swmr_recover of the version 3 file: $out"
+    mv "$WORK/i.md.kept" "$f.md"
+    out=$(printf 'append 1\nclose\n' | HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$cfg" ${VFDSWMR_VALGRIND:-} \
+        "$VFDSWMR_PROGS/rowwriter" "$f" open --latest 2>&1) || fail "the next writer of a recovered version 3 file: $out"
+    [ "$out" = $'ready 700\nflushed 701\nclosed' ] || fail "the next writer of a recovered version 3 file: $out"
+    plain_check "$f" 701 3
+    ok "a recovered file (version 3 superblock) whose metadata file outlived the recovery: the next writer finds nothing differing (the superblock as recovery patched it), appends 1; plain HDF5 reads 701 rows"
 else
     echo "# no kill hooks in this build: a close killed after the seal went not tried"
 fi

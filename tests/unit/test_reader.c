@@ -36,6 +36,7 @@
 #include "le.h"
 #include "lookup3.h"
 #include "mdwriter.h"
+#include "superblock.h"
 #include "vfdswmr.h"
 
 #define PS      4096u
@@ -937,6 +938,24 @@ test_log(void **state)
     fx_teardown(&fx);
 }
 
+/* The writer's seal on the superblock of the HDF5 file at path, on disk, as
+ * a real writer leaves it when it dies (the fixtures' writers are
+ * mdwriter.h's alone). */
+static void
+seal_on_disk(const char *path, bool on)
+{
+    uint8_t sb[VFDSWMR_SB_SEAL_SPAN];
+    uint64_t addr;
+    int fd = open(path, O_RDWR);
+
+    assert_true(fd >= 0);
+    assert_int_equal(vfdswmr_sb_find_fd(fd, &addr), 1);
+    assert_int_equal(vfdswmr_pread_all(fd, sb, sizeof sb, addr), 0);
+    assert_int_equal(vfdswmr_sb_set_seal(sb, sizeof sb, on), 1);
+    assert_int_equal(vfdswmr_pwrite_all(fd, sb, sizeof sb, addr), 0);
+    close(fd);
+}
+
 /* The writer's state as a reader sees it, and the settings it adopts. */
 static void
 test_writer_state_and_settings(void **state)
@@ -972,9 +991,11 @@ test_writer_state_and_settings(void **state)
     assert_int_equal(st.max_lag, MAX_LAG);
     assert_int_equal(st.writer_state, VFDSWMR_WRITER_RUNNING);
     assert_int_equal(read_dataset(file, "b", NB, 7), 0);
-    /* the writer dies (its lock goes with it): the snapshot stays readable */
+    /* the writer dies (its lock goes with it, its seal stays): the snapshot
+     * stays readable */
     assert_int_equal(vfdswmr_mdw_close(fx.w, true, err, sizeof err), 0);
     fx.w = NULL;
+    seal_on_disk(fx.h5, true);
     assert_int_equal(status_of(file).writer_state, VFDSWMR_WRITER_DIED);
     assert_int_equal(read_dataset(file, "b", NB, 7), 0);
     assert_true(H5Fclose(file) >= 0);
@@ -983,6 +1004,16 @@ test_writer_state_and_settings(void **state)
     assert_int_equal(status_of(file).writer_state, VFDSWMR_WRITER_DIED);
     assert_int_equal(read_dataset(file, "b", NB, 7), 0);
     assert_true(H5Fclose(file) >= 0);
+    /* the same dead snapshot over a superblock without the seal (the file
+     * re-created or written since): refused */
+    seal_on_disk(fx.h5, false);
+    H5E_BEGIN_TRY
+    {
+        file = open_reader(&fx, H5F_ACC_RDONLY, "");
+    }
+    H5E_END_TRY
+    assert_true(file < 0);
+    assert_error("that died, but the file's superblock carries no writer's seal");
     /* a writer that stops publishing: the reader is told, not left frozen */
     unlink(fx.md);
     fx.w = start_writer(&fx);

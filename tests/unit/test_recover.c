@@ -121,6 +121,9 @@ write_session(uint64_t hdf5_id, unsigned final_flags)
     return session;
 }
 
+/* The session the HDF5 file records as its own (0: none), for run(). */
+static uint64_t recorded_session;
+
 static int
 run(bool force, uint64_t hdf5_id, vfdswmr_recover_report_t *rep, char *err, size_t errlen)
 {
@@ -128,7 +131,7 @@ run(bool force, uint64_t hdf5_id, vfdswmr_recover_report_t *rep, char *err, size
     vfdswmr_recover_io_t io = {f_read, f_write, f_extend, f_size, f_sync, &h5};
 
     assert_true(md >= 0 && h5 >= 0);
-    rc = vfdswmr_recover_run(md, md_path, &io, h5_path, hdf5_id, force, rep, err, errlen);
+    rc = vfdswmr_recover_run(md, md_path, &io, h5_path, hdf5_id, recorded_session, force, rep, err, errlen);
     close(md);
     close(h5);
     return rc;
@@ -236,6 +239,37 @@ test_foreign_refused(void **state)
 
 /* A file shorter than the snapshot's EOA was truncated or replaced after
  * the crash (the writer keeps it that long): refused; --force extends it. */
+/* The HDF5 file records another session (a later writer of it kept its
+ * metadata file elsewhere): this metadata file is stale. */
+static void
+test_other_session_recorded_refused(void **state)
+{
+    vfdswmr_recover_report_t rep;
+    char err[512], want[128];
+    uint64_t session;
+
+    (void)state;
+    make_model();
+    session = write_session(1234, 0);
+    recorded_session = session ^ 1;
+    assert_int_equal(run(false, 1234, &rep, err, sizeof err), -1);
+    snprintf(want, sizeof want, "holds session %016llx of", (unsigned long long)session);
+    assert_non_null(strstr(err, want));
+    snprintf(want, sizeof want, "records session %016llx as its own", (unsigned long long)(session ^ 1));
+    assert_non_null(strstr(err, want));
+    assert_non_null(strstr(err, "this one is stale; nothing was written"));
+    expect_untouched();
+    recorded_session = session; /* its own session recorded: recovered */
+    assert_int_equal(run(false, 1234, &rep, err, sizeof err), 0);
+    expect_recovered();
+    make_model();
+    write_session(1234, 0);
+    recorded_session = 99; /* --force writes it anyway */
+    assert_int_equal(run(true, 1234, &rep, err, sizeof err), 0);
+    expect_recovered();
+    recorded_session = 0;
+}
+
 static void
 test_shorter_file_refused(void **state)
 {
@@ -495,11 +529,17 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_exact_ranges_and_raw_kept), cmocka_unit_test(test_foreign_refused),
-        cmocka_unit_test(test_shorter_file_refused),      cmocka_unit_test(test_damaged_image_writes_nothing),
-        cmocka_unit_test(test_final_needs_nothing),       cmocka_unit_test(test_final_over_sealed_refused),
-        cmocka_unit_test(test_large_pages_in_pieces),     cmocka_unit_test(test_crafted_huge_entries_bounded),
-        cmocka_unit_test(test_tick0_recovered_twice),     cmocka_unit_test(test_killed_recovery_finished_by_next),
+        cmocka_unit_test(test_exact_ranges_and_raw_kept),
+        cmocka_unit_test(test_foreign_refused),
+        cmocka_unit_test(test_shorter_file_refused),
+        cmocka_unit_test(test_damaged_image_writes_nothing),
+        cmocka_unit_test(test_final_needs_nothing),
+        cmocka_unit_test(test_final_over_sealed_refused),
+        cmocka_unit_test(test_large_pages_in_pieces),
+        cmocka_unit_test(test_crafted_huge_entries_bounded),
+        cmocka_unit_test(test_tick0_recovered_twice),
+        cmocka_unit_test(test_killed_recovery_finished_by_next),
+        cmocka_unit_test(test_other_session_recorded_refused),
     };
     if (testdir_setup(NULL) < 0)
         return 1;

@@ -218,6 +218,7 @@ main(int argc, char **argv)
     vfdswmr_config_t cfg;
     char md_path[VFDSWMR_MAX_PATH + 64], rec[VFDSWMR_SESSNAME_MAX + 1], marks[VFDSWMR_MAX_PATH + 128], err[1024];
     int c, md_fd = -1, rc;
+    uint64_t recorded;
     H5FD_t *lower;
     struct stat st;
     vfdswmr_recover_io_t io;
@@ -250,25 +251,27 @@ main(int argc, char **argv)
         return die(2, "bad configuration: %s", err);
     if (vfdswmr_md_path(&cfg, file, md_path, sizeof md_path) < 0)
         return die(2, "metadata file path too long for %s", file);
-    if ((rc = lock_md(md_path, file, &md_fd)) != 0)
-        return rc;
-    /* none where the configuration puts it: the one the file records
-     * (mdfile/sessname.h), its writer's wherever it was configured */
-    if (md_fd < 0 && vfdswmr_sessname_find(file, vfdswmr_sb_sealed_fd, rec, sizeof rec) == 1) {
-        if (!quiet)
-            printf(PROG ": %s: using metadata file %s, which the file records as its writer's\n", file, rec);
+    /* The session the file records (mdfile/sessname.h) comes first, wherever
+     * its writer kept its metadata file; then the configuration's. */
+    (void)vfdswmr_sessname_recorded(file, &recorded);
+    if (vfdswmr_sessname_find(file, NULL, rec, sizeof rec) == 1 && strcmp(rec, md_path) != 0) {
         if ((rc = lock_md(rec, file, &md_fd)) != 0)
             return rc;
-        if (md_fd >= 0) /* else gone meanwhile: as if there were none */
+        if (md_fd >= 0) { /* else gone meanwhile: as if there were none */
+            if (!quiet)
+                printf(PROG ": %s: using metadata file %s, which the file records as its writer's\n", file, rec);
             memcpy(md_path, rec, strlen(rec) + 1);
+        }
     }
+    if (md_fd < 0 && (rc = lock_md(md_path, file, &md_fd)) != 0)
+        return rc;
     if (md_fd < 0)
         return no_metadata_file(&cfg, file, md_path, force, quiet);
     if ((lower = open_hdf5(&cfg, file, md_path, H5F_ACC_RDWR)) == NULL)
         return 1;
     vfdswmr_recover_io_lower(lower, &io);
-    rc = vfdswmr_recover_run(md_fd, md_path, &io, file, stat(file, &st) == 0 ? (uint64_t)st.st_ino : 0, force, &rep,
-                             err, sizeof err);
+    rc = vfdswmr_recover_run(md_fd, md_path, &io, file, stat(file, &st) == 0 ? (uint64_t)st.st_ino : 0, recorded, force,
+                             &rep, err, sizeof err);
     if (H5FDclose(lower) < 0 && rc == 0) {
         snprintf(err, sizeof err, "cannot close %s", file);
         rc = -1;
