@@ -62,9 +62,10 @@ typedef struct vfdswmr_recover_report_t {
  * `force`, and so is an HDF5 file shorter than the snapshot's EOA (the
  * writer keeps the file at least that long from each consistency point on:
  * a shorter one was truncated or replaced since). `recorded` is the
- * session the HDF5 file records as its own (mdfile/sessname.h; 0: none):
- * a metadata file of another session is stale -- a later session of the
- * file has been, or is, elsewhere -- and refused unless `force`. Nothing is
+ * session the HDF5 file records as its own with its metadata file
+ * elsewhere (vfdswmr_sessname_elsewhere; 0: none): a metadata file of
+ * another session is stale -- a later session of the file has been, or
+ * is, elsewhere -- and refused unless `force`. Nothing is
  * written to the HDF5 file before every image has been read and verified.
  * `md_name` and `h5_name` are for messages.
  */

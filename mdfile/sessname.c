@@ -147,16 +147,18 @@ vfdswmr_sessname_erase_session(int h5_fd, uint64_t session)
 }
 
 int
-vfdswmr_sessname_recorded(const char *h5_name, uint64_t *session)
+vfdswmr_sessname_elsewhere(const char *h5_name, const char *md_path, uint64_t *session)
 {
     int fd = vfdswmr_open_regular(h5_name, O_RDONLY), rc = 0;
+    char here[VFDSWMR_SESSNAME_MAX + 1];
     vfdswmr_sessname_t r;
     struct stat st;
 
     *session = 0;
     if (fd < 0)
         return 0;
-    if (read_fd(fd, &r) && fstat(fd, &st) == 0 && r.dev == (uint64_t)st.st_dev) {
+    if (read_fd(fd, &r) && fstat(fd, &st) == 0 && r.dev == (uint64_t)st.st_dev &&
+        (absolute(md_path, here, sizeof here) < 0 || strcmp(here, r.path) != 0)) {
         *session = r.session;
         rc = 1;
     }

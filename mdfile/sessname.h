@@ -78,10 +78,14 @@ void vfdswmr_sessname_erase_session(int h5_fd, uint64_t session);
 void vfdswmr_sessname_clear(int h5_fd);
 
 /* The session the HDF5 file h5_name records, when it records one on its
- * own device (whether or not its metadata file can be followed): 1 with
- * *session, else 0. A metadata file of another session is not the file's
- * (the record is written before the seal, and goes with it). */
-int vfdswmr_sessname_recorded(const char *h5_name, uint64_t *session);
+ * own device whose metadata file is elsewhere than md_path (whether or not
+ * it can be followed): 1 with *session, else 0. A metadata file at md_path
+ * of another session is then not the file's: a later session of the file
+ * has been, or is, elsewhere (the record is written before the seal, and
+ * goes with it). A record naming md_path itself with another session is
+ * a writer that died taking md_path over before its metadata file got the
+ * name: the one there is still the file's. */
+int vfdswmr_sessname_elsewhere(const char *h5_name, const char *md_path, uint64_t *session);
 
 /* What the HDF5 file h5_name records, decoded, into *r: 1, or 0 (none, not
  * readable, not a value). Nothing is checked about it. */

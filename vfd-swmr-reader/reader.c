@@ -237,7 +237,7 @@ refuse_stale(rdr_t *r, const char *name)
     if (r->md.fd < 0 || (h->flags & VFDSWMR_MDHDR_FINAL) || !r->base.cfg.presume_posix_semantics ||
         vfdswmr_mdlock_held(r->md.fd) != 0)
         return 0; /* no writer, a closed one, a live one (or no locks to tell) */
-    if (vfdswmr_sessname_recorded(name, &recorded) && recorded != h->session) {
+    if (vfdswmr_sessname_elsewhere(name, r->md.path, &recorded) && recorded != h->session) {
         VFDSWMR_ERR(H5E_CANTOPENFILE,
                     "%s: metadata file \"%s\" holds session %016llx of a writer of \"%s\" that died, but the file "
                     "records session %016llx as its own (a later writer of it, by another name or configuration): "

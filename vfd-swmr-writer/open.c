@@ -102,7 +102,7 @@ recover_crashed(vfdswmr_writer_t *w, int old_fd, const char *name, bool *needed)
 
     uint64_t recorded;
 
-    (void)vfdswmr_sessname_recorded(name, &recorded); /* ours is recorded only after this */
+    (void)vfdswmr_sessname_elsewhere(name, w->md_path, &recorded); /* ours is recorded only after this */
     vfdswmr_recover_io_lower(LOWER(w), &io);
     if (vfdswmr_recover_run(old_fd, w->md_path, &io, name, w->hdf5_id, recorded, false, &rep, err, sizeof err) < 0) {
         VFDSWMR_ERR(H5E_CANTOPENFILE, "%s: a writer of \"%s\" crashed and its file cannot be recovered: %s",

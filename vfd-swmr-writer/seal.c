@@ -27,6 +27,7 @@
 #include "recover.h"
 #include "sessname.h"
 #include "superblock.h"
+#include "testhook.h"
 #include "writer.h"
 
 #define LOWER(w) ((w)->base.lower)
@@ -120,6 +121,7 @@ vfdswmr_seal_at_open(vfdswmr_writer_t *w, const char *name, bool recovered)
     w->sb_sealed = true; /* ours from here: an open that fails later clears it (open.c) */
     if (w->base.cfg.durable && io.sync(io.ctx) < 0)
         goto failed;
+    vfdswmr_test_kill_point("sealed"); /* recorded and sealed; a crashed writer's metadata file not replaced yet */
     return 0;
 failed:
     VFDSWMR_ERR(H5E_WRITEERROR, "%s: cannot seal the superblock of \"%s\" as being written: %s", VFDSWMR_WRITER_NAME,

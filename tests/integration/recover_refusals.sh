@@ -440,6 +440,27 @@ if [ "${VFDSWMR_TEST_HOOKS:-1}" = 1 ]; then
     [ "$out" = $'ready 700\nflushed 701\nclosed' ] || fail "the next writer of a recovered version 3 file: $out"
     plain_check "$f" 701 3
     ok "a recovered file (version 3 superblock) whose metadata file outlived the recovery: the next writer finds nothing differing (the superblock as recovery patched it), appends 1; plain HDF5 reads 701 rows"
+
+    # (j) a writer that took over a dead session's recorded metadata file
+    # and died before its own got that name (test hook 'sealed'): the record
+    # names the place with the new session; the metadata file there is
+    # still the file's, and is recovered from, not called stale
+    f=$data/j.h5
+    crashed_writer "$f" 1000 "$cfg;md_file_path=$WORK/md"
+    out=$(env HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$cfg" VFDSWMR_TEST_KILL_AT=sealed:1 \
+        "$VFDSWMR_PROGS/tryopen" "$f" rdwr 2>&1)
+    rc=$?
+    [ "$rc" = 137 ] || fail "a writer killed after sealing: status $rc: $out"
+    [ "$(sessname show "$f")" = "$(realpath "$WORK/md")/j.h5.md" ] || fail "the killed writer's record: $(sessname show "$f")"
+    out=$(HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$cfg" ${VFDSWMR_VALGRIND:-} "$VFDSWMR_PROGS/tryopen" "$f" rdwr 2>&1)
+    rc=$?
+    [ "$rc" = 1 ] && [[ $out == *"its metadata file is not at $f.md (the file records $(realpath "$WORK/md")/j.h5.md as its session's metadata file"* ]] ||
+        fail "the next default writer: status $rc: $out"
+    out=$(recover --config "$cfg;md_file_path=$WORK/md" "$f" 2>&1) || fail "vfd_swmr_recover with the recorded place: $out"
+    [[ $out == "vfd_swmr_recover: $f: recovered tick "*" of writer session "* ]] || fail "vfd_swmr_recover with the recorded place: $out"
+    [ ! -e "$WORK/md/j.h5.md" ] || fail "vfd_swmr_recover left the metadata file"
+    plain_check "$f" 1000 5
+    ok "a writer killed after it took over a recorded dead session and sealed, before its metadata file got the name: the next default writer is refused naming the recorded place; vfd_swmr_recover with it recovers the 1000 rows (not \"stale\")"
 else
     echo "# no kill hooks in this build: a close killed after the seal went not tried"
 fi

@@ -253,7 +253,6 @@ main(int argc, char **argv)
         return die(2, "metadata file path too long for %s", file);
     /* The session the file records (mdfile/sessname.h) comes first, wherever
      * its writer kept its metadata file; then the configuration's. */
-    (void)vfdswmr_sessname_recorded(file, &recorded);
     if (vfdswmr_sessname_find(file, NULL, rec, sizeof rec) == 1 && strcmp(rec, md_path) != 0) {
         if ((rc = lock_md(rec, file, &md_fd)) != 0)
             return rc;
@@ -267,6 +266,7 @@ main(int argc, char **argv)
         return rc;
     if (md_fd < 0)
         return no_metadata_file(&cfg, file, md_path, force, quiet);
+    (void)vfdswmr_sessname_elsewhere(file, md_path, &recorded);
     if ((lower = open_hdf5(&cfg, file, md_path, H5F_ACC_RDWR)) == NULL)
         return 1;
     vfdswmr_recover_io_lower(lower, &io);
