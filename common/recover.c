@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -107,6 +108,91 @@ republish(int md_fd, const char *md_name, const vfdswmr_mdsnap_t *s, uint64_t hd
     return 0;
 }
 
+/* What to do with one piece of an entry's image: the file's bytes at HDF5
+ * address `pos` in buf, the image's from offset `off` in ibuf, n of each.
+ * 0 to go on, else what each_piece returns. */
+typedef int (*piece_fn)(void *ctx, const vfdswmr_mdsnap_t *s, const vfdswmr_mdentry_t *e, uint64_t pos, uint64_t off,
+                        size_t n, uint8_t *buf, uint8_t *ibuf);
+
+/* fn for every piece of entry e's image, at most up to the snapshot's EOA
+ * (none for an entry without metadata ranges): its first result that is not
+ * 0, or 0; -1 (errno) when a read fails. buf and ibuf hold PIECE bytes. */
+static int
+each_piece(const vfdswmr_recover_io_t *io, int md_fd, const vfdswmr_mdsnap_t *s, const vfdswmr_mdentry_t *e,
+           uint8_t *buf, uint8_t *ibuf, piece_fn fn, void *ctx)
+{
+    uint64_t addr = e->hdf5_page * s->hdr.page_size, len = e->length;
+    int rc;
+
+    if (e->nranges == 0 || addr >= s->hdr.eoa)
+        return 0;
+    if (s->hdr.eoa - addr < len)
+        len = s->hdr.eoa - addr;
+    for (uint64_t off = 0; off < len; off += PIECE) {
+        size_t n = len - off < PIECE ? (size_t)(len - off) : PIECE;
+        if (io->read(io->ctx, addr + off, buf, n) < 0 || read_image_part(md_fd, s->hdr.page_size, e, off, ibuf, n) < 0)
+            return -1;
+        if ((rc = fn(ctx, s, e, addr + off, off, n, buf, ibuf)) != 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* The bytes of e's metadata ranges within the piece [off, off + n) of its
+ * image: copied from ibuf into buf (copy), or compared. The bytes copied,
+ * or (compare) 1 when one differs, else 0. */
+static uint64_t
+ranges_in_piece(const vfdswmr_mdsnap_t *s, const vfdswmr_mdentry_t *e, uint64_t off, size_t n, uint8_t *buf,
+                const uint8_t *ibuf, bool copy)
+{
+    uint64_t bytes = 0;
+
+    for (uint32_t k = 0; k < e->nranges; k++) {
+        const vfdswmr_mdrange_t *r = &s->idx.ranges[e->range_first + k];
+        uint64_t lo = r->offset > off ? r->offset : off, hi = (uint64_t)r->offset + r->length;
+        if (hi > off + n)
+            hi = off + n;
+        if (lo >= hi)
+            continue;
+        if (!copy && memcmp(buf + (lo - off), ibuf + (lo - off), (size_t)(hi - lo)) != 0)
+            return 1;
+        if (copy) {
+            memcpy(buf + (lo - off), ibuf + (lo - off), (size_t)(hi - lo));
+            bytes += hi - lo;
+        }
+    }
+    return bytes;
+}
+
+/* Where the superblock sits in a piece at HDF5 address pos of n bytes
+ * (its bytes lie within one piece: PIECE), or SIZE_MAX. */
+static size_t
+sb_in_piece(uint64_t sb_addr, uint64_t pos, size_t n)
+{
+    return sb_addr != UINT64_MAX && sb_addr >= pos && sb_addr - pos < n ? (size_t)(sb_addr - pos) : SIZE_MAX;
+}
+
+typedef struct {
+    const vfdswmr_recover_io_t *io;
+    uint64_t sb_addr;
+    uint64_t *bytes;
+} restore_t;
+
+/* Pass 2's piece: overlay the metadata ranges, keep the superblock sealed
+ * (recovery's last write clears it), write back. */
+static int
+restore_piece(void *ctx, const vfdswmr_mdsnap_t *s, const vfdswmr_mdentry_t *e, uint64_t pos, uint64_t off, size_t n,
+              uint8_t *buf, uint8_t *ibuf)
+{
+    restore_t *r = ctx;
+    size_t at = sb_in_piece(r->sb_addr, pos, n);
+
+    *r->bytes += ranges_in_piece(s, e, off, n, buf, ibuf, true);
+    if (at != SIZE_MAX)
+        vfdswmr_sb_set_seal(buf + at, n - at, true);
+    return r->io->write(r->io->ctx, pos, buf, n) < 0 ? -1 : 0;
+}
+
 /* Pass 2: copy the metadata ranges of one image into the HDF5 file (at
  * most up to the snapshot's EOA), a piece at a time: read the file's bytes
  * and the image's, overlay, write back. buf and ibuf hold PIECE bytes. */
@@ -114,86 +200,33 @@ static int
 restore_entry(const vfdswmr_recover_io_t *io, int md_fd, const vfdswmr_mdsnap_t *s, const vfdswmr_mdentry_t *e,
               uint64_t sb_addr, uint8_t *buf, uint8_t *ibuf, uint64_t *bytes)
 {
-    uint64_t addr = e->hdf5_page * s->hdr.page_size, len = e->length;
+    restore_t r = {io, sb_addr, bytes};
 
-    if (e->nranges == 0 || addr >= s->hdr.eoa)
-        return 0;
-    if (s->hdr.eoa - addr < len)
-        len = s->hdr.eoa - addr;
-    for (uint64_t off = 0; off < len; off += PIECE) {
-        size_t n = len - off < PIECE ? (size_t)(len - off) : PIECE;
-        if (io->read(io->ctx, addr + off, buf, n) < 0 || read_image_part(md_fd, s->hdr.page_size, e, off, ibuf, n) < 0)
-            return -1;
-        for (uint32_t k = 0; k < e->nranges; k++) {
-            const vfdswmr_mdrange_t *r = &s->idx.ranges[e->range_first + k];
-            uint64_t lo = r->offset > off ? r->offset : off, hi = (uint64_t)r->offset + r->length;
-            if (hi > off + n)
-                hi = off + n;
-            if (lo >= hi)
-                continue;
-            memcpy(buf + (lo - off), ibuf + (lo - off), (size_t)(hi - lo));
-            *bytes += hi - lo;
-        }
-        /* the superblock stays sealed until recovery's last write; its seal
-         * bytes lie within one piece (PIECE) */
-        if (sb_addr != UINT64_MAX && sb_addr >= addr + off && sb_addr - (addr + off) < n)
-            vfdswmr_sb_set_seal(buf + (sb_addr - addr - off), n - (size_t)(sb_addr - addr - off), true);
-        if (io->write(io->ctx, addr + off, buf, n) < 0)
-            return -1;
-    }
+    if (each_piece(io, md_fd, s, e, buf, ibuf, restore_piece, &r) < 0)
+        return -1;
     vfdswmr_test_kill_point("recover");
     return 0;
 }
 
-/* Does a metadata range of e within the piece [off, off + n) of its image
- * (ibuf) differ from the file's bytes (buf)? */
-static bool
-piece_differs(const vfdswmr_mdsnap_t *s, const vfdswmr_mdentry_t *e, uint64_t off, size_t n, const uint8_t *buf,
-              const uint8_t *ibuf)
-{
-    for (uint32_t k = 0; k < e->nranges; k++) {
-        const vfdswmr_mdrange_t *r = &s->idx.ranges[e->range_first + k];
-        uint64_t lo = r->offset > off ? r->offset : off, hi = (uint64_t)r->offset + r->length;
-        if (hi > off + n)
-            hi = off + n;
-        if (lo < hi && memcmp(buf + (lo - off), ibuf + (lo - off), (size_t)(hi - lo)) != 0)
-            return true;
-    }
-    return false;
-}
-
-/* Would restoring entry e change the HDF5 file? 1 yes (a metadata byte
- * differs), 0 no, -1 with errno. buf and ibuf hold PIECE bytes. A
- * superblock at sb_addr counts as the same also as a finished recovery
- * leaves it: unsealed and patched (vfdswmr_sb_patch: status flags cleared,
- * end of file at least the EOA) -- a recovered file whose metadata file
- * outlived the recovery (killed before its removal) is not rewritten. */
+/* check_unsealed's piece: 1 when a metadata byte differs from the file's,
+ * the superblock (at *(uint64_t *)ctx) counting as the same also as a
+ * finished recovery leaves it -- unsealed and patched (vfdswmr_sb_patch:
+ * status flags cleared, end of file at least the EOA): a recovered file
+ * whose metadata file outlived the recovery (killed before its removal) is
+ * not rewritten. */
 static int
-entry_differs(const vfdswmr_recover_io_t *io, int md_fd, const vfdswmr_mdsnap_t *s, const vfdswmr_mdentry_t *e,
-              uint64_t sb_addr, uint8_t *buf, uint8_t *ibuf)
+differs_piece(void *ctx, const vfdswmr_mdsnap_t *s, const vfdswmr_mdentry_t *e, uint64_t pos, uint64_t off, size_t n,
+              uint8_t *buf, uint8_t *ibuf)
 {
-    uint64_t addr = e->hdf5_page * s->hdr.page_size, len = e->length;
+    size_t at = sb_in_piece(*(const uint64_t *)ctx, pos, n);
 
-    if (e->nranges == 0 || addr >= s->hdr.eoa)
+    if (!ranges_in_piece(s, e, off, n, buf, ibuf, false))
         return 0;
-    if (s->hdr.eoa - addr < len)
-        len = s->hdr.eoa - addr;
-    for (uint64_t off = 0; off < len; off += PIECE) {
-        size_t n = len - off < PIECE ? (size_t)(len - off) : PIECE;
-        if (io->read(io->ctx, addr + off, buf, n) < 0 || read_image_part(md_fd, s->hdr.page_size, e, off, ibuf, n) < 0)
-            return -1;
-        if (!piece_differs(s, e, off, n, buf, ibuf))
-            continue;
-        if (sb_addr == UINT64_MAX || sb_addr < addr + off || sb_addr - (addr + off) >= n)
-            return 1;
-        /* the superblock's bytes lie within one piece (PIECE) */
-        size_t at = (size_t)(sb_addr - addr - off);
-        vfdswmr_sb_set_seal(ibuf + at, n - at, false);
-        vfdswmr_sb_patch(ibuf + at, n - at, s->hdr.eoa);
-        if (piece_differs(s, e, off, n, buf, ibuf))
-            return 1;
-    }
-    return 0;
+    if (at == SIZE_MAX)
+        return 1;
+    vfdswmr_sb_set_seal(ibuf + at, n - at, false);
+    vfdswmr_sb_patch(ibuf + at, n - at, s->hdr.eoa);
+    return ranges_in_piece(s, e, off, n, buf, ibuf, false) ? 1 : 0;
 }
 
 /*
@@ -219,7 +252,7 @@ check_unsealed(const vfdswmr_recover_io_t *io, int md_fd, const char *md_name, c
     if (!found || sealed != 0)
         return 0; /* sealed: a dead writer's file; no superblock: one before its first publish showed it */
     for (uint32_t i = 0; i < s->idx.nentries && d == 0; i++)
-        d = entry_differs(io, md_fd, s, &s->idx.entries[i], addr, buf, buf + PIECE);
+        d = each_piece(io, md_fd, s, &s->idx.entries[i], buf, buf + PIECE, differs_piece, &addr);
     if (d < 0)
         return vfdswmr_errtext(err, errlen, "cannot read %s or metadata file %s: %s", h5_name, md_name,
                                strerror(errno));

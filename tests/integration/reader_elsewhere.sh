@@ -22,6 +22,20 @@
 . "${VFDSWMR_PROCLIB:?}"
 
 sessname() { "$VFDSWMR_PROGS/sessname" "$@"; }
+# writer_open CONFIG FILE ROWS: writer w opens the existing FILE, which holds ROWS rows.
+writer_open() {
+    proc_start w env HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$1" ${VFDSWMR_VALGRIND:-} \
+        "$VFDSWMR_PROGS/rowwriter" "$2" open
+    proc_read w
+    [ "$ANSWER" = "ready $3" ] || fail "a writer of $2 ($1): $ANSWER $(proc_err w)"
+}
+# reader_watch FILE ROWS: reader r (default configuration) watches FILE, which holds ROWS rows.
+reader_watch() {
+    proc_start r env HDF5_DRIVER=vfd_swmr_reader HDF5_DRIVER_CONFIG="$cfg" ROWS_TIMEOUT=30 ${VFDSWMR_VALGRIND:-} \
+        "$VFDSWMR_PROGS/rowreader" "$1" watch
+    proc_read r
+    [ "$ANSWER" = "ready $2" ] || fail "a reader of $1: $ANSWER $(proc_err r)"
+}
 f=$WORK/f.h5
 cfg="tick_len=1;max_lag=3"
 mkdir "$WORK/elsewhere" "$WORK/other"
@@ -109,10 +123,7 @@ check_rows "$f" vfd_swmr_reader "$cfg;md_file_path=$WORK/other" 700 3
 ok "the writer closed: through every name and configuration, vfd_swmr_reader and plain HDF5 read the 700 rows and 3 groups"
 
 # a second session: its record goes at its close
-proc_start w env HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$cfg" ${VFDSWMR_VALGRIND:-} \
-    "$VFDSWMR_PROGS/rowwriter" "$WORK/hard.h5" open
-proc_read w
-[ "$ANSWER" = "ready 700" ] || fail "the second writer: $ANSWER $(proc_err w)"
+writer_open "$cfg" "$WORK/hard.h5" 700
 proc_expect w "append 10" "flushed 710"
 [ "$(sessname show "$f")" = "$(realpath "$WORK")/hard.h5.md" ] || fail "the second session's record: $(sessname show "$f")"
 check_rows "$WORK/link.h5" vfd_swmr_reader "$cfg" 710 3
@@ -133,15 +144,9 @@ ok "the writer's lock held by another process after the close (a forked child's)
 # A reader holding the closed file through the link sees a writer that
 # starts later: its refresh finds nothing at its own name and follows the
 # new session's record (without it, it would read the file as on disk).
-proc_start r env HDF5_DRIVER=vfd_swmr_reader HDF5_DRIVER_CONFIG="$cfg" ROWS_TIMEOUT=30 ${VFDSWMR_VALGRIND:-} \
-    "$VFDSWMR_PROGS/rowreader" "$WORK/link.h5" watch
-proc_read r
-[ "$ANSWER" = "ready 710" ] || fail "the reader through the link: $ANSWER $(proc_err r)"
+reader_watch "$WORK/link.h5" 710
 proc_expect r read "rows 710"
-proc_start w env HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$cfg" ${VFDSWMR_VALGRIND:-} \
-    "$VFDSWMR_PROGS/rowwriter" "$f" open
-proc_read w
-[ "$ANSWER" = "ready 710" ] || fail "the third writer: $ANSWER $(proc_err w)"
+writer_open "$cfg" "$f" 710
 proc_expect w "append 20" "flushed 730"
 proc_expect r "verify 730" "rows 730"
 proc_expect w close closed
@@ -155,25 +160,16 @@ ok "a reader holding the closed file through the link follows a writer that star
 # A reader that followed a record goes back to its own name: writer A keeps
 # its metadata file elsewhere (and keeps it, FINAL, after its close);
 # writer B then uses the reader's own configuration.
-proc_start w env HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$cfg;md_file_path=$WORK/elsewhere;keep_metadata_file=1" \
-    ${VFDSWMR_VALGRIND:-} "$VFDSWMR_PROGS/rowwriter" "$f" open
-proc_read w
-[ "$ANSWER" = "ready 730" ] || fail "writer A: $ANSWER $(proc_err w)"
+writer_open "$cfg;md_file_path=$WORK/elsewhere;keep_metadata_file=1" "$f" 730
 proc_expect w "append 10" "flushed 740"
-proc_start r env HDF5_DRIVER=vfd_swmr_reader HDF5_DRIVER_CONFIG="$cfg" ROWS_TIMEOUT=30 ${VFDSWMR_VALGRIND:-} \
-    "$VFDSWMR_PROGS/rowreader" "$f" watch
-proc_read r
-[ "$ANSWER" = "ready 740" ] || fail "the reader following writer A's record: $ANSWER $(proc_err r)"
+reader_watch "$f" 740
 proc_expect w "append 10" "flushed 750"
 proc_expect r "verify 750" "rows 750"
 proc_expect w close closed
 proc_end w
 [ "$PROC_STATUS" = 0 ] || fail "writer A exit status $PROC_STATUS: $(proc_err w)"
 [ -s "$WORK/elsewhere/f.h5.md" ] || fail "writer A did not keep its metadata file: the case is not tested"
-proc_start w env HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$cfg" ${VFDSWMR_VALGRIND:-} \
-    "$VFDSWMR_PROGS/rowwriter" "$f" open
-proc_read w
-[ "$ANSWER" = "ready 750" ] || fail "writer B: $ANSWER $(proc_err w)"
+writer_open "$cfg" "$f" 750
 sessname erase "$f" # writer B found at the reader's own name, not by its record
 proc_expect w "append 15" "flushed 765"
 proc_expect r "verify 765" "rows 765"
@@ -187,23 +183,14 @@ ok "a reader that followed writer A's record (metadata file elsewhere, kept FINA
 
 # A reader that followed a writer's record sees the next writer after that
 # one died and vfd_swmr_recover removed its metadata file.
-proc_start w env HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$cfg;md_file_path=$WORK/elsewhere" \
-    ${VFDSWMR_VALGRIND:-} "$VFDSWMR_PROGS/rowwriter" "$f" open
-proc_read w
-[ "$ANSWER" = "ready 765" ] || fail "writer C: $ANSWER $(proc_err w)"
+writer_open "$cfg;md_file_path=$WORK/elsewhere" "$f" 765
 proc_expect w "append 5" "flushed 770"
-proc_start r env HDF5_DRIVER=vfd_swmr_reader HDF5_DRIVER_CONFIG="$cfg" ROWS_TIMEOUT=30 ${VFDSWMR_VALGRIND:-} \
-    "$VFDSWMR_PROGS/rowreader" "$f" watch
-proc_read r
-[ "$ANSWER" = "ready 770" ] || fail "the reader following writer C's record: $ANSWER $(proc_err r)"
+reader_watch "$f" 770
 proc_expect w "append 10" "flushed 780"
 proc_kill w
 out=$(${VFDSWMR_VALGRIND:-} "$VFDSWMR_RECOVER" "$f" 2>&1) || fail "vfd_swmr_recover after writer C died: $out"
 [ ! -e "$WORK/elsewhere/f.h5.md" ] || fail "vfd_swmr_recover left writer C's metadata file"
-proc_start w env HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$cfg" ${VFDSWMR_VALGRIND:-} \
-    "$VFDSWMR_PROGS/rowwriter" "$f" open
-proc_read w
-[ "$ANSWER" = "ready 780" ] || fail "writer D: $ANSWER $(proc_err w)"
+writer_open "$cfg" "$f" 780
 proc_expect w "append 20" "flushed 800"
 proc_expect r "verify 800" "rows 800"
 proc_expect w close closed
