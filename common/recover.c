@@ -229,30 +229,33 @@ differs_piece(void *ctx, const vfdswmr_mdsnap_t *s, const vfdswmr_mdentry_t *e, 
     return ranges_in_piece(s, e, off, n, buf, ibuf, false) ? 1 : 0;
 }
 
-/*
- * A dead writer's snapshot over an HDF5 file whose superblock carries no
- * seal: the writer was killed in its close after the seal went (the file
- * holds the snapshot already: nothing differs), or the file was written
- * since without vfd_swmr_writer -- re-created by plain HDF5 with
- * H5F_ACC_TRUNC (same inode), or taken as it was by a --force recovery and
- * written on. Then the snapshot is not the file's, and restoring it would
- * roll the file back: refused (-1 with err) unless every metadata byte of
- * the snapshot is the file's already. 0 to go on.
- */
-static int
-check_unsealed(const vfdswmr_recover_io_t *io, int md_fd, const char *md_name, const char *h5_name,
-               const vfdswmr_mdsnap_t *s, uint64_t size, uint8_t *buf, char *err, size_t errlen)
+int
+vfdswmr_recover_differs(int md_fd, const vfdswmr_mdsnap_t *s, const vfdswmr_recover_io_t *io)
 {
-    uint64_t addr;
+    uint64_t addr, size;
+    uint8_t *buf;
     int found, sealed = 0, d = 0;
 
-    if ((found = vfdswmr_sb_find(io->read, io->ctx, size, &addr)) < 0 ||
+    if (io->size(io->ctx, &size) < 0 || (found = vfdswmr_sb_find(io->read, io->ctx, size, &addr)) < 0 ||
         (found && (sealed = vfdswmr_recover_sealed(io, addr)) == -1))
-        return vfdswmr_errtext(err, errlen, "cannot read %s: %s", h5_name, strerror(errno));
-    if (!found || sealed != 0)
+        return -1;
+    if (!found || sealed != 0 || s->idx.nentries == 0)
         return 0; /* sealed: a dead writer's file; no superblock: one before its first publish showed it */
+    if (NULL == (buf = malloc(2 * PIECE)))
+        return -1;
     for (uint32_t i = 0; i < s->idx.nentries && d == 0; i++)
         d = each_piece(io, md_fd, s, &s->idx.entries[i], buf, buf + PIECE, differs_piece, &addr);
+    free(buf);
+    return d;
+}
+
+/* vfdswmr_recover_differs, as recovery's refusal (-1 with err), else 0. */
+static int
+check_unsealed(const vfdswmr_recover_io_t *io, int md_fd, const char *md_name, const char *h5_name,
+               const vfdswmr_mdsnap_t *s, char *err, size_t errlen)
+{
+    int d = vfdswmr_recover_differs(md_fd, s, io);
+
     if (d < 0)
         return vfdswmr_errtext(err, errlen, "cannot read %s or metadata file %s: %s", h5_name, md_name,
                                strerror(errno));
@@ -437,7 +440,7 @@ vfdswmr_recover_run(int md_fd, const char *md_name, const vfdswmr_recover_io_t *
         goto done;
     }
     if (verify_images(md_fd, md_name, &s, buf, err, errlen) < 0 ||
-        (!force && check_unsealed(io, md_fd, md_name, h5_name, &s, size, buf, err, errlen) < 0) ||
+        (!force && check_unsealed(io, md_fd, md_name, h5_name, &s, err, errlen) < 0) ||
         republish(md_fd, md_name, &s, hdf5_id, err, errlen) < 0)
         goto done;
     if (io->extend(io->ctx, s.hdr.eoa) < 0)

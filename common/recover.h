@@ -36,6 +36,8 @@
 #include <hdf5.h>
 #include <H5FDdevelop.h>
 
+#include "mdreader.h" /* vfdswmr_mdsnap_t */
+
 /* How recovery reaches the HDF5 file. Each returns 0, or -1 with errno. */
 typedef struct vfdswmr_recover_io_t {
     int (*read)(void *ctx, uint64_t addr, void *buf, size_t len); /* zeros past the end */
@@ -72,6 +74,21 @@ typedef struct vfdswmr_recover_report_t {
 int vfdswmr_recover_run(int md_fd, const char *md_name, const vfdswmr_recover_io_t *io, const char *h5_name,
                         uint64_t hdf5_id, uint64_t recorded, bool force, vfdswmr_recover_report_t *rep, char *err,
                         size_t errlen);
+
+/*
+ * Does a dead writer's snapshot s (metadata file md_fd) NOT hold over the
+ * HDF5 file? 1 when the file's superblock is on disk without a writer's
+ * seal and a metadata byte of the snapshot differs from the file's -- the
+ * file was written since without the writer (re-created by plain HDF5 with
+ * H5F_ACC_TRUNC, same inode; written on after a --force recovery), and
+ * restoring or reading the snapshot would roll it back. 0 when the file is
+ * sealed (a dead writer's), has no superblock yet (a new file before its
+ * first publish showed it), or holds every metadata byte already (a writer
+ * killed in its close after the seal went; a finished recovery whose
+ * metadata file outlived it: the superblock counts as recovery patched
+ * it). -1 with errno. Reads images in pieces; io needs read and size only.
+ */
+int vfdswmr_recover_differs(int md_fd, const vfdswmr_mdsnap_t *s, const vfdswmr_recover_io_t *io);
 
 /* Is the superblock at addr in the HDF5 file sealed (common/superblock.h)?
  * 1 sealed, 0 not, -2 no superblock of a known version there, -1 with errno. */

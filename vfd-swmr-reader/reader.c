@@ -38,6 +38,7 @@
 #include "plugin.h"
 #include "testhook.h"
 #include "safefile.h"
+#include "recover.h"
 #include "sessname.h"
 #include "superblock.h"
 
@@ -220,18 +221,43 @@ refuse_unpublished(rdr_t *r, const char *name)
     return -1;
 }
 
+/* The HDF5 file on *(int *)ctx for vfdswmr_recover_differs: reads (zeros
+ * past its end) and its size. */
+static int
+read_fd_io(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+    ssize_t n = vfdswmr_pread_upto(*(const int *)ctx, buf, len, addr);
+
+    if (n < 0)
+        return -1;
+    memset((uint8_t *)buf + n, 0, len - (size_t)n);
+    return 0;
+}
+
+static int
+size_fd_io(void *ctx, uint64_t *size)
+{
+    struct stat st;
+
+    if (fstat(*(const int *)ctx, &st) < 0)
+        return -1;
+    *size = (uint64_t)st.st_size;
+    return 0;
+}
+
 /* A dead writer's snapshot (its metadata file unlocked, not FINAL) that is
  * not the HDF5 file's: the file records another session as its own (a
- * later writer by another name or configuration), or it carries metadata
- * over a superblock without a writer's seal (the file was re-created by
- * plain HDF5, or written on after vfd_swmr_recover --force, since).
+ * later writer by another name or configuration), or the file does not
+ * hold it (vfdswmr_recover_differs: re-created by plain HDF5, or written on
+ * after vfd_swmr_recover --force, since).
  * Reading it would lay that snapshot over the file; recovery refuses it
  * too (common/recover.c). Returns -1 with the reason on the stack, else 0. */
 static int
 refuse_stale(rdr_t *r, const char *name)
 {
     const vfdswmr_mdhdr_t *h = &r->md.snap.hdr;
-    int fd = vfdswmr_lower_fd(r->base.lower);
+    int fd = vfdswmr_lower_fd(r->base.lower), differs;
+    vfdswmr_recover_io_t io = {.read = read_fd_io, .size = size_fd_io, .ctx = &fd};
     uint64_t recorded;
 
     if (r->md.fd < 0 || (h->flags & VFDSWMR_MDHDR_FINAL) || !r->base.cfg.presume_posix_semantics ||
@@ -245,14 +271,17 @@ refuse_stale(rdr_t *r, const char *name)
                     RDR_NAME, r->md.path, (unsigned long long)h->session, name, (unsigned long long)recorded);
         return -1;
     }
-    if (r->md.snap.idx.nentries != 0 && fd >= 0 && vfdswmr_sb_sealed_fd(fd) == 0) {
-        VFDSWMR_ERR(H5E_CANTOPENFILE,
-                    "%s: metadata file \"%s\" holds the last snapshot (tick %llu) of a writer of \"%s\" that died, "
-                    "but the file's superblock carries no writer's seal: the file was written since without the "
-                    "writer (re-created by plain HDF5, or written on after vfd_swmr_recover --force), or its "
-                    "writer died in its close; run vfd_swmr_recover on it (it refuses a snapshot the file does not "
-                    "hold) or remove the metadata file if it is stale",
-                    RDR_NAME, r->md.path, (unsigned long long)h->tick, name);
+    if (fd >= 0 && (differs = vfdswmr_recover_differs(r->md.fd, &r->md.snap, &io)) != 0) {
+        if (differs < 0)
+            VFDSWMR_ERR(H5E_READERROR, "%s: cannot compare \"%s\" with metadata file \"%s\": %s", RDR_NAME, name,
+                        r->md.path, strerror(errno));
+        else
+            VFDSWMR_ERR(H5E_CANTOPENFILE,
+                        "%s: metadata file \"%s\" holds the last snapshot (tick %llu) of a writer of \"%s\" that "
+                        "died, but the file's superblock carries no writer's seal and its metadata differs from the "
+                        "snapshot: the file was written since without the writer (re-created by plain HDF5, or "
+                        "written on after vfd_swmr_recover --force); remove the metadata file if it is stale",
+                        RDR_NAME, r->md.path, (unsigned long long)h->tick, name);
         return -1;
     }
     return 0;

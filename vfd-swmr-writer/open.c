@@ -110,6 +110,8 @@ recover_crashed(vfdswmr_writer_t *w, int old_fd, const char *name, bool *needed)
         return -1;
     }
     *needed = rep.needed;
+    w->pred = true; /* its metadata file keeps the name until ours replaces it (go_live) */
+    w->pred_session = rep.session;
     if (rep.needed)
         VFDSWMR_LOG(&w->log, "recovered", "file=%s session=%llx tick=%llu pages=%u bytes=%llu eoa=%llu", name,
                     (unsigned long long)rep.session, (unsigned long long)rep.tick, rep.pages,
@@ -235,6 +237,10 @@ go_live(vfdswmr_writer_t *w, const char *name, bool replace, int *old_fd)
     if (*old_fd >= 0)
         close(*old_fd); /* releases the crashed writer's file, replaced now */
     *old_fd = -1;
+    if (w->pred) { /* ours has the name now: the file records our session */
+        w->pred = false;
+        vfdswmr_seal_name_session(w, name);
+    }
     w->eoa = w->cp_eoa = w->lib_eoa = VFDSWMR_GUARDED(haddr_t, H5FDget_eoa(LOWER(w), H5FD_MEM_DEFAULT), false);
     /* what a reader adopting tick 0 reads: the file as it is now */
     w->tick0_eoa = VFDSWMR_GUARDED(haddr_t, H5FDget_eof(LOWER(w), H5FD_MEM_DEFAULT), false);
@@ -311,7 +317,7 @@ start_swmr(vfdswmr_writer_t *w, const char *name, unsigned flags, hid_t fapl, ha
     replace = claim == VFDSWMR_CLAIM_CRASHED || claim == VFDSWMR_CLAIM_REPLACE;
     if (create_md(w, &o, replace) == 0 && open_hdf5(w, name, flags, maxaddr) == 0 &&
         (old_fd < 0 || trunc || recover_crashed(w, old_fd, name, &recovered) == 0) &&
-        (trunc ? (vfdswmr_seal_name_session(w), 0) : vfdswmr_seal_at_open(w, name, recovered)) == 0 &&
+        (trunc ? (vfdswmr_seal_name_session(w, name), 0) : vfdswmr_seal_at_open(w, name, recovered)) == 0 &&
         go_live(w, name, replace, &old_fd) == 0)
         return 0;
     /* A refused writer changes nothing: the seal it set goes (the file is
@@ -330,10 +336,10 @@ start_swmr(vfdswmr_writer_t *w, const char *name, unsigned flags, hid_t fapl, ha
     vfdswmr_rawlog_close(w->rawlog);
     w->rawlog = NULL;
     vfdswmr_fork_release();
-    /* Our record goes: it names a session that never was (a crashed
-     * writer's metadata file still there has lost its record, and is
-     * recovered from at its own name, or refused by the seal elsewhere). */
-    if (w->named)
+    /* Our record goes: it names a session that never was. A crashed
+     * writer's we were taking over stays recorded (its metadata file keeps
+     * the name). */
+    if (w->named && !w->pred) /* a crashed writer's session stays recorded */
         vfdswmr_sessname_erase_session(w->hdf5_fd, w->session_named);
     if (old_fd >= 0)
         close(old_fd);

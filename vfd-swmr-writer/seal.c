@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -72,12 +73,17 @@ refuse_unexplained_seal(const vfdswmr_writer_t *w, const char *name)
 }
 
 void
-vfdswmr_seal_name_session(vfdswmr_writer_t *w)
+vfdswmr_seal_name_session(vfdswmr_writer_t *w, const char *name)
 {
     VFDSWMR_ASSERT(!w->ticker_running);
-    if (!w->base.cfg.maintain_metadata_file || w->hdf5_fd < 0)
+    if (!w->base.cfg.maintain_metadata_file || w->hdf5_fd < 0) {
+        if (w->hdf5_fd >= 0)
+            vfdswmr_sessname_clear(w->hdf5_fd);
+        else
+            (void)removexattr(name, VFDSWMR_SESSNAME_XATTR);
         return;
-    w->session_named = vfdswmr_mdw_session(w->mdw);
+    }
+    w->session_named = w->pred ? w->pred_session : vfdswmr_mdw_session(w->mdw);
     if (vfdswmr_sessname_record(w->hdf5_fd, w->md_path, w->session_named) == 0)
         w->named = true;
     else
@@ -108,7 +114,7 @@ vfdswmr_seal_at_open(vfdswmr_writer_t *w, const char *name, bool recovered)
     }
     /* Named before sealed: a sealed file names its session from the moment
      * the seal is on disk (a new file's seal comes with its first publish). */
-    vfdswmr_seal_name_session(w);
+    vfdswmr_seal_name_session(w, name);
     if (rc > 0 && vfdswmr_recover_set_seal(&io, addr, true) < 0)
         goto failed;
     /* the reads above raised the lower EOA to what they read: put it back,

@@ -66,7 +66,11 @@ typedef struct vfdswmr_writer_t {
     char md_path[VFDSWMR_MAX_PATH + 64];
     uint64_t hdf5_id;       /* st_ino of the HDF5 file, 0 unknown */
     bool named;             /* the HDF5 file records md_path (mdfile/sessname.h) ... */
-    uint64_t session_named; /* ... and this session */
+    uint64_t session_named; /* ... and this session: ours, or pred_session */
+    /* taking over a crashed writer's metadata file at md_path: its session,
+     * recorded until ours has the name (go_live) */
+    bool pred;
+    uint64_t pred_session;
     vfdswmr_log_t log;
     /* the shared raw-data chunk cache: the HDF5 file's bytes, page buffer
      * not included (reads add it on top); own mutex, taken inside `lock` */
@@ -281,8 +285,12 @@ bool vfdswmr_registry_writes(const char *h5_name);
  * false) is refused: -1. */
 int vfdswmr_seal_at_open(vfdswmr_writer_t *w, const char *name, bool recovered);
 /* Record md_path on the HDF5 file (mdfile/sessname.h; w->named), before
- * anything seals it; a file system without extended attributes: logged. */
-void vfdswmr_seal_name_session(vfdswmr_writer_t *w);
+ * anything seals it -- with the crashed writer's session while its metadata
+ * file still has the name (w->pred), else ours; a file system without
+ * extended attributes: logged. A writer that keeps no metadata file, or
+ * reaches the file without a descriptor, removes any record instead (an
+ * older session's must not name the file it seals). */
+void vfdswmr_seal_name_session(vfdswmr_writer_t *w, const char *name);
 /* A metadata write of HDF5's: a new file's superblock tells where it is. */
 void vfdswmr_seal_learn(vfdswmr_writer_t *w, haddr_t addr, const void *buf, size_t size);
 /* Bytes [addr, addr + size) just read from the HDF5 file: clear the seal as

@@ -237,8 +237,6 @@ test_foreign_refused(void **state)
     expect_recovered();
 }
 
-/* A file shorter than the snapshot's EOA was truncated or replaced after
- * the crash (the writer keeps it that long): refused; --force extends it. */
 /* The HDF5 file records another session (a later writer of it kept its
  * metadata file elsewhere): this metadata file is stale. */
 static void
@@ -270,6 +268,8 @@ test_other_session_recorded_refused(void **state)
     recorded_session = 0;
 }
 
+/* A file shorter than the snapshot's EOA was truncated or replaced after
+ * the crash (the writer keeps it that long): refused; --force extends it. */
 static void
 test_shorter_file_refused(void **state)
 {

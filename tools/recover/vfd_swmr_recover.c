@@ -40,7 +40,8 @@ static const char usage[] =
     "  -c, --config STRING  the writer's driver configuration (where the metadata file is: md_file_path,\n"
     "                       md_file_name; the lower driver: under=); default $HDF5_DRIVER_CONFIG when\n"
     "                       HDF5_DRIVER names a vfd-swmr driver, else the defaults. With no metadata file\n"
-    "                       there, the one FILE records as its writer's (an extended attribute) is used\n"
+    "                       there, the one FILE records as its writer's (an extended attribute) is used;\n"
+    "                       without md_file_path/md_file_name, that one first\n"
     "  -f, --force          accept a metadata file recorded for another inode (both files copied); with no\n"
     "                       metadata file, clear a dead writer's seal and take FILE as it is on disk\n"
     "  -q, --quiet          print nothing on success\n"
@@ -219,6 +220,7 @@ main(int argc, char **argv)
     char md_path[VFDSWMR_MAX_PATH + 64], rec[VFDSWMR_SESSNAME_MAX + 1], marks[VFDSWMR_MAX_PATH + 128], err[1024];
     int c, md_fd = -1, rc;
     uint64_t recorded;
+    bool named;
     H5FD_t *lower;
     struct stat st;
     vfdswmr_recover_io_t io;
@@ -252,8 +254,12 @@ main(int argc, char **argv)
     if (vfdswmr_md_path(&cfg, file, md_path, sizeof md_path) < 0)
         return die(2, "metadata file path too long for %s", file);
     /* The session the file records (mdfile/sessname.h) comes first, wherever
-     * its writer kept its metadata file; then the configuration's. */
-    if (vfdswmr_sessname_find(file, NULL, rec, sizeof rec) == 1 && strcmp(rec, md_path) != 0) {
+     * its writer kept its metadata file; then the configuration's -- unless
+     * the configuration names the metadata file: then that one. */
+    named = vfdswmr_config_given(&cfg, "md_file_path") || vfdswmr_config_given(&cfg, "md_file_name");
+    if (named && (rc = lock_md(md_path, file, &md_fd)) != 0)
+        return rc;
+    if (md_fd < 0 && vfdswmr_sessname_find(file, NULL, rec, sizeof rec) == 1 && strcmp(rec, md_path) != 0) {
         if ((rc = lock_md(rec, file, &md_fd)) != 0)
             return rc;
         if (md_fd >= 0) { /* else gone meanwhile: as if there were none */
