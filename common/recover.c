@@ -370,8 +370,8 @@ snap_read(void *ctx, uint64_t addr, void *buf, size_t len)
 
 int
 vfdswmr_recover_run(int md_fd, const char *md_name, const vfdswmr_recover_io_t *io, const char *h5_name,
-                    uint64_t hdf5_id, uint64_t recorded, bool force, vfdswmr_recover_report_t *rep, char *err,
-                    size_t errlen)
+                    uint64_t hdf5_id, const vfdswmr_sessname_t *recorded, bool force, vfdswmr_recover_report_t *rep,
+                    char *err, size_t errlen)
 {
     vfdswmr_mdr_io_t mio = vfdswmr_mdr_fd_io(&md_fd);
     vfdswmr_mdr_opts_t o;
@@ -399,17 +399,17 @@ vfdswmr_recover_run(int md_fd, const char *md_name, const vfdswmr_recover_io_t *
                         md_name, s.hdr.hdf5_id, h5_name, hdf5_id);
         goto done;
     }
-    if (s.hdr.flags & VFDSWMR_MDHDR_FINAL) { /* closed cleanly: the HDF5 file is complete -- if it says so too */
-        rc = final_sealed(io, md_name, h5_name, force, rep, err, errlen);
-        goto done;
-    }
-    if (!force && recorded != 0 && recorded != s.hdr.session) {
+    if (!force && recorded && recorded->session != s.hdr.session) {
         vfdswmr_errtext(err, errlen,
                         "metadata file %s holds session %016" PRIx64 " of %s, but the file records session %016" PRIx64
-                        " as its own (a later writer of it, by another name or configuration, whose metadata file "
-                        "is elsewhere): this one is stale; nothing was written (remove it; vfd_swmr_recover --force "
-                        "writes its snapshot anyway)",
-                        md_name, s.hdr.session, h5_name, recorded);
+                        " as its own, with its metadata file at %s (a later writer of it, by another name or "
+                        "configuration): this one is stale; nothing was written (recover from the recorded one: "
+                        "vfd_swmr_recover without --config, or a writer by any name; remove this one)",
+                        md_name, s.hdr.session, h5_name, recorded->session, recorded->path);
+        goto done;
+    }
+    if (s.hdr.flags & VFDSWMR_MDHDR_FINAL) { /* closed cleanly: the HDF5 file is complete -- if it says so too */
+        rc = final_sealed(io, md_name, h5_name, force, rep, err, errlen);
         goto done;
     }
     if (io->size(io->ctx, &size) < 0) {

@@ -37,6 +37,7 @@
 #include <H5FDdevelop.h>
 
 #include "mdreader.h" /* vfdswmr_mdsnap_t */
+#include "sessname.h" /* vfdswmr_sessname_t */
 
 /* How recovery reaches the HDF5 file. Each returns 0, or -1 with errno. */
 typedef struct vfdswmr_recover_io_t {
@@ -65,15 +66,15 @@ typedef struct vfdswmr_recover_report_t {
  * writer keeps the file at least that long from each consistency point on:
  * a shorter one was truncated or replaced since). `recorded` is the
  * session the HDF5 file records as its own with its metadata file
- * elsewhere (vfdswmr_sessname_elsewhere; 0: none): a metadata file of
- * another session is stale -- a later session of the file has been, or
- * is, elsewhere -- and refused unless `force`. Nothing is
+ * elsewhere (vfdswmr_sessname_elsewhere; NULL: none): a metadata file of
+ * another session, FINAL or not, is stale -- a later session of the file
+ * has been, or is, elsewhere -- and refused unless `force`. Nothing is
  * written to the HDF5 file before every image has been read and verified.
  * `md_name` and `h5_name` are for messages.
  */
 int vfdswmr_recover_run(int md_fd, const char *md_name, const vfdswmr_recover_io_t *io, const char *h5_name,
-                        uint64_t hdf5_id, uint64_t recorded, bool force, vfdswmr_recover_report_t *rep, char *err,
-                        size_t errlen);
+                        uint64_t hdf5_id, const vfdswmr_sessname_t *recorded, bool force, vfdswmr_recover_report_t *rep,
+                        char *err, size_t errlen);
 
 /*
  * Does a dead writer's snapshot s (metadata file md_fd) NOT hold over the

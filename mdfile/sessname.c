@@ -147,21 +147,20 @@ vfdswmr_sessname_erase_session(int h5_fd, uint64_t session)
 }
 
 int
-vfdswmr_sessname_elsewhere(const char *h5_name, const char *md_path, uint64_t *session)
+vfdswmr_sessname_elsewhere(const char *h5_name, const char *md_path, vfdswmr_sessname_t *r)
 {
     int fd = vfdswmr_open_regular(h5_name, O_RDONLY), rc = 0;
     char here[VFDSWMR_SESSNAME_MAX + 1];
-    vfdswmr_sessname_t r;
     struct stat st;
 
-    *session = 0;
+    memset(r, 0, sizeof *r);
     if (fd < 0)
         return 0;
-    if (read_fd(fd, &r) && fstat(fd, &st) == 0 && r.dev == (uint64_t)st.st_dev &&
-        (absolute(md_path, here, sizeof here) < 0 || strcmp(here, r.path) != 0)) {
-        *session = r.session;
+    if (read_fd(fd, r) && fstat(fd, &st) == 0 && r->dev == (uint64_t)st.st_dev &&
+        (absolute(md_path, here, sizeof here) < 0 || strcmp(here, r->path) != 0))
         rc = 1;
-    }
+    if (!rc)
+        memset(r, 0, sizeof *r);
     close(fd);
     return rc;
 }
@@ -200,8 +199,9 @@ vfdswmr_sessname_find_fd(int h5_fd, vfdswmr_sessname_seal_fn sealed, char *out, 
         (sealed && (seal = sealed(h5_fd)) != 1 && seal != -2))
         return 0;
     if ((md = vfdswmr_open_md(r.path, O_RDONLY)) >= 0) {
-        ours = vfdswmr_mdr_read_header(md, &h) == VFDSWMR_MD_OK && h.session == r.session &&
-               h.hdf5_id == (uint64_t)st.st_ino;
+        /* any session of this file at the recorded place: the recorded one,
+         * or (killed between the two) the one that took it over */
+        ours = vfdswmr_mdr_read_header(md, &h) == VFDSWMR_MD_OK && h.hdf5_id == (uint64_t)st.st_ino;
         close(md);
     }
     if (ours)

@@ -20,8 +20,12 @@
  *    exactly one encoder and one decoder (below) write and read it;
  *  - a record is followed only (vfdswmr_sessname_find) when the HDF5 file
  *    is on device DEV and PATH is a regular file (never a symbolic link:
- *    vfdswmr_open_md) whose metadata header decodes, names SESSION and this
- *    file's inode; by readers only while its superblock on disk is sealed
+ *    vfdswmr_open_md) whose metadata header decodes and names this file's
+ *    inode -- of SESSION, or of the session that took SESSION's metadata
+ *    file over (a writer killed between its rename and its record: the
+ *    file at PATH is the one to use either way); SESSION decides what is
+ *    stale elsewhere (vfdswmr_sessname_elsewhere); by readers only while
+ *    its superblock on disk is sealed
  *    or absent (a live or dead writer's file, or a new one before its first
  *    publish -- never a file that was closed, rewritten, or recovered with
  *    --force since).
@@ -79,13 +83,14 @@ void vfdswmr_sessname_clear(int h5_fd);
 
 /* The session the HDF5 file h5_name records, when it records one on its
  * own device whose metadata file is elsewhere than md_path (whether or not
- * it can be followed): 1 with *session, else 0. A metadata file at md_path
+ * it can be followed, or is one at all: a writer keeping none records
+ * "<its metadata file path> (no metadata file)"): 1 with *r, else 0. A metadata file at md_path
  * of another session is then not the file's: a later session of the file
  * has been, or is, elsewhere (the record is written before the seal, and
  * goes with it). A record naming md_path itself with another session is
  * a writer that died taking md_path over before its metadata file got the
  * name: the one there is still the file's. */
-int vfdswmr_sessname_elsewhere(const char *h5_name, const char *md_path, uint64_t *session);
+int vfdswmr_sessname_elsewhere(const char *h5_name, const char *md_path, vfdswmr_sessname_t *r);
 
 /* What the HDF5 file h5_name records, decoded, into *r: 1, or 0 (none, not
  * readable, not a value). Nothing is checked about it. */

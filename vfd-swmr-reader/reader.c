@@ -245,10 +245,10 @@ size_fd_io(void *ctx, uint64_t *size)
     return 0;
 }
 
-/* A dead writer's snapshot (its metadata file unlocked, not FINAL) that is
+/* A dead or closed writer's snapshot (its metadata file unlocked) that is
  * not the HDF5 file's: the file records another session as its own (a
- * later writer by another name or configuration), or the file does not
- * hold it (vfdswmr_recover_differs: re-created by plain HDF5, or written on
+ * later writer by another name or configuration); or, not FINAL, the file
+ * is shorter than the snapshot or does not hold it (vfdswmr_recover_differs: re-created by plain HDF5, or written on
  * after vfd_swmr_recover --force, since).
  * Reading it would lay that snapshot over the file; recovery refuses it
  * too (common/recover.c). Returns -1 with the reason on the stack, else 0. */
@@ -258,17 +258,28 @@ refuse_stale(rdr_t *r, const char *name)
     const vfdswmr_mdhdr_t *h = &r->md.snap.hdr;
     int fd = vfdswmr_lower_fd(r->base.lower), differs;
     vfdswmr_recover_io_t io = {.read = read_fd_io, .size = size_fd_io, .ctx = &fd};
-    uint64_t recorded;
+    vfdswmr_sessname_t recorded;
+    struct stat st;
 
-    if (r->md.fd < 0 || (h->flags & VFDSWMR_MDHDR_FINAL) || !r->base.cfg.presume_posix_semantics ||
-        vfdswmr_mdlock_held(r->md.fd) != 0)
-        return 0; /* no writer, a closed one, a live one (or no locks to tell) */
-    if (vfdswmr_sessname_elsewhere(name, r->md.path, &recorded) && recorded != h->session) {
+    if (r->md.fd < 0 || !r->base.cfg.presume_posix_semantics || vfdswmr_mdlock_held(r->md.fd) != 0)
+        return 0; /* no writer, a live one (or no locks to tell) */
+    if (vfdswmr_sessname_elsewhere(name, r->md.path, &recorded) && recorded.session != h->session) {
         VFDSWMR_ERR(H5E_CANTOPENFILE,
                     "%s: metadata file \"%s\" holds session %016llx of a writer of \"%s\" that died, but the file "
-                    "records session %016llx as its own (a later writer of it, by another name or configuration): "
-                    "this metadata file is stale; remove it, or open the file the way its later writer did",
-                    RDR_NAME, r->md.path, (unsigned long long)h->session, name, (unsigned long long)recorded);
+                    "records session %016llx as its own, with its metadata file at %s (a later writer of it, by "
+                    "another name or configuration): this metadata file is stale",
+                    RDR_NAME, r->md.path, (unsigned long long)h->session, name, (unsigned long long)recorded.session,
+                    recorded.path);
+        return -1;
+    }
+    if (h->flags & VFDSWMR_MDHDR_FINAL)
+        return 0; /* closed: the file is whole */
+    if (fd >= 0 && fstat(fd, &st) == 0 && (uint64_t)st.st_size < h->eoa) {
+        VFDSWMR_ERR(H5E_CANTOPENFILE,
+                    "%s: \"%s\" is %llu bytes, shorter than the %llu bytes of the last snapshot of its writer that "
+                    "died (metadata file \"%s\"; the writer kept it at least that long): it was truncated or "
+                    "replaced since, and the snapshot does not describe it",
+                    RDR_NAME, name, (unsigned long long)st.st_size, (unsigned long long)h->eoa, r->md.path);
         return -1;
     }
     if (fd >= 0 && (differs = vfdswmr_recover_differs(r->md.fd, &r->md.snap, &io)) != 0) {

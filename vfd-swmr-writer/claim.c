@@ -228,12 +228,12 @@ check_hdf5_lock(const char *h5_name, const char *md_path)
     if (registry_has_hdf5(st.st_dev, st.st_ino))
         return VFDSWMR_CLAIM_AGAIN;
     {
-        char rec[VFDSWMR_SESSNAME_MAX + 1];
-        bool named = vfdswmr_sessname_find(h5_name, vfdswmr_sb_sealed_fd, rec, sizeof rec) == 1;
+        vfdswmr_sessname_t rec; /* a writer keeping none records "... (no metadata file)" */
+        bool named = vfdswmr_sessname_read(h5_name, &rec) == 1;
         VFDSWMR_ERR(H5E_CANTOPENFILE,
                     "%s: another writer has \"%s\" open (it holds the file's writer lock; its metadata file %s %s); "
                     "nothing was changed",
-                    VFDSWMR_WRITER_NAME, h5_name, named ? "is" : "should be", named ? rec : md_path);
+                    VFDSWMR_WRITER_NAME, h5_name, named ? "is recorded as" : "should be", named ? rec.path : md_path);
     }
     return VFDSWMR_CLAIM_REFUSED;
 }

@@ -32,6 +32,8 @@ vfdswmr_writer_free(vfdswmr_writer_t *w)
     vfdswmr_pb_destroy(w->pb);
     vfdswmr_ccf_fini(&w->cc);
     vfdswmr_log_close(&w->log);
+    free(w->rec_name);
+    w->rec_name = NULL;
     pthread_mutex_destroy(&w->lock);
     pthread_cond_destroy(&w->wake);
     pthread_cond_destroy(&w->published);
@@ -100,11 +102,12 @@ recover_crashed(vfdswmr_writer_t *w, int old_fd, const char *name, bool *needed)
     vfdswmr_recover_report_t rep;
     char err[1024];
 
-    uint64_t recorded;
+    vfdswmr_sessname_t rec;
+    bool elsewhere = vfdswmr_sessname_elsewhere(name, w->md_path, &rec); /* ours is recorded only after this */
 
-    (void)vfdswmr_sessname_elsewhere(name, w->md_path, &recorded); /* ours is recorded only after this */
     vfdswmr_recover_io_lower(LOWER(w), &io);
-    if (vfdswmr_recover_run(old_fd, w->md_path, &io, name, w->hdf5_id, recorded, false, &rep, err, sizeof err) < 0) {
+    if (vfdswmr_recover_run(old_fd, w->md_path, &io, name, w->hdf5_id, elsewhere ? &rec : NULL, false, &rep, err,
+                            sizeof err) < 0) {
         VFDSWMR_ERR(H5E_CANTOPENFILE, "%s: a writer of \"%s\" crashed and its file cannot be recovered: %s",
                     VFDSWMR_WRITER_NAME, name, err);
         return -1;
@@ -339,8 +342,15 @@ start_swmr(vfdswmr_writer_t *w, const char *name, unsigned flags, hid_t fapl, ha
     /* Our record goes: it names a session that never was. A crashed
      * writer's we were taking over stays recorded (its metadata file keeps
      * the name). */
-    if (w->named && !w->pred) /* a crashed writer's session stays recorded */
-        vfdswmr_sessname_erase_session(w->hdf5_fd, w->session_named);
+    if (w->named && !w->pred) { /* a crashed writer's session stays recorded */
+        int fd = vfdswmr_seal_record_fd(w, name);
+        if (fd >= 0)
+            vfdswmr_sessname_erase_session(fd, w->session_named);
+        if (fd >= 0 && fd != w->hdf5_fd)
+            close(fd);
+    }
+    free(w->rec_name);
+    w->rec_name = NULL;
     if (old_fd >= 0)
         close(old_fd);
     return -1;

@@ -20,12 +20,14 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/xattr.h>
+#include <fcntl.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "check.h"
 #include "h5err.h"
 #include "recover.h"
+#include "safefile.h"
 #include "sessname.h"
 #include "superblock.h"
 #include "testhook.h"
@@ -72,25 +74,41 @@ refuse_unexplained_seal(const vfdswmr_writer_t *w, const char *name)
     return -1;
 }
 
+int
+vfdswmr_seal_record_fd(const vfdswmr_writer_t *w, const char *name)
+{
+    if (w->hdf5_fd >= 0)
+        return w->hdf5_fd;
+    return name ? vfdswmr_open_regular(name, O_RDONLY) : -1;
+}
+
 void
 vfdswmr_seal_name_session(vfdswmr_writer_t *w, const char *name)
 {
+    char none[sizeof w->md_path + 32];
+    const char *path = w->md_path;
+    int fd = vfdswmr_seal_record_fd(w, name);
+
     VFDSWMR_ASSERT(!w->ticker_running);
-    if (!w->base.cfg.maintain_metadata_file || w->hdf5_fd < 0) {
-        if (w->hdf5_fd >= 0)
-            vfdswmr_sessname_clear(w->hdf5_fd);
-        else
-            (void)removexattr(name, VFDSWMR_SESSNAME_XATTR);
+    if (fd < 0) /* no file by that name (a family member pattern, ...): nothing to record on */
         return;
+    if (!w->base.cfg.maintain_metadata_file) { /* a session all the same: older ones' files are stale */
+        snprintf(none, sizeof none, "%s (no metadata file)", w->md_path);
+        path = none;
     }
     w->session_named = w->pred ? w->pred_session : vfdswmr_mdw_session(w->mdw);
-    if (vfdswmr_sessname_record(w->hdf5_fd, w->md_path, w->session_named) == 0)
+    if (vfdswmr_sessname_record(fd, path, w->session_named) == 0) {
         w->named = true;
+        if (w->hdf5_fd < 0 && w->rec_name == NULL)
+            w->rec_name = strdup(name); /* to remove it at close (NULL: it stays; only a hint) */
+    }
     else
         VFDSWMR_LOG(&w->log, "warning",
-                    "cannot record the metadata file on the HDF5 file (%s): readers reaching it by another name "
+                    "cannot record the session on the HDF5 file (%s): readers reaching it by another name "
                     "or configuration are refused instead of finding it",
                     strerror(errno));
+    if (fd != w->hdf5_fd)
+        close(fd);
 }
 
 int

@@ -71,6 +71,7 @@ typedef struct vfdswmr_writer_t {
      * recorded until ours has the name (go_live) */
     bool pred;
     uint64_t pred_session;
+    char *rec_name; /* the HDF5 file's name, to reach its record without hdf5_fd (malloc'd), or NULL */
     vfdswmr_log_t log;
     /* the shared raw-data chunk cache: the HDF5 file's bytes, page buffer
      * not included (reads add it on top); own mutex, taken inside `lock` */
@@ -284,13 +285,17 @@ bool vfdswmr_registry_writes(const char *h5_name);
  * it. A sealed superblock that no recovery of this open explains (recovered
  * false) is refused: -1. */
 int vfdswmr_seal_at_open(vfdswmr_writer_t *w, const char *name, bool recovered);
-/* Record md_path on the HDF5 file (mdfile/sessname.h; w->named), before
- * anything seals it -- with the crashed writer's session while its metadata
- * file still has the name (w->pred), else ours; a file system without
- * extended attributes: logged. A writer that keeps no metadata file, or
- * reaches the file without a descriptor, removes any record instead (an
- * older session's must not name the file it seals). */
+/* Record the session on the HDF5 file (mdfile/sessname.h; w->named), before
+ * anything seals it -- the crashed writer's while its metadata file still
+ * has the name (w->pred), else ours; md_path, or for a writer keeping no
+ * metadata file "<md_path> (no metadata file)" (an older session's must
+ * not stay recorded on the file it seals). A file system without extended
+ * attributes: logged. */
 void vfdswmr_seal_name_session(vfdswmr_writer_t *w, const char *name);
+/* A descriptor on the HDF5 file for its record: hdf5_fd, or one opened by
+ * name (name NULL: w->rec_name's caller passes it) that the caller closes
+ * when it is not hdf5_fd; -1 none. */
+int vfdswmr_seal_record_fd(const vfdswmr_writer_t *w, const char *name);
 /* A metadata write of HDF5's: a new file's superblock tells where it is. */
 void vfdswmr_seal_learn(vfdswmr_writer_t *w, haddr_t addr, const void *buf, size_t size);
 /* Bytes [addr, addr + size) just read from the HDF5 file: clear the seal as

@@ -79,7 +79,7 @@ ok "a reader waiting for vfd_swmr_aux's copy (presume_posix_semantics=0) never f
 cp "$f" "$WORK/before"
 out=$(HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$cfg" ${VFDSWMR_VALGRIND:-} \
     "$VFDSWMR_PROGS/tryopen" "$WORK/link.h5" rdwr 2>&1) && fail "a second writer opened the live file through the link: $out"
-[[ $out == *"another writer has \"$WORK/link.h5\" open (it holds the file's writer lock; its metadata file is $rec)"* ]] ||
+[[ $out == *"another writer has \"$WORK/link.h5\" open (it holds the file's writer lock; its metadata file is recorded as $rec)"* ]] ||
     fail "the second writer through the link is not told where the live session's metadata file is: $out"
 cmp -s "$f" "$WORK/before" || fail "the refused second writer changed the file"
 [ ! -e "$WORK/link.h5.md" ] || fail "the refused second writer made a metadata file"

@@ -357,6 +357,14 @@ out=$(HDF5_DRIVER=vfd_swmr_reader HDF5_DRIVER_CONFIG="$cfg" ${VFDSWMR_VALGRIND:-
     fail "the reader of the re-created file refused without saying why: $out"
 unchanged "the refused reader" "$f" "$f.md"
 plain_check "$f" 3000 2
+f=$data/f0.h5
+crashed_writer "$f" 1000 "$cfg"
+: >"$f"
+out=$(HDF5_DRIVER=vfd_swmr_reader HDF5_DRIVER_CONFIG="$cfg" ${VFDSWMR_VALGRIND:-} "$VFDSWMR_PROGS/rowreader" "$f" check 1000 5 2>&1) &&
+    fail "a reader read the dead snapshot over the emptied file: $out"
+[[ $out == *"vfd_swmr_reader: \"$f\" is 0 bytes, shorter than the "*" bytes of the last snapshot of its writer that died"* ]] ||
+    fail "the reader of the emptied file refused without saying why: $out"
+ok "a crashed file emptied since (truncate -s 0): the reader refuses the dead snapshot (\"shorter than ... the last snapshot\"), as recovery does"
 ok "a crashed file re-created longer by plain HDF5 (same inode, no seal): the next writer, vfd_swmr_recover and vfd_swmr_reader refuse it (\"not sealed ... differs\", \"carries no writer's seal\"), both files unchanged; plain HDF5 reads the new 3000 rows"
 
 f=$data/f2.h5
@@ -465,8 +473,10 @@ if [ "${VFDSWMR_TEST_HOOKS:-1}" = 1 ]; then
     ok "a writer killed after it took over a recorded dead session and sealed, before its metadata file got the name: the file still records the dead session; through a hard link a reader reads its 1000 rows and the next writer recovers it and appends 3"
 
     # (k) a writer that keeps no metadata file (updater files only) seals a
-    # file whose record names a dead session: the record goes, and nothing
-    # later follows it to the dead session over the new writer's work
+    # file whose record names a dead session, publishes and dies: it records
+    # its own session ("... (no metadata file)"), so the dead session's
+    # metadata file is stale for every opener, also one given its
+    # configuration -- recovery from it would roll 4000 rows back to 1000
     f=$data/k.h5
     crashed_writer "$f" 1000 "$cfg;md_file_path=$WORK/md"
     plain_recreate "$f"
@@ -476,14 +486,32 @@ if [ "${VFDSWMR_TEST_HOOKS:-1}" = 1 ]; then
         ${VFDSWMR_VALGRIND:-} "$VFDSWMR_PROGS/rowwriter" "$f" open
     proc_read w
     [ "$ANSWER" = "ready 3000" ] || fail "the updater-only writer: $ANSWER $(proc_err w)"
-    [ "$(sessname show "$f")" = none ] || fail "the updater-only writer left the dead session's record: $(sessname show "$f")"
+    [ "$(sessname show "$f")" = "$(realpath "$data")/k.h5.md (no metadata file)" ] ||
+        fail "the updater-only writer's record: $(sessname show "$f")"
+    out=$(recover --config "$cfg;md_file_path=$WORK/md" "$f" 2>&1)
+    rc=$?
+    [ "$rc" = 3 ] && [[ $out == *"a writer is running (it holds the file's writer lock); nothing done"* ]] ||
+        fail "vfd_swmr_recover while the updater-only writer runs: exit $rc: $out"
     proc_expect w "append 1000" "flushed 4000"
     proc_expect w tick ticked
     proc_kill w
-    [ "$(sessname find "$f")" = none ] || fail "a record is followed: $(sessname find "$f")"
-    out=$(recover "$f" 2>&1) && fail "vfd_swmr_recover found something to recover from: $out"
-    plain_recreate "$f" # the updater-only writer's crash is recovered through vfd_swmr_aux, not tested here
-    ok "a writer keeping no metadata file removes the record of a dead session before it seals (vfd_swmr_recover then finds no metadata file to roll the file back with)"
+    keep "$f" "$WORK/md/k.h5.md"
+    stale="holds session * of $f, but the file records session * as its own, with its metadata file at $(realpath "$data")/k.h5.md (no metadata file)"
+    out=$(recover --config "$cfg;md_file_path=$WORK/md" "$f" 2>&1)
+    rc=$?
+    [ "$rc" = 1 ] && [[ $out == *$stale*"this one is stale; nothing was written"* ]] ||
+        fail "vfd_swmr_recover with the dead session's configuration: exit $rc: $out"
+    out=$(HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$cfg;md_file_path=$WORK/md" ${VFDSWMR_VALGRIND:-} \
+        "$VFDSWMR_PROGS/tryopen" "$f" rdwr 2>&1)
+    rc=$?
+    [ "$rc" = 1 ] && [[ $out == *$stale* ]] || fail "a writer with the dead session's configuration: status $rc: $out"
+    out=$(HDF5_DRIVER=vfd_swmr_reader HDF5_DRIVER_CONFIG="$cfg;md_file_path=$WORK/md" ${VFDSWMR_VALGRIND:-} \
+        "$VFDSWMR_PROGS/rowreader" "$f" check 1000 2>&1)
+    rc=$?
+    [ "$rc" != 0 ] && [[ $out == *"this metadata file is stale"* ]] ||
+        fail "a reader with the dead session's configuration: status $rc: $out"
+    unchanged "the refused recovery, writer and reader" "$f" "$WORK/md/k.h5.md"
+    ok "an updater-only writer records its session over a dead session's record: vfd_swmr_recover is refused while it runs (exit 3), and after its crash the dead session's metadata file is stale for vfd_swmr_recover, a writer and a reader given its configuration; nothing changed"
 else
     echo "# no kill hooks in this build: a close killed after the seal went not tried"
 fi

@@ -121,7 +121,7 @@ write_session(uint64_t hdf5_id, unsigned final_flags)
     return session;
 }
 
-/* The session the HDF5 file records as its own (0: none), for run(). */
+/* The session the HDF5 file records as its own elsewhere (0: none), for run(). */
 static uint64_t recorded_session;
 
 static int
@@ -129,9 +129,11 @@ run(bool force, uint64_t hdf5_id, vfdswmr_recover_report_t *rep, char *err, size
 {
     int md = open(md_path, O_RDWR), h5 = open(h5_path, O_RDWR), rc;
     vfdswmr_recover_io_t io = {f_read, f_write, f_extend, f_size, f_sync, &h5};
+    vfdswmr_sessname_t rec = {.session = recorded_session, .path = "/elsewhere/f.h5.md"};
 
     assert_true(md >= 0 && h5 >= 0);
-    rc = vfdswmr_recover_run(md, md_path, &io, h5_path, hdf5_id, recorded_session, force, rep, err, errlen);
+    rc = vfdswmr_recover_run(md, md_path, &io, h5_path, hdf5_id, recorded_session ? &rec : NULL, force, rep, err,
+                             errlen);
     close(md);
     close(h5);
     return rc;
@@ -253,7 +255,8 @@ test_other_session_recorded_refused(void **state)
     assert_int_equal(run(false, 1234, &rep, err, sizeof err), -1);
     snprintf(want, sizeof want, "holds session %016llx of", (unsigned long long)session);
     assert_non_null(strstr(err, want));
-    snprintf(want, sizeof want, "records session %016llx as its own", (unsigned long long)(session ^ 1));
+    snprintf(want, sizeof want, "records session %016llx as its own, with its metadata file at /elsewhere/f.h5.md",
+             (unsigned long long)(session ^ 1));
     assert_non_null(strstr(err, want));
     assert_non_null(strstr(err, "this one is stale; nothing was written"));
     expect_untouched();
@@ -265,6 +268,12 @@ test_other_session_recorded_refused(void **state)
     recorded_session = 99; /* --force writes it anyway */
     assert_int_equal(run(true, 1234, &rep, err, sizeof err), 0);
     expect_recovered();
+    /* a FINAL one of another session is as stale: not "nothing to recover" */
+    make_model();
+    write_session(1234, VFDSWMR_MDW_FINAL);
+    assert_int_equal(run(false, 1234, &rep, err, sizeof err), -1);
+    assert_non_null(strstr(err, "this one is stale; nothing was written"));
+    expect_untouched();
     recorded_session = 0;
 }
 

@@ -5,9 +5,9 @@
  * skip). The value's codec round-trips and refuses what it did not write;
  * the record is absolute whatever path the writer gave; a failed record
  * leaves no older one; erase removes only its own record; find follows only
- * a regular metadata file whose header names the recorded session and this
- * HDF5 file, on the recorded device, and only while the HDF5 file's
- * superblock is sealed or absent.
+ * a regular metadata file whose header names this HDF5 file (any session:
+ * the recorded one, or the one that took its place over), on the recorded
+ * device, and only while the HDF5 file's superblock is sealed or absent.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -218,8 +218,8 @@ test_find_follows_only_this_session(void **state)
     assert_int_equal(vfdswmr_sessname_find(h5, seal_says, out, 8), 0); /* does not fit */
     put_md(md, ino_of(h5) + 1, session);                               /* another file's (a copy kept the record) */
     assert_int_equal(vfdswmr_sessname_find(h5, seal_says, out, sizeof out), 0);
-    put_md(md, ino_of(h5), session + 1); /* another session's */
-    assert_int_equal(vfdswmr_sessname_find(h5, seal_says, out, sizeof out), 0);
+    put_md(md, ino_of(h5), session + 1); /* another session of this file at that place: the one that took it over */
+    assert_int_equal(vfdswmr_sessname_find(h5, seal_says, out, sizeof out), 1);
     put_md(md, 0, session); /* a header naming no file: never enough */
     assert_int_equal(vfdswmr_sessname_find(h5, seal_says, out, sizeof out), 0);
     spill(md, "not a metadata file at all, but long enough to be read as one. not a metadata file at all", 90);

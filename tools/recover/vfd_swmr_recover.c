@@ -219,8 +219,8 @@ main(int argc, char **argv)
     vfdswmr_config_t cfg;
     char md_path[VFDSWMR_MAX_PATH + 64], rec[VFDSWMR_SESSNAME_MAX + 1], marks[VFDSWMR_MAX_PATH + 128], err[1024];
     int c, md_fd = -1, rc;
-    uint64_t recorded;
-    bool named;
+    vfdswmr_sessname_t recorded;
+    bool named, elsewhere;
     H5FD_t *lower;
     struct stat st;
     vfdswmr_recover_io_t io;
@@ -253,6 +253,16 @@ main(int argc, char **argv)
         return die(2, "bad configuration: %s", err);
     if (vfdswmr_md_path(&cfg, file, md_path, sizeof md_path) < 0)
         return die(2, "metadata file path too long for %s", file);
+    /* A live writer -- also one keeping no metadata file, whose lock is on
+     * the HDF5 file alone -- has the file: nothing to recover, nothing to
+     * touch (its seal, its record). */
+    {
+        int fd = vfdswmr_open_regular(file, O_RDONLY), held = fd >= 0 ? vfdswmr_mdlock_hdf5_held(fd) : 0;
+        if (fd >= 0)
+            close(fd);
+        if (held > 0)
+            return die(3, "%s: a writer is running (it holds the file's writer lock); nothing done", file);
+    }
     /* The session the file records (mdfile/sessname.h) comes first, wherever
      * its writer kept its metadata file; then the configuration's -- unless
      * the configuration names the metadata file: then that one. */
@@ -272,12 +282,12 @@ main(int argc, char **argv)
         return rc;
     if (md_fd < 0)
         return no_metadata_file(&cfg, file, md_path, force, quiet);
-    (void)vfdswmr_sessname_elsewhere(file, md_path, &recorded);
+    elsewhere = vfdswmr_sessname_elsewhere(file, md_path, &recorded);
     if ((lower = open_hdf5(&cfg, file, md_path, H5F_ACC_RDWR)) == NULL)
         return 1;
     vfdswmr_recover_io_lower(lower, &io);
-    rc = vfdswmr_recover_run(md_fd, md_path, &io, file, stat(file, &st) == 0 ? (uint64_t)st.st_ino : 0, recorded, force,
-                             &rep, err, sizeof err);
+    rc = vfdswmr_recover_run(md_fd, md_path, &io, file, stat(file, &st) == 0 ? (uint64_t)st.st_ino : 0,
+                             elsewhere ? &recorded : NULL, force, &rep, err, sizeof err);
     if (H5FDclose(lower) < 0 && rc == 0) {
         snprintf(err, sizeof err, "cannot close %s", file);
         rc = -1;
