@@ -312,6 +312,21 @@ vfdswmr_recover_set_seal(const vfdswmr_recover_io_t *io, uint64_t addr, bool on)
     return 1;
 }
 
+/* Is the HDF5 file's superblock sealed? 1, 0 (not, or none), -1 errno. */
+static int
+file_sealed(const vfdswmr_recover_io_t *io)
+{
+    uint64_t size, addr;
+    int found, sealed;
+
+    if (io->size(io->ctx, &size) < 0 || (found = vfdswmr_sb_find(io->read, io->ctx, size, &addr)) < 0)
+        return -1;
+    if (!found)
+        return 0;
+    sealed = vfdswmr_recover_sealed(io, addr);
+    return sealed == -1 ? -1 : sealed == 1;
+}
+
 /*
  * A FINAL metadata file: its writer closed the file, and the close clears
  * the seal before it publishes FINAL (vfd-swmr-writer/close.c). An HDF5
@@ -399,13 +414,23 @@ vfdswmr_recover_run(int md_fd, const char *md_name, const vfdswmr_recover_io_t *
                         md_name, s.hdr.hdf5_id, h5_name, hdf5_id);
         goto done;
     }
-    if (!force && recorded && recorded->session != s.hdr.session) {
+    /* Another session recorded elsewhere: this one is stale -- a closed
+     * (FINAL) one only when the file is sealed (by that later writer);
+     * over an unsealed file it still means "whole, nothing to do". */
+    if (!force && recorded && recorded->session != s.hdr.session &&
+        (!(s.hdr.flags & VFDSWMR_MDHDR_FINAL) || file_sealed(io) != 0)) {
+        bool none = strcmp(recorded->path, VFDSWMR_SESSNAME_NONE) == 0;
         vfdswmr_errtext(err, errlen,
                         "metadata file %s holds session %016" PRIx64 " of %s, but the file records session %016" PRIx64
-                        " as its own, with its metadata file at %s (a later writer of it, by another name or "
-                        "configuration): this one is stale; nothing was written (recover from the recorded one: "
-                        "vfd_swmr_recover without --config, or a writer by any name; remove this one)",
-                        md_name, s.hdr.session, h5_name, recorded->session, recorded->path);
+                        " as its own, %s%s%s: this one is stale; nothing was written (%s)",
+                        md_name, s.hdr.session, h5_name, recorded->session,
+                        none ? "whose writer kept no metadata file (updater files only)" : "with its metadata file at ",
+                        none ? "" : recorded->path,
+                        none ? "" : " (a later writer of it, by another name or configuration)",
+                        none ? "recover it from vfd_swmr_aux's copy of that writer's metadata file, with --config; "
+                               "remove this one"
+                             : "recover from the recorded one: vfd_swmr_recover without --config, or a writer by "
+                               "any name; remove this one");
         goto done;
     }
     if (s.hdr.flags & VFDSWMR_MDHDR_FINAL) { /* closed cleanly: the HDF5 file is complete -- if it says so too */

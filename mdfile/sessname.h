@@ -14,7 +14,8 @@
  * metadata file itself and the HDF5 file's own state (the invariants).
  *
  * Invariants:
- *  - the value is "vfdswmr-md 1 " DEV " " SESSION " " PATH: DEV the HDF5
+ *  - the value is "vfdswmr-md 1 " DEV " " SESSION " " PATH (PATH
+ *    VFDSWMR_SESSNAME_NONE for a writer keeping no metadata file): DEV the HDF5
  *    file's st_dev and SESSION the writer's session, 16 lower-case hex
  *    digits each, PATH absolute, at most VFDSWMR_SESSNAME_MAX bytes, no NUL;
  *    exactly one encoder and one decoder (below) write and read it;
@@ -44,6 +45,9 @@
 
 #define VFDSWMR_SESSNAME_XATTR  "user.vfdswmr.md"
 #define VFDSWMR_SESSNAME_PREFIX "vfdswmr-md 1 "
+/* The path a writer keeping no metadata file (updater files only) records:
+ * no metadata file is ever there, and every other one is "elsewhere". */
+#define VFDSWMR_SESSNAME_NONE "/(no metadata file)"
 /* The longest path a record holds: what the drivers' metadata file path
  * buffers (VFDSWMR_MAX_PATH + 64 bytes) hold with their NUL. */
 #define VFDSWMR_SESSNAME_MAX (VFDSWMR_MAX_PATH + 63)

@@ -167,7 +167,11 @@ refuse_elsewhere(rdr_t *r, const char *name)
         vfdswmr_sessname_t rec;
         char why[VFDSWMR_SESSNAME_MAX + 160] = "The file does not record its metadata file (its file system keeps "
                                                "no extended attributes, or the writer predates this)";
-        if (vfdswmr_sessname_read(name, &rec))
+        if (vfdswmr_sessname_read(name, &rec) && strcmp(rec.path, VFDSWMR_SESSNAME_NONE) == 0)
+            snprintf(why, sizeof why,
+                     "The file records a writer that keeps no metadata file: read through "
+                     "vfd_swmr_aux's copy");
+        else if (rec.path[0])
             snprintf(why, sizeof why,
                      "The file records %s as its session's metadata file, which is not that session's (or not "
                      "there)",
@@ -263,13 +267,18 @@ refuse_stale(rdr_t *r, const char *name)
 
     if (r->md.fd < 0 || !r->base.cfg.presume_posix_semantics || vfdswmr_mdlock_held(r->md.fd) != 0)
         return 0; /* no writer, a live one (or no locks to tell) */
-    if (vfdswmr_sessname_elsewhere(name, r->md.path, &recorded) && recorded.session != h->session) {
+    /* another session recorded elsewhere: this one is stale (a closed one
+     * only over a sealed file: else the file is whole as it is) */
+    if (vfdswmr_sessname_elsewhere(name, r->md.path, &recorded) && recorded.session != h->session &&
+        (!(h->flags & VFDSWMR_MDHDR_FINAL) || (fd >= 0 && vfdswmr_sb_sealed_fd(fd) == 1))) {
         VFDSWMR_ERR(H5E_CANTOPENFILE,
-                    "%s: metadata file \"%s\" holds session %016llx of a writer of \"%s\" that died, but the file "
-                    "records session %016llx as its own, with its metadata file at %s (a later writer of it, by "
-                    "another name or configuration): this metadata file is stale",
+                    "%s: metadata file \"%s\" holds session %016llx of a writer of \"%s\" that ended, but the file "
+                    "records session %016llx as its own, %s%s: this metadata file is stale",
                     RDR_NAME, r->md.path, (unsigned long long)h->session, name, (unsigned long long)recorded.session,
-                    recorded.path);
+                    strcmp(recorded.path, VFDSWMR_SESSNAME_NONE) == 0
+                        ? "whose writer kept no metadata file (read through vfd_swmr_aux's copy)"
+                        : "with its metadata file at ",
+                    strcmp(recorded.path, VFDSWMR_SESSNAME_NONE) == 0 ? "" : recorded.path);
         return -1;
     }
     if (h->flags & VFDSWMR_MDHDR_FINAL)

@@ -228,12 +228,20 @@ check_hdf5_lock(const char *h5_name, const char *md_path)
     if (registry_has_hdf5(st.st_dev, st.st_ino))
         return VFDSWMR_CLAIM_AGAIN;
     {
-        vfdswmr_sessname_t rec; /* a writer keeping none records "... (no metadata file)" */
-        bool named = vfdswmr_sessname_read(h5_name, &rec) == 1;
+        vfdswmr_sessname_t rec;
+        bool named = vfdswmr_sessname_read(h5_name, &rec) == 1,
+             none = named && !strcmp(rec.path, VFDSWMR_SESSNAME_NONE);
         VFDSWMR_ERR(H5E_CANTOPENFILE,
-                    "%s: another writer has \"%s\" open (it holds the file's writer lock; its metadata file %s %s); "
-                    "nothing was changed",
-                    VFDSWMR_WRITER_NAME, h5_name, named ? "is recorded as" : "should be", named ? rec.path : md_path);
+                    "%s: another writer has \"%s\" open (it holds the file's writer lock; %s%s%s); nothing was "
+                    "changed",
+                    VFDSWMR_WRITER_NAME, h5_name,
+                    none    ? "it keeps no metadata file"
+                    : named ? "its metadata file is recorded as "
+                            : "its metadata file should be ",
+                    none    ? ""
+                    : named ? rec.path
+                            : md_path,
+                    "");
     }
     return VFDSWMR_CLAIM_REFUSED;
 }

@@ -242,7 +242,7 @@ go_live(vfdswmr_writer_t *w, const char *name, bool replace, int *old_fd)
     *old_fd = -1;
     if (w->pred) { /* ours has the name now: the file records our session */
         w->pred = false;
-        vfdswmr_seal_name_session(w, name);
+        (void)vfdswmr_seal_name_session(w, name, false);
     }
     w->eoa = w->cp_eoa = w->lib_eoa = VFDSWMR_GUARDED(haddr_t, H5FDget_eoa(LOWER(w), H5FD_MEM_DEFAULT), false);
     /* what a reader adopting tick 0 reads: the file as it is now */
@@ -320,7 +320,7 @@ start_swmr(vfdswmr_writer_t *w, const char *name, unsigned flags, hid_t fapl, ha
     replace = claim == VFDSWMR_CLAIM_CRASHED || claim == VFDSWMR_CLAIM_REPLACE;
     if (create_md(w, &o, replace) == 0 && open_hdf5(w, name, flags, maxaddr) == 0 &&
         (old_fd < 0 || trunc || recover_crashed(w, old_fd, name, &recovered) == 0) &&
-        (trunc ? (vfdswmr_seal_name_session(w, name), 0) : vfdswmr_seal_at_open(w, name, recovered)) == 0 &&
+        (trunc ? vfdswmr_seal_name_session(w, name, true) : vfdswmr_seal_at_open(w, name, recovered)) == 0 &&
         go_live(w, name, replace, &old_fd) == 0)
         return 0;
     /* A refused writer changes nothing: the seal it set goes (the file is

@@ -60,11 +60,15 @@ refuse_unexplained_seal(const vfdswmr_writer_t *w, const char *name)
     vfdswmr_sessname_t rec;
     char why[VFDSWMR_SESSNAME_MAX + 200] = "";
 
-    if (vfdswmr_sessname_read(name, &rec))
+    if (vfdswmr_sessname_read(name, &rec) && strcmp(rec.path, VFDSWMR_SESSNAME_NONE) == 0)
+        snprintf(why, sizeof why,
+                 " (the file records a session whose writer kept no metadata file: recover from "
+                 "vfd_swmr_aux's copy of it, or vfd_swmr_recover --force)");
+    else if (rec.path[0])
         snprintf(why, sizeof why, " (the file records %s as its session's metadata file, %s)", rec.path,
                  access(rec.path, F_OK) < 0 && errno == ENOENT
                      ? "which is not there"
-                     : "which cannot be used: not a regular file of that session of this HDF5 file");
+                     : "which cannot be used: not a regular file naming this HDF5 file");
     VFDSWMR_ERR(H5E_CANTOPENFILE,
                 "%s: \"%s\" was left by a vfd_swmr_writer that died, and its metadata file is not at %s%s: open "
                 "it with that writer's configuration (md_file_path, md_file_name) or run vfd_swmr_recover "
@@ -82,25 +86,34 @@ vfdswmr_seal_record_fd(const vfdswmr_writer_t *w, const char *name)
     return name ? vfdswmr_open_regular(name, O_RDONLY) : -1;
 }
 
-void
-vfdswmr_seal_name_session(vfdswmr_writer_t *w, const char *name)
+int
+vfdswmr_seal_name_session(vfdswmr_writer_t *w, const char *name, bool strict)
 {
-    char none[sizeof w->md_path + 32];
-    const char *path = w->md_path;
-    int fd = vfdswmr_seal_record_fd(w, name);
+    const char *path = w->base.cfg.maintain_metadata_file ? w->md_path : VFDSWMR_SESSNAME_NONE;
+    int fd = vfdswmr_seal_record_fd(w, name), rc = 0;
+    vfdswmr_sessname_t before;
+    bool had;
 
     VFDSWMR_ASSERT(!w->ticker_running);
     if (fd < 0) /* no file by that name (a family member pattern, ...): nothing to record on */
-        return;
-    if (!w->base.cfg.maintain_metadata_file) { /* a session all the same: older ones' files are stale */
-        snprintf(none, sizeof none, "%s (no metadata file)", w->md_path);
-        path = none;
-    }
+        return 0;
+    had = vfdswmr_sessname_read(name, &before) == 1;
     w->session_named = w->pred ? w->pred_session : vfdswmr_mdw_session(w->mdw);
     if (vfdswmr_sessname_record(fd, path, w->session_named) == 0) {
         w->named = true;
         if (w->hdf5_fd < 0 && w->rec_name == NULL)
             w->rec_name = strdup(name); /* to remove it at close (NULL: it stays; only a hint) */
+    }
+    else if (strict && had && before.session != w->session_named) {
+        /* The file records another session, which stays findable by its own
+         * configuration: sealed by us without our record, its metadata file
+         * would look like this file's crashed session. */
+        VFDSWMR_ERR(H5E_CANTOPENFILE,
+                    "%s: cannot record this session on \"%s\" (%s), which records an earlier session (%s): a "
+                    "writer that cannot say the earlier session is over must not write the file; nothing was "
+                    "changed",
+                    VFDSWMR_WRITER_NAME, name, strerror(errno), before.path);
+        rc = -1;
     }
     else
         VFDSWMR_LOG(&w->log, "warning",
@@ -109,6 +122,7 @@ vfdswmr_seal_name_session(vfdswmr_writer_t *w, const char *name)
                     strerror(errno));
     if (fd != w->hdf5_fd)
         close(fd);
+    return rc;
 }
 
 int
@@ -132,7 +146,10 @@ vfdswmr_seal_at_open(vfdswmr_writer_t *w, const char *name, bool recovered)
     }
     /* Named before sealed: a sealed file names its session from the moment
      * the seal is on disk (a new file's seal comes with its first publish). */
-    vfdswmr_seal_name_session(w, name);
+    if (vfdswmr_seal_name_session(w, name, true) < 0) {
+        (void)VFDSWMR_GUARDED(herr_t, H5FDset_eoa(LOWER(w), H5FD_MEM_DEFAULT, eoa), _r < 0);
+        return -1;
+    }
     if (rc > 0 && vfdswmr_recover_set_seal(&io, addr, true) < 0)
         goto failed;
     /* the reads above raised the lower EOA to what they read: put it back,

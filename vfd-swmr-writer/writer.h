@@ -288,10 +288,13 @@ int vfdswmr_seal_at_open(vfdswmr_writer_t *w, const char *name, bool recovered);
 /* Record the session on the HDF5 file (mdfile/sessname.h; w->named), before
  * anything seals it -- the crashed writer's while its metadata file still
  * has the name (w->pred), else ours; md_path, or for a writer keeping no
- * metadata file "<md_path> (no metadata file)" (an older session's must
- * not stay recorded on the file it seals). A file system without extended
- * attributes: logged. */
-void vfdswmr_seal_name_session(vfdswmr_writer_t *w, const char *name);
+ * metadata file VFDSWMR_SESSNAME_NONE (an older session's must not stay
+ * recorded on the file it seals). A file system without extended
+ * attributes: logged, 0. With `strict`, a record that cannot be written
+ * over another session's: -1 on the error stack (the open is refused);
+ * without (go_live, our metadata file has the recorded place now: the old
+ * record leads to it), logged. */
+int vfdswmr_seal_name_session(vfdswmr_writer_t *w, const char *name, bool strict);
 /* A descriptor on the HDF5 file for its record: hdf5_fd, or one opened by
  * name (name NULL: w->rec_name's caller passes it) that the caller closes
  * when it is not hdf5_fd; -1 none. */

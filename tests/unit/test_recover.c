@@ -268,11 +268,12 @@ test_other_session_recorded_refused(void **state)
     recorded_session = 99; /* --force writes it anyway */
     assert_int_equal(run(true, 1234, &rep, err, sizeof err), 0);
     expect_recovered();
-    /* a FINAL one of another session is as stale: not "nothing to recover" */
+    /* a FINAL one of another session over a file no writer sealed: the file
+     * is whole as it is, nothing to do (over a sealed one: stale, below) */
     make_model();
     write_session(1234, VFDSWMR_MDW_FINAL);
-    assert_int_equal(run(false, 1234, &rep, err, sizeof err), -1);
-    assert_non_null(strstr(err, "this one is stale; nothing was written"));
+    assert_int_equal(run(false, 1234, &rep, err, sizeof err), 0);
+    assert_false(rep.needed);
     expect_untouched();
     recorded_session = 0;
 }
@@ -370,6 +371,14 @@ test_final_over_sealed_refused(void **state)
     expect_untouched();
     assert_int_equal(vfdswmr_sb_set_seal(model, sizeof model, true), 1);
     spill(h5_path, model, sizeof model);
+    /* sealed by a later session recorded elsewhere: stale, naming it -- not
+     * the --force advice below, which would lose that session's data */
+    recorded_session = 77;
+    assert_int_equal(run(false, 0, &rep, err, sizeof err), -1);
+    assert_non_null(strstr(err, "this one is stale; nothing was written"));
+    assert_non_null(strstr(err, "/elsewhere/f.h5.md"));
+    expect_untouched();
+    recorded_session = 0;
     assert_int_equal(run(false, 0, &rep, err, sizeof err), -1);
     assert_non_null(strstr(err, "says its writer closed"));
     assert_non_null(strstr(err, "cleanly (FINAL), but the file's superblock is still sealed by a writer"));
