@@ -93,7 +93,7 @@ absolute(const char *path, char *out, size_t len)
 }
 
 int
-vfdswmr_sessname_record(int h5_fd, const char *md_path, uint64_t session)
+vfdswmr_sessname_record(int h5_fd, const char *md_path, uint64_t session, bool keep)
 {
     vfdswmr_sessname_t r = {.session = session};
     char value[VFDSWMR_SESSNAME_VALUE_MAX];
@@ -109,7 +109,8 @@ vfdswmr_sessname_record(int h5_fd, const char *md_path, uint64_t session)
     else if (n > 0 && fsetxattr(h5_fd, VFDSWMR_SESSNAME_XATTR, value, n, 0) == 0)
         return 0;
     e = errno;
-    vfdswmr_sessname_clear(h5_fd); /* never an older session's record instead */
+    if (!keep)
+        vfdswmr_sessname_clear(h5_fd); /* never an older session's record instead */
     errno = e;
     return -1;
 }

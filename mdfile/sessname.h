@@ -38,6 +38,7 @@
 #ifndef VFDSWMR_MDFILE_SESSNAME_H
 #define VFDSWMR_MDFILE_SESSNAME_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -72,8 +73,9 @@ int vfdswmr_sessname_decode(const void *buf, size_t len, vfdswmr_sessname_t *r);
 /* Record md_path (made absolute: its directory resolved with realpath(3))
  * and session on the HDF5 file open on h5_fd. 0, or -1 with errno
  * (ENOTSUP/EOPNOTSUPP: the file system keeps no extended attributes); on
- * failure an older record is removed as far as possible. */
-int vfdswmr_sessname_record(int h5_fd, const char *md_path, uint64_t session);
+ * failure an older record is removed as far as possible -- unless `keep`
+ * (the caller refuses to go on: the older record must stay). */
+int vfdswmr_sessname_record(int h5_fd, const char *md_path, uint64_t session, bool keep);
 
 /* Remove the record from the HDF5 file open on h5_fd if it names md_path
  * (as vfdswmr_sessname_record wrote it); anything else is left alone. */

@@ -99,19 +99,20 @@ vfdswmr_seal_name_session(vfdswmr_writer_t *w, const char *name, bool strict)
         return 0;
     had = vfdswmr_sessname_read(name, &before) == 1;
     w->session_named = w->pred ? w->pred_session : vfdswmr_mdw_session(w->mdw);
-    if (vfdswmr_sessname_record(fd, path, w->session_named) == 0) {
+    strict = strict && had && before.session != w->session_named; /* refuse, keeping that record, on failure */
+    if (vfdswmr_sessname_record(fd, path, w->session_named, strict) == 0) {
         w->named = true;
         if (w->hdf5_fd < 0 && w->rec_name == NULL)
             w->rec_name = strdup(name); /* to remove it at close (NULL: it stays; only a hint) */
     }
-    else if (strict && had && before.session != w->session_named) {
+    else if (strict) {
         /* The file records another session, which stays findable by its own
          * configuration: sealed by us without our record, its metadata file
          * would look like this file's crashed session. */
         VFDSWMR_ERR(H5E_CANTOPENFILE,
                     "%s: cannot record this session on \"%s\" (%s), which records an earlier session (%s): a "
-                    "writer that cannot say the earlier session is over must not write the file; nothing was "
-                    "changed",
+                    "writer that cannot say the earlier session is over must not write the file; free space for "
+                    "extended attributes, or remove that session's record once it is no longer needed",
                     VFDSWMR_WRITER_NAME, name, strerror(errno), before.path);
         rc = -1;
     }

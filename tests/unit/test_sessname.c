@@ -166,7 +166,7 @@ test_record_absolute_and_erase(void **state)
     /* a relative path, from the directory's parent: recorded absolute */
     assert_non_null(getcwd(cwd, sizeof cwd));
     assert_int_equal(chdir(dir), 0);
-    assert_int_equal(vfdswmr_sessname_record(fd, "./f.h5.md", 0xabcdef), 0);
+    assert_int_equal(vfdswmr_sessname_record(fd, "./f.h5.md", 0xabcdef, false), 0);
     assert_int_equal(chdir(cwd), 0);
     snprintf(want, sizeof want, "%s/f.h5.md", real_dir);
     assert_int_equal(vfdswmr_sessname_read(h5, &r), 1);
@@ -180,11 +180,15 @@ test_record_absolute_and_erase(void **state)
     vfdswmr_sessname_erase(fd, md);
     assert_int_equal(vfdswmr_sessname_read(h5, &r), 0);
     /* a record that cannot be made removes the older one */
-    assert_int_equal(vfdswmr_sessname_record(fd, md, 1), 0);
-    assert_int_equal(vfdswmr_sessname_record(fd, "/nonexistent-dir-vfdswmr/f.md", 2), -1);
+    assert_int_equal(vfdswmr_sessname_record(fd, md, 1, false), 0);
+    assert_int_equal(vfdswmr_sessname_record(fd, "/nonexistent-dir-vfdswmr/f.md", 2, false), -1);
     assert_int_equal(errno, ENOENT);
     assert_int_equal(vfdswmr_sessname_read(h5, &r), 0);
-    assert_int_equal(vfdswmr_sessname_record(fd, md, 1), 0);
+    assert_int_equal(vfdswmr_sessname_record(fd, md, 1, false), 0);
+    /* ... unless the caller keeps it (it refuses to go on) */
+    assert_int_equal(vfdswmr_sessname_record(fd, "/nonexistent-dir-vfdswmr/f.md", 3, true), -1);
+    assert_int_equal(vfdswmr_sessname_read(h5, &r), 1);
+    assert_int_equal(r.session, 1);
     vfdswmr_sessname_clear(fd);
     assert_int_equal(vfdswmr_sessname_read(h5, &r), 0);
     close(fd);
@@ -200,7 +204,7 @@ test_find_follows_only_this_session(void **state)
     (void)state;
     assert_true(fd >= 0);
     seal_state = 1;
-    assert_int_equal(vfdswmr_sessname_record(fd, md, session), 0);
+    assert_int_equal(vfdswmr_sessname_record(fd, md, session, false), 0);
     snprintf(want, sizeof want, "%s/f.h5.md", real_dir);
     assert_int_equal(vfdswmr_sessname_find(h5, seal_says, out, sizeof out), 0); /* recorded, not there */
     assert_string_equal(out, "");

@@ -134,16 +134,19 @@ open_hdf5(const vfdswmr_config_t *cfg, const char *file, const char *md_path, un
 }
 
 /* The record of FILE's session (mdfile/sessname.h) names nothing to
- * recover any more: remove it -- the one naming md_path, or (NULL) any. */
+ * recover any more: remove it -- the one naming md_path or session, or
+ * (md_path NULL) any. */
 static void
-forget_record(const char *file, const char *md_path)
+forget_record(const char *file, const char *md_path, uint64_t session)
 {
     int fd = vfdswmr_open_regular(file, O_RDONLY);
 
     if (fd < 0)
         return;
-    if (md_path)
+    if (md_path) {
         vfdswmr_sessname_erase(fd, md_path);
+        vfdswmr_sessname_erase_session(fd, session); /* an updater-only writer's, recovered from aux's copy */
+    }
     else
         vfdswmr_sessname_clear(fd);
     close(fd);
@@ -192,7 +195,7 @@ no_metadata_file(const vfdswmr_config_t *cfg, const char *file, const char *md_p
     if (H5FDclose(lower) < 0 && rc == 0)
         rc = die(1, "cannot close %s", file);
     if (rc == 0)
-        forget_record(file, NULL); /* the file as it is on disk: no session of it to find */
+        forget_record(file, NULL, 0); /* the file as it is on disk: no session of it to find */
     if (rc == 0 && !quiet)
         printf(PROG ": %s: no metadata file %s: the seal of its dead writer cleared (--force); the file is as its "
                     "writer left it on disk and may mix its last ticks: check it\n",
@@ -311,7 +314,7 @@ main(int argc, char **argv)
     if (vfdswmr_fsync_dir_of(md_path) < 0)
         return die(1, "%s recovered and the metadata file %s removed, but its directory cannot be synced: %s", file,
                    md_path, strerror(errno));
-    forget_record(file, force ? NULL : md_path); /* it names nothing now */
+    forget_record(file, force ? NULL : md_path, rep.session); /* it names nothing now */
     close(md_fd);
     if (!quiet)
         printf(PROG ": %s: recovered tick %" PRIu64 " of writer session %016" PRIx64 ": %" PRIu32 " pages (%" PRIu64
