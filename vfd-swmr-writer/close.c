@@ -4,6 +4,7 @@
  * HDF5 file, clear the seal, publish FINAL and remove the metadata file.
  */
 
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "clock.h"
