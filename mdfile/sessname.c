@@ -115,9 +115,8 @@ vfdswmr_sessname_record(int h5_fd, const char *md_path, uint64_t session, bool k
     return -1;
 }
 
-/* The record on fd, decoded into *r: 1, or 0. */
-static int
-read_fd(int fd, vfdswmr_sessname_t *r)
+int
+vfdswmr_sessname_read_fd(int fd, vfdswmr_sessname_t *r)
 {
     char value[VFDSWMR_SESSNAME_VALUE_MAX];
     ssize_t n = fgetxattr(fd, VFDSWMR_SESSNAME_XATTR, value, sizeof value);
@@ -134,7 +133,8 @@ vfdswmr_sessname_erase(int h5_fd, const char *md_path)
     vfdswmr_sessname_t now;
     char mine[VFDSWMR_SESSNAME_MAX + 1];
 
-    if (read_fd(h5_fd, &now) && absolute(md_path, mine, sizeof mine) == 0 && strcmp(now.path, mine) == 0)
+    if (vfdswmr_sessname_read_fd(h5_fd, &now) && absolute(md_path, mine, sizeof mine) == 0 &&
+        strcmp(now.path, mine) == 0)
         vfdswmr_sessname_clear(h5_fd);
 }
 
@@ -143,7 +143,7 @@ vfdswmr_sessname_erase_session(int h5_fd, uint64_t session)
 {
     vfdswmr_sessname_t now;
 
-    if (read_fd(h5_fd, &now) && now.session == session)
+    if (vfdswmr_sessname_read_fd(h5_fd, &now) && now.session == session)
         vfdswmr_sessname_clear(h5_fd);
 }
 
@@ -157,7 +157,7 @@ vfdswmr_sessname_elsewhere(const char *h5_name, const char *md_path, vfdswmr_ses
     memset(r, 0, sizeof *r);
     if (fd < 0)
         return 0;
-    if (read_fd(fd, r) && fstat(fd, &st) == 0 && r->dev == (uint64_t)st.st_dev &&
+    if (vfdswmr_sessname_read_fd(fd, r) && fstat(fd, &st) == 0 && r->dev == (uint64_t)st.st_dev &&
         (absolute(md_path, here, sizeof here) < 0 || strcmp(here, r->path) != 0))
         rc = 1;
     if (!rc)
@@ -180,7 +180,7 @@ vfdswmr_sessname_read(const char *h5_name, vfdswmr_sessname_t *r)
     memset(r, 0, sizeof *r);
     if (fd < 0)
         return 0;
-    rc = read_fd(fd, r);
+    rc = vfdswmr_sessname_read_fd(fd, r);
     close(fd);
     return rc;
 }
@@ -196,8 +196,8 @@ vfdswmr_sessname_find_fd(int h5_fd, vfdswmr_sessname_seal_fn sealed, char *out, 
 
     if (outlen)
         out[0] = '\0';
-    if (!read_fd(h5_fd, &r) || fstat(h5_fd, &st) < 0 || r.dev != (uint64_t)st.st_dev || strlen(r.path) >= outlen ||
-        (sealed && (seal = sealed(h5_fd)) != 1 && seal != -2))
+    if (!vfdswmr_sessname_read_fd(h5_fd, &r) || fstat(h5_fd, &st) < 0 || r.dev != (uint64_t)st.st_dev ||
+        strlen(r.path) >= outlen || (sealed && (seal = sealed(h5_fd)) != 1 && seal != -2))
         return 0;
     if ((md = vfdswmr_open_md(r.path, O_RDONLY)) >= 0) {
         /* any session of this file at the recorded place: the recorded one,

@@ -101,6 +101,8 @@ int vfdswmr_sessname_elsewhere(const char *h5_name, const char *md_path, vfdswmr
 /* What the HDF5 file h5_name records, decoded, into *r: 1, or 0 (none, not
  * readable, not a value). Nothing is checked about it. */
 int vfdswmr_sessname_read(const char *h5_name, vfdswmr_sessname_t *r);
+/* The same for the HDF5 file open on fd. */
+int vfdswmr_sessname_read_fd(int fd, vfdswmr_sessname_t *r);
 
 /* The seal of the HDF5 file open on fd as vfdswmr_sb_sealed_fd() tells it
  * (common/superblock.h): 1 sealed, 0 not, -2 no superblock. The caller

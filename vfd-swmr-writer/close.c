@@ -308,13 +308,8 @@ vfdswmr_writer_close(H5FD_t *file)
     w->mdw = NULL, w->marks = NULL, w->rawlog = NULL;
     /* the file is whole: no session to find any more (a file that is not
      * keeps naming the metadata file recovery needs) */
-    if (complete && w->named) {
-        int fd = vfdswmr_seal_record_fd(w, w->rec_name);
-        if (fd >= 0)
-            vfdswmr_sessname_erase_session(fd, w->session_named);
-        if (fd >= 0 && fd != w->hdf5_fd)
-            close(fd);
-    }
+    if (complete && w->named)
+        vfdswmr_seal_unname_session(w, w->rec_name);
     vfdswmr_fork_release();
     vfdswmr_writer_unlock(w);
     vfdswmr_writer_free(w);

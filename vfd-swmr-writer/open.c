@@ -342,13 +342,8 @@ start_swmr(vfdswmr_writer_t *w, const char *name, unsigned flags, hid_t fapl, ha
     /* Our record goes: it names a session that never was. A crashed
      * writer's we were taking over stays recorded (its metadata file keeps
      * the name). */
-    if (w->named && !w->pred) { /* a crashed writer's session stays recorded */
-        int fd = vfdswmr_seal_record_fd(w, name);
-        if (fd >= 0)
-            vfdswmr_sessname_erase_session(fd, w->session_named);
-        if (fd >= 0 && fd != w->hdf5_fd)
-            close(fd);
-    }
+    if (w->named && !w->pred) /* a crashed writer's session stays recorded */
+        vfdswmr_seal_unname_session(w, name);
     free(w->rec_name);
     w->rec_name = NULL;
     if (old_fd >= 0)

@@ -78,26 +78,40 @@ refuse_unexplained_seal(const vfdswmr_writer_t *w, const char *name)
     return -1;
 }
 
-int
-vfdswmr_seal_record_fd(const vfdswmr_writer_t *w, const char *name)
+/* A descriptor on the HDF5 file for its record: hdf5_fd, or one opened by
+ * name that the caller closes when it is not hdf5_fd; -1 none. */
+static int
+record_fd(const vfdswmr_writer_t *w, const char *name)
 {
     if (w->hdf5_fd >= 0)
         return w->hdf5_fd;
     return name ? vfdswmr_open_regular(name, O_RDONLY) : -1;
 }
 
+void
+vfdswmr_seal_unname_session(vfdswmr_writer_t *w, const char *name)
+{
+    int fd = record_fd(w, name);
+
+    if (fd < 0)
+        return;
+    vfdswmr_sessname_erase_session(fd, w->session_named);
+    if (fd != w->hdf5_fd)
+        close(fd);
+}
+
 int
 vfdswmr_seal_name_session(vfdswmr_writer_t *w, const char *name, bool strict)
 {
     const char *path = w->base.cfg.maintain_metadata_file ? w->md_path : VFDSWMR_SESSNAME_NONE;
-    int fd = vfdswmr_seal_record_fd(w, name), rc = 0;
+    int fd = record_fd(w, name), rc = 0;
     vfdswmr_sessname_t before;
     bool had;
 
     VFDSWMR_ASSERT(!w->ticker_running);
     if (fd < 0) /* no file by that name (a family member pattern, ...): nothing to record on */
         return 0;
-    had = vfdswmr_sessname_read(name, &before) == 1;
+    had = vfdswmr_sessname_read_fd(fd, &before) == 1;
     w->session_named = w->pred ? w->pred_session : vfdswmr_mdw_session(w->mdw);
     strict = strict && had && before.session != w->session_named; /* refuse, keeping that record, on failure */
     if (vfdswmr_sessname_record(fd, path, w->session_named, strict) == 0) {

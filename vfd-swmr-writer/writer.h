@@ -295,10 +295,9 @@ int vfdswmr_seal_at_open(vfdswmr_writer_t *w, const char *name, bool recovered);
  * without (go_live, our metadata file has the recorded place now: the old
  * record leads to it), logged. */
 int vfdswmr_seal_name_session(vfdswmr_writer_t *w, const char *name, bool strict);
-/* A descriptor on the HDF5 file for its record: hdf5_fd, or one opened by
- * name (name NULL: w->rec_name's caller passes it) that the caller closes
- * when it is not hdf5_fd; -1 none. */
-int vfdswmr_seal_record_fd(const vfdswmr_writer_t *w, const char *name);
+/* Remove the record of our session (w->session_named) from the HDF5 file
+ * (through hdf5_fd, else by name: NULL, nothing), whatever else it holds. */
+void vfdswmr_seal_unname_session(vfdswmr_writer_t *w, const char *name);
 /* A metadata write of HDF5's: a new file's superblock tells where it is. */
 void vfdswmr_seal_learn(vfdswmr_writer_t *w, haddr_t addr, const void *buf, size_t size);
 /* Bytes [addr, addr + size) just read from the HDF5 file: clear the seal as
