@@ -10,9 +10,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "checksum.h"
 #include "errtext.h"
 #include "h5err.h"
 #include "io.h"
+#include "le.h"
+#include "mdidx_file.h"
 #include "mdreader.h"
 #include "plan.h"
 #include "stack.h"
@@ -27,22 +30,91 @@
 #define PIECE ((size_t)1 << 20)
 _Static_assert((PIECE & (PIECE - 1)) == 0 && PIECE >= 2 * VFDSWMR_SB_SEAL_SPAN && PIECE >= 1024, "piece size");
 
+/* A snapshot as recovery reads it: the header, and the index in place
+ * (mdfile/mdidx_file.h) or wrapped in memory (a reader's). */
+typedef struct {
+    const vfdswmr_mdhdr_t *hdr;
+    vfdswmr_mdidx_file_t *idx;
+    int md_fd;
+} snap_t;
+
+/* Is entry e's image, inside the metadata file's `size` bytes, all hole
+ * (lseek SEEK_DATA finds no data in it)? Its bytes then read as zeros.
+ * False where the file system cannot tell (it reports all data), past the
+ * end of the file (a short image) and on any error. hole[0..1] keeps the
+ * last hole found, [hole[0], hole[1]): images inside it need no lseek. */
+static bool
+image_is_hole(int md_fd, uint64_t size, uint32_t page_size, const vfdswmr_mdentry_t *e, uint64_t hole[2])
+{
+    uint64_t at = e->md_page * page_size; /* no overflow: the decoder checked the span */
+    off_t d;
+
+    if (at > size || size - at < e->length)
+        return false;
+    if (at >= hole[0] && at + e->length <= hole[1])
+        return true;
+    d = lseek(md_fd, (off_t)at, SEEK_DATA);
+    if (d < 0 && errno != ENXIO)
+        return false;
+    hole[0] = at;
+    hole[1] = d < 0 ? size : (uint64_t)d; /* ENXIO: no data after at */
+    return at + e->length <= hole[1];
+}
+
+/* The checksum of len zero bytes into *sum, hashed from buf (PIECE bytes,
+ * zeroed here): 0, or -1 (out of memory). cache keeps the last length and
+ * its sum: images that are holes of one length cost one checksum, not one
+ * each. */
+static int
+zeros_checksum(uint32_t len, uint8_t *buf, uint64_t cache[2], uint32_t *sum)
+{
+    vfdswmr_checksum_stream_t *cs;
+
+    if (cache[0] != len + 1ull) {
+        if (NULL == (cs = vfdswmr_checksum_begin()))
+            return -1;
+        memset(buf, 0, PIECE);
+        for (uint64_t done = 0; done < len; done += PIECE)
+            vfdswmr_checksum_update(cs, buf, len - done < PIECE ? (size_t)(len - done) : PIECE);
+        cache[1] = vfdswmr_checksum_end(cs);
+        cache[0] = len + 1ull;
+    }
+    *sum = (uint32_t)cache[1];
+    return 0;
+}
+
 /* Pass 1: verify every image of the snapshot, in pieces, before anything
  * is written: a damaged metadata file must not leave a half-recovered
- * file. */
+ * file. An image that is all hole is zeros (image_is_hole): its checksum is
+ * that of zeros, without reading it. Time follows the bytes of the images
+ * that hold data, plus one checksum per run of hole images of one length. */
 static int
-verify_images(int md_fd, const char *md_name, const vfdswmr_mdsnap_t *s, uint8_t *buf, char *err, size_t errlen)
+verify_images(const snap_t *s, const char *md_name, uint8_t *buf, char *err, size_t errlen)
 {
+    int md_fd = s->md_fd;
     vfdswmr_mdr_io_t io = vfdswmr_mdr_fd_io(&md_fd);
+    vfdswmr_mdentry_t e;
+    uint64_t zeros[2] = {0, 0}, hole[2] = {0, 0};
+    uint32_t sum;
+    struct stat st;
 
-    for (uint32_t i = 0; i < s->idx.nentries; i++) {
-        const vfdswmr_mdentry_t *e = &s->idx.entries[i];
-        vfdswmr_mderr_t rc = vfdswmr_mdr_verify_image(&io, s->hdr.page_size, e, buf, PIECE);
+    if (fstat(md_fd, &st) < 0)
+        return vfdswmr_errtext(err, errlen, "cannot stat metadata file %s: %s", md_name, strerror(errno));
+    for (uint32_t i = 0; i < s->idx->head.nentries; i++) {
+        vfdswmr_mderr_t rc;
+        if (vfdswmr_mdidx_file_entry(s->idx, i, &e) < 0)
+            return vfdswmr_errtext(err, errlen, "cannot read the index of metadata file %s: %s", md_name,
+                                   strerror(errno));
+        if (image_is_hole(md_fd, (uint64_t)st.st_size, s->hdr->page_size, &e, hole) &&
+            zeros_checksum(e.length, buf, zeros, &sum) == 0)
+            rc = sum == e.checksum ? VFDSWMR_MD_OK : VFDSWMR_MD_ECHECKSUM;
+        else
+            rc = vfdswmr_mdr_verify_image(&io, s->hdr->page_size, &e, buf, PIECE);
         if (rc != VFDSWMR_MD_OK)
             return vfdswmr_errtext(err, errlen,
                                    "metadata file %s is damaged: the image of HDF5 page %" PRIu64 " (tick %" PRIu64
                                    "): %s%s%s; nothing was written to the HDF5 file",
-                                   md_name, e->hdf5_page, s->hdr.tick, vfdswmr_mderr_str(rc),
+                                   md_name, e.hdf5_page, s->hdr->tick, vfdswmr_mderr_str(rc),
                                    rc == VFDSWMR_MD_EIO ? ": " : "", rc == VFDSWMR_MD_EIO ? strerror(errno) : "");
     }
     return 0;
@@ -64,6 +136,82 @@ read_image_part(int md_fd, uint32_t page_size, const vfdswmr_mdentry_t *e, uint6
     return 0;
 }
 
+/* The bytes write_index has made and not yet written: buf[0, used), due at
+ * `at` in the metadata file, and the checksum of everything before. */
+typedef struct {
+    int fd;
+    uint8_t *buf; /* PIECE bytes */
+    size_t used;
+    uint64_t at;
+    vfdswmr_checksum_stream_t *cs;
+} idx_out_t;
+
+/* Room for `room` more bytes in o->buf: written out first when full. */
+static int
+idx_out_room(idx_out_t *o, size_t room)
+{
+    if (o->used + room <= PIECE)
+        return 0;
+    vfdswmr_checksum_update(o->cs, o->buf, o->used);
+    if (vfdswmr_pwrite_all(o->fd, o->buf, o->used, o->at) < 0)
+        return -1;
+    o->at += o->used;
+    o->used = 0;
+    return 0;
+}
+
+/* The entries, then the ranges, of s's index into o. */
+static int
+idx_out_arrays(const snap_t *s, idx_out_t *o)
+{
+    vfdswmr_mdidx_file_t *x = s->idx;
+    vfdswmr_mdentry_t e;
+    vfdswmr_mdrange_t r;
+
+    for (uint32_t i = 0; i < x->head.nentries; i++) {
+        if (vfdswmr_mdidx_file_entry(x, i, &e) < 0 || idx_out_room(o, VFDSWMR_MDIDX_ENTRY) < 0)
+            return -1;
+        vfdswmr_mdidx_entry_encode(&e, o->buf + o->used);
+        o->used += VFDSWMR_MDIDX_ENTRY;
+    }
+    for (uint32_t i = 0; i < x->head.nentries; i++) {
+        if (vfdswmr_mdidx_file_entry(x, i, &e) < 0)
+            return -1;
+        for (uint32_t k = 0; k < e.nranges; k++) {
+            if (vfdswmr_mdidx_file_range(x, &e, k, &r) < 0 || idx_out_room(o, VFDSWMR_MDIDX_RANGE) < 0)
+                return -1;
+            vfdswmr_mdidx_range_encode(&r, o->buf + o->used);
+            o->used += VFDSWMR_MDIDX_RANGE;
+        }
+    }
+    return 0;
+}
+
+/* The index image of s with tick `tick`, written at `at` in the metadata
+ * file a buffer (PIECE bytes) at a time, through the index codec's pieces
+ * (format.h): its entries and ranges as they are, its checksum anew. */
+static int
+write_index(const snap_t *s, uint64_t tick, uint64_t at, uint8_t *buf)
+{
+    idx_out_t o = {.fd = s->md_fd, .buf = buf, .used = VFDSWMR_MDIDX_HEAD, .at = at, .cs = vfdswmr_checksum_begin()};
+    int rc = -1, saved;
+
+    if (o.cs == NULL) {
+        errno = ENOMEM;
+        return -1;
+    }
+    vfdswmr_mdidx_head_encode(s->idx->head.session, tick, s->idx->head.nentries, s->idx->head.nranges, buf);
+    if (idx_out_arrays(s, &o) == 0 && idx_out_room(&o, 4) == 0) {
+        vfdswmr_checksum_update(o.cs, buf, o.used);
+        vfdswmr_le32_encode(buf + o.used, vfdswmr_checksum_end(o.cs));
+        return vfdswmr_pwrite_all(o.fd, buf, o.used + 4, o.at);
+    }
+    saved = errno;
+    vfdswmr_checksum_end(o.cs);
+    errno = saved;
+    return rc;
+}
+
 /*
  * Republish the snapshot max_lag - 1 ticks later, with its index at the
  * end of the metadata file (never over anything a reader may be reading).
@@ -72,96 +220,99 @@ read_image_part(int md_fd, uint32_t page_size, const vfdswmr_mdentry_t *e, uint6
  * lag check ("fell behind") and refresh instead of mixing states. A header
  * that named no HDF5 file (hdf5_id 0: tick 0, written before its writer
  * opened the file) names hdf5_id now, so that a recovery killed after this
- * is run again (vfdswmr_hdf5_id_foreign lets 0 pass at tick 0 only).
+ * is run again (vfdswmr_hdf5_id_foreign lets 0 pass at tick 0 only). The
+ * index is written first and made durable, then the header (plan.h's order),
+ * a buffer at a time.
  */
 static int
-republish(int md_fd, const char *md_name, const vfdswmr_mdsnap_t *s, uint64_t hdf5_id, char *err, size_t errlen)
+republish(const snap_t *s, const char *md_name, uint64_t hdf5_id, uint8_t *buf, char *err, size_t errlen)
 {
-    vfdswmr_mdhdr_t h = s->hdr;
-    vfdswmr_mdidx_t idx = s->idx;
-    uint8_t hdr_image[VFDSWMR_MDHDR_SIZE], *idx_image;
+    vfdswmr_mdhdr_t h = *s->hdr;
+    uint8_t hdr_image[VFDSWMR_MDHDR_SIZE];
     struct stat st;
-    int rc;
 
-    if (fstat(md_fd, &st) < 0)
+    if (fstat(s->md_fd, &st) < 0)
         return vfdswmr_errtext(err, errlen, "cannot stat metadata file %s: %s", md_name, strerror(errno));
-    h.tick = idx.tick = s->hdr.tick + s->hdr.max_lag - 1;
+    h.tick = s->hdr->tick + s->hdr->max_lag - 1;
     if (h.hdf5_id == 0)
         h.hdf5_id = hdf5_id;
-    h.index_length = vfdswmr_mdidx_size(idx.nentries, idx.nranges);
+    h.index_length = vfdswmr_mdidx_size(s->idx->head.nentries, s->idx->head.nranges);
     h.index_offset = vfdswmr_pages((uint64_t)st.st_size, h.page_size) * h.page_size;
-    if (NULL == (idx_image = malloc(h.index_length)))
-        return vfdswmr_errtext(err, errlen, "out of memory");
-    vfdswmr_mdidx_encode(&idx, idx_image);
     vfdswmr_mdhdr_encode(&h, hdr_image);
-    vfdswmr_mdplan_t plan = {.page_size = h.page_size,
-                             .session = h.session,
-                             .tick = h.tick,
-                             .index_image = idx_image,
-                             .index_len = h.index_length,
-                             .index_offset = h.index_offset,
-                             .header_image = hdr_image};
-    rc = vfdswmr_mdplan_apply(md_fd, &plan, true);
-    free(idx_image);
-    if (rc < 0)
+    if (write_index(s, h.tick, h.index_offset, buf) < 0 || fdatasync(s->md_fd) < 0 ||
+        vfdswmr_pwrite_all(s->md_fd, hdr_image, VFDSWMR_MDHDR_SIZE, 0) < 0 || fdatasync(s->md_fd) < 0)
         return vfdswmr_errtext(err, errlen, "cannot write metadata file %s: %s", md_name, strerror(errno));
     return 0;
 }
 
 /* What to do with one piece of an entry's image: the file's bytes at HDF5
- * address `pos` in buf, the image's from offset `off` in ibuf, n of each.
+ * address `pos` in buf, the image's from offset `off` in ibuf, n of each;
+ * *k the entry's first range that may meet this piece (ranges_in_piece).
  * 0 to go on, else what each_piece returns. */
-typedef int (*piece_fn)(void *ctx, const vfdswmr_mdsnap_t *s, const vfdswmr_mdentry_t *e, uint64_t pos, uint64_t off,
+typedef int (*piece_fn)(void *ctx, const snap_t *s, const vfdswmr_mdentry_t *e, uint32_t *k, uint64_t pos, uint64_t off,
                         size_t n, uint8_t *buf, uint8_t *ibuf);
 
 /* fn for every piece of entry e's image, at most up to the snapshot's EOA
  * (none for an entry without metadata ranges): its first result that is not
  * 0, or 0; -1 (errno) when a read fails. buf and ibuf hold PIECE bytes. */
 static int
-each_piece(const vfdswmr_recover_io_t *io, int md_fd, const vfdswmr_mdsnap_t *s, const vfdswmr_mdentry_t *e,
-           uint8_t *buf, uint8_t *ibuf, piece_fn fn, void *ctx)
+each_piece(const vfdswmr_recover_io_t *io, const snap_t *s, const vfdswmr_mdentry_t *e, uint8_t *buf, uint8_t *ibuf,
+           piece_fn fn, void *ctx)
 {
-    uint64_t addr = e->hdf5_page * s->hdr.page_size, len = e->length;
+    uint64_t addr = e->hdf5_page * s->hdr->page_size, len = e->length;
+    uint32_t k = 0;
     int rc;
 
-    if (e->nranges == 0 || addr >= s->hdr.eoa)
+    if (e->nranges == 0 || addr >= s->hdr->eoa)
         return 0;
-    if (s->hdr.eoa - addr < len)
-        len = s->hdr.eoa - addr;
+    if (s->hdr->eoa - addr < len)
+        len = s->hdr->eoa - addr;
     for (uint64_t off = 0; off < len; off += PIECE) {
         size_t n = len - off < PIECE ? (size_t)(len - off) : PIECE;
-        if (io->read(io->ctx, addr + off, buf, n) < 0 || read_image_part(md_fd, s->hdr.page_size, e, off, ibuf, n) < 0)
+        if (io->read(io->ctx, addr + off, buf, n) < 0 ||
+            read_image_part(s->md_fd, s->hdr->page_size, e, off, ibuf, n) < 0)
             return -1;
-        if ((rc = fn(ctx, s, e, addr + off, off, n, buf, ibuf)) != 0)
+        if ((rc = fn(ctx, s, e, &k, addr + off, off, n, buf, ibuf)) != 0)
             return rc;
     }
     return 0;
 }
 
 /* The bytes of e's metadata ranges within the piece [off, off + n) of its
- * image: copied from ibuf into buf (copy), or compared. The bytes copied,
- * or (compare) 1 when one differs, else 0. */
-static uint64_t
-ranges_in_piece(const vfdswmr_mdsnap_t *s, const vfdswmr_mdentry_t *e, uint64_t off, size_t n, uint8_t *buf,
-                const uint8_t *ibuf, bool copy)
+ * image, from range *k on: copied from ibuf into buf (copy; *out the bytes
+ * copied), or compared (*out 1 when one differs, else 0). *k moves past the
+ * ranges that end in this piece (pieces come in order, and an entry's
+ * ranges are sorted and disjoint), so an entry's ranges are read once
+ * however many pieces it has. 0, or -1 when a range cannot be read. */
+static int
+ranges_in_piece(const snap_t *s, const vfdswmr_mdentry_t *e, uint32_t *k, uint64_t off, size_t n, uint8_t *buf,
+                const uint8_t *ibuf, bool copy, uint64_t *out)
 {
-    uint64_t bytes = 0;
+    vfdswmr_mdrange_t r;
 
-    for (uint32_t k = 0; k < e->nranges; k++) {
-        const vfdswmr_mdrange_t *r = &s->idx.ranges[e->range_first + k];
-        uint64_t lo = r->offset > off ? r->offset : off, hi = (uint64_t)r->offset + r->length;
-        if (hi > off + n)
+    *out = 0;
+    for (uint32_t j = *k; j < e->nranges; j++) {
+        if (vfdswmr_mdidx_file_range(s->idx, e, j, &r) < 0)
+            return -1;
+        if (r.offset >= off + n)
+            break; /* this one and the rest lie in later pieces */
+        uint64_t lo = r.offset > off ? r.offset : off, hi = (uint64_t)r.offset + r.length;
+        if (hi <= off + n)
+            *k = j + 1; /* ends here: no later piece meets it */
+        else
             hi = off + n;
         if (lo >= hi)
             continue;
-        if (!copy && memcmp(buf + (lo - off), ibuf + (lo - off), (size_t)(hi - lo)) != 0)
-            return 1;
+        if (!copy && memcmp(buf + (lo - off), ibuf + (lo - off), (size_t)(hi - lo)) != 0) {
+            *out = 1;
+            return 0;
+        }
         if (copy) {
             memcpy(buf + (lo - off), ibuf + (lo - off), (size_t)(hi - lo));
-            bytes += hi - lo;
+            *out += hi - lo;
         }
     }
-    return bytes;
+    return 0;
 }
 
 /* Where the superblock sits in a piece at HDF5 address pos of n bytes
@@ -181,13 +332,16 @@ typedef struct {
 /* Pass 2's piece: overlay the metadata ranges, keep the superblock sealed
  * (recovery's last write clears it), write back. */
 static int
-restore_piece(void *ctx, const vfdswmr_mdsnap_t *s, const vfdswmr_mdentry_t *e, uint64_t pos, uint64_t off, size_t n,
+restore_piece(void *ctx, const snap_t *s, const vfdswmr_mdentry_t *e, uint32_t *k, uint64_t pos, uint64_t off, size_t n,
               uint8_t *buf, uint8_t *ibuf)
 {
     restore_t *r = ctx;
     size_t at = sb_in_piece(r->sb_addr, pos, n);
+    uint64_t copied;
 
-    *r->bytes += ranges_in_piece(s, e, off, n, buf, ibuf, true);
+    if (ranges_in_piece(s, e, k, off, n, buf, ibuf, true, &copied) < 0)
+        return -1;
+    *r->bytes += copied;
     if (at != SIZE_MAX)
         vfdswmr_sb_set_seal(buf + at, n - at, true);
     return r->io->write(r->io->ctx, pos, buf, n) < 0 ? -1 : 0;
@@ -197,12 +351,12 @@ restore_piece(void *ctx, const vfdswmr_mdsnap_t *s, const vfdswmr_mdentry_t *e, 
  * most up to the snapshot's EOA), a piece at a time: read the file's bytes
  * and the image's, overlay, write back. buf and ibuf hold PIECE bytes. */
 static int
-restore_entry(const vfdswmr_recover_io_t *io, int md_fd, const vfdswmr_mdsnap_t *s, const vfdswmr_mdentry_t *e,
-              uint64_t sb_addr, uint8_t *buf, uint8_t *ibuf, uint64_t *bytes)
+restore_entry(const vfdswmr_recover_io_t *io, const snap_t *s, const vfdswmr_mdentry_t *e, uint64_t sb_addr,
+              uint8_t *buf, uint8_t *ibuf, uint64_t *bytes)
 {
     restore_t r = {io, sb_addr, bytes};
 
-    if (each_piece(io, md_fd, s, e, buf, ibuf, restore_piece, &r) < 0)
+    if (each_piece(io, s, e, buf, ibuf, restore_piece, &r) < 0)
         return -1;
     vfdswmr_test_kill_point("recover");
     return 0;
@@ -215,46 +369,65 @@ restore_entry(const vfdswmr_recover_io_t *io, int md_fd, const vfdswmr_mdsnap_t 
  * whose metadata file outlived the recovery (killed before its removal) is
  * not rewritten. */
 static int
-differs_piece(void *ctx, const vfdswmr_mdsnap_t *s, const vfdswmr_mdentry_t *e, uint64_t pos, uint64_t off, size_t n,
+differs_piece(void *ctx, const snap_t *s, const vfdswmr_mdentry_t *e, uint32_t *k, uint64_t pos, uint64_t off, size_t n,
               uint8_t *buf, uint8_t *ibuf)
 {
     size_t at = sb_in_piece(*(const uint64_t *)ctx, pos, n);
+    uint32_t k0 = *k;
+    uint64_t d;
 
-    if (!ranges_in_piece(s, e, off, n, buf, ibuf, false))
+    if (ranges_in_piece(s, e, k, off, n, buf, ibuf, false, &d) < 0)
+        return -1;
+    if (!d)
         return 0;
     if (at == SIZE_MAX)
         return 1;
     vfdswmr_sb_set_seal(ibuf + at, n - at, false);
-    vfdswmr_sb_patch(ibuf + at, n - at, s->hdr.eoa);
-    return ranges_in_piece(s, e, off, n, buf, ibuf, false) ? 1 : 0;
+    vfdswmr_sb_patch(ibuf + at, n - at, s->hdr->eoa);
+    *k = k0; /* the same piece again */
+    if (ranges_in_piece(s, e, k, off, n, buf, ibuf, false, &d) < 0)
+        return -1;
+    return d ? 1 : 0;
 }
 
-int
-vfdswmr_recover_differs(int md_fd, const vfdswmr_mdsnap_t *s, const vfdswmr_recover_io_t *io)
+static int
+snap_differs(const snap_t *s, const vfdswmr_recover_io_t *io)
 {
     uint64_t addr, size;
     uint8_t *buf;
+    vfdswmr_mdentry_t e;
     int found, sealed = 0, d = 0;
 
     if (io->size(io->ctx, &size) < 0 || (found = vfdswmr_sb_find(io->read, io->ctx, size, &addr)) < 0 ||
         (found && (sealed = vfdswmr_recover_sealed(io, addr)) == -1))
         return -1;
-    if (!found || sealed != 0 || s->idx.nentries == 0)
+    if (!found || sealed != 0 || s->idx->head.nentries == 0)
         return 0; /* sealed: a dead writer's file; no superblock: one before its first publish showed it */
     if (NULL == (buf = malloc(2 * PIECE)))
         return -1;
-    for (uint32_t i = 0; i < s->idx.nentries && d == 0; i++)
-        d = each_piece(io, md_fd, s, &s->idx.entries[i], buf, buf + PIECE, differs_piece, &addr);
+    for (uint32_t i = 0; i < s->idx->head.nentries && d == 0; i++)
+        d = vfdswmr_mdidx_file_entry(s->idx, i, &e) < 0 ? -1
+                                                        : each_piece(io, s, &e, buf, buf + PIECE, differs_piece, &addr);
     free(buf);
     return d;
 }
 
+int
+vfdswmr_recover_differs(int md_fd, const vfdswmr_mdsnap_t *snap, const vfdswmr_recover_io_t *io)
+{
+    vfdswmr_mdidx_file_t x;
+    snap_t s = {&snap->hdr, &x, md_fd};
+
+    vfdswmr_mdidx_file_wrap(&x, &snap->idx, snap->hdr.page_size);
+    return snap_differs(&s, io);
+}
+
 /* vfdswmr_recover_differs, as recovery's refusal (-1 with err), else 0. */
 static int
-check_unsealed(const vfdswmr_recover_io_t *io, int md_fd, const char *md_name, const char *h5_name,
-               const vfdswmr_mdsnap_t *s, char *err, size_t errlen)
+check_unsealed(const vfdswmr_recover_io_t *io, const snap_t *s, const char *md_name, const char *h5_name, char *err,
+               size_t errlen)
 {
-    int d = vfdswmr_recover_differs(md_fd, s, io);
+    int d = snap_differs(s, io);
 
     if (d < 0)
         return vfdswmr_errtext(err, errlen, "cannot read %s or metadata file %s: %s", h5_name, md_name,
@@ -267,7 +440,7 @@ check_unsealed(const vfdswmr_recover_io_t *io, int md_fd, const char *md_name, c
             "without vfd_swmr_writer (re-created by plain HDF5, or written on after vfd_swmr_recover --force), "
             "and the metadata file does not describe it; nothing was written (remove the metadata file if it is "
             "stale; vfd_swmr_recover --force writes the snapshot anyway)",
-            h5_name, md_name, s->hdr.tick);
+            h5_name, md_name, s->hdr->tick);
     return 0;
 }
 
@@ -366,21 +539,49 @@ final_sealed(const vfdswmr_recover_io_t *io, const char *md_name, const char *h5
  * superblock: the image where the index names the page, else the file. */
 typedef struct {
     const vfdswmr_recover_io_t *io;
-    const vfdswmr_mdsnap_t *s;
-    int md_fd;
+    const snap_t *s;
 } snap_view_t;
 
 static int
 snap_read(void *ctx, uint64_t addr, void *buf, size_t len)
 {
     const snap_view_t *v = ctx;
-    uint32_t ps = v->s->hdr.page_size;
-    const vfdswmr_mdentry_t *e = vfdswmr_mdidx_find(&v->s->idx, ps, addr / ps);
+    uint32_t ps = v->s->hdr->page_size;
+    vfdswmr_mdentry_t e;
+    int found = vfdswmr_mdidx_file_find(v->s->idx, addr / ps, &e);
 
-    if (e && addr + len <= e->hdf5_page * ps + e->length) {
-        return read_image_part(v->md_fd, ps, e, addr - e->hdf5_page * ps, buf, len);
-    }
+    if (found < 0)
+        return -1;
+    if (found && addr + len <= e.hdf5_page * ps + e.length)
+        return read_image_part(v->s->md_fd, ps, &e, addr - e.hdf5_page * ps, buf, len);
     return v->io->read(v->io->ctx, addr, buf, len);
+}
+
+/* The header of the metadata file on md_fd and its index, checked in place
+ * (the index of the header's session and tick, as vfdswmr_mdr_load
+ * accepts one). 0, or -1 with the reason in why. */
+static int
+load_snapshot(int md_fd, vfdswmr_mdhdr_t *h, vfdswmr_mdidx_file_t *x, char *why, size_t whylen)
+{
+    vfdswmr_mderr_t rc = vfdswmr_mdr_read_header(md_fd, h);
+    const char *what = "header";
+
+    if (rc == VFDSWMR_MD_OK) {
+        what = "index";
+        if ((rc = vfdswmr_mdidx_file_open(x, md_fd, h)) == VFDSWMR_MD_OK) {
+            what = "header and index";
+            if (x->head.session != h->session)
+                rc = VFDSWMR_MD_ESESSION;
+            else if (x->head.tick > h->tick || x->head.tick + 1 == h->tick)
+                rc = VFDSWMR_MD_ETICK_AHEAD;
+            else if (x->head.tick != h->tick)
+                rc = VFDSWMR_MD_ETICK;
+        }
+    }
+    if (rc == VFDSWMR_MD_OK)
+        return 0;
+    return vfdswmr_errtext(why, whylen, "%s: %s%s%s", what, vfdswmr_mderr_str(rc), rc == VFDSWMR_MD_EIO ? ": " : "",
+                           rc == VFDSWMR_MD_EIO ? strerror(errno) : "");
 }
 
 int
@@ -388,9 +589,10 @@ vfdswmr_recover_run(int md_fd, const char *md_name, const vfdswmr_recover_io_t *
                     uint64_t hdf5_id, const vfdswmr_sessname_t *recorded, bool force, vfdswmr_recover_report_t *rep,
                     char *err, size_t errlen)
 {
-    vfdswmr_mdr_io_t mio = vfdswmr_mdr_fd_io(&md_fd);
-    vfdswmr_mdr_opts_t o;
-    vfdswmr_mdsnap_t s;
+    vfdswmr_mdhdr_t hdr;
+    vfdswmr_mdidx_file_t idx;
+    snap_t s = {&hdr, &idx, md_fd};
+    vfdswmr_mdentry_t e;
     uint8_t *buf = NULL, sb[VFDSWMR_SB_SEAL_SPAN];
     size_t sb_len;
     char why[256];
@@ -398,32 +600,34 @@ vfdswmr_recover_run(int md_fd, const char *md_name, const vfdswmr_recover_io_t *
     uint64_t size, sb_addr = UINT64_MAX;
 
     memset(rep, 0, sizeof *rep);
-    vfdswmr_mdr_opts_default(&o);
-    if (vfdswmr_mdr_load(&mio, &o, &s, why, sizeof why) != VFDSWMR_MD_OK)
-        return vfdswmr_errtext(err, errlen,
-                               "cannot load the last snapshot from metadata file %s: %s; nothing was written to %s",
-                               md_name, why, h5_name);
-    rep->session = s.hdr.session;
-    rep->tick = s.hdr.tick;
-    rep->eoa = s.hdr.eoa;
-    if (!force && vfdswmr_hdf5_id_foreign(&s.hdr, hdf5_id)) {
+    memset(&idx, 0, sizeof idx);
+    if (load_snapshot(md_fd, &hdr, &idx, why, sizeof why) < 0) {
+        vfdswmr_errtext(err, errlen,
+                        "cannot load the last snapshot from metadata file %s: %s; nothing was written to %s", md_name,
+                        why, h5_name);
+        goto done;
+    }
+    rep->session = hdr.session;
+    rep->tick = hdr.tick;
+    rep->eoa = hdr.eoa;
+    if (!force && vfdswmr_hdf5_id_foreign(&hdr, hdf5_id)) {
         vfdswmr_errtext(err, errlen,
                         "metadata file %s belongs to another HDF5 file (inode %" PRIu64 ", but %s is inode %" PRIu64
                         "): a stale or foreign metadata file; nothing was written (if you copied both files together, "
                         "vfd_swmr_recover --force accepts it)",
-                        md_name, s.hdr.hdf5_id, h5_name, hdf5_id);
+                        md_name, hdr.hdf5_id, h5_name, hdf5_id);
         goto done;
     }
     /* Another session recorded elsewhere: this one is stale -- a closed
      * (FINAL) one only when the file is sealed (by that later writer);
      * over an unsealed file it still means "whole, nothing to do". */
-    if (!force && recorded && recorded->session != s.hdr.session &&
-        (!(s.hdr.flags & VFDSWMR_MDHDR_FINAL) || file_sealed(io) != 0)) {
+    if (!force && recorded && recorded->session != hdr.session &&
+        (!(hdr.flags & VFDSWMR_MDHDR_FINAL) || file_sealed(io) != 0)) {
         bool none = strcmp(recorded->path, VFDSWMR_SESSNAME_NONE) == 0;
         vfdswmr_errtext(err, errlen,
                         "metadata file %s holds session %016" PRIx64 " of %s, but the file records session %016" PRIx64
                         " as its own, %s%s%s: this one is stale; nothing was written (%s)",
-                        md_name, s.hdr.session, h5_name, recorded->session,
+                        md_name, hdr.session, h5_name, recorded->session,
                         none ? "whose writer kept no metadata file (updater files only)" : "with its metadata file at ",
                         none ? "" : recorded->path,
                         none ? "" : " (a later writer of it, by another name or configuration)",
@@ -433,7 +637,7 @@ vfdswmr_recover_run(int md_fd, const char *md_name, const vfdswmr_recover_io_t *
                                "any name; remove this one");
         goto done;
     }
-    if (s.hdr.flags & VFDSWMR_MDHDR_FINAL) { /* closed cleanly: the HDF5 file is complete -- if it says so too */
+    if (hdr.flags & VFDSWMR_MDHDR_FINAL) { /* closed cleanly: the HDF5 file is complete -- if it says so too */
         rc = final_sealed(io, md_name, h5_name, force, rep, err, errlen);
         goto done;
     }
@@ -441,21 +645,21 @@ vfdswmr_recover_run(int md_fd, const char *md_name, const vfdswmr_recover_io_t *
         vfdswmr_errtext(err, errlen, "cannot find the size of %s: %s", h5_name, strerror(errno));
         goto done;
     }
-    if (!force && size < s.hdr.eoa) {
+    if (!force && size < hdr.eoa) {
         vfdswmr_errtext(
             err, errlen,
             "%s is %" PRIu64 " bytes, shorter than the %" PRIu64 " bytes of the snapshot in metadata file %s "
             "(the writer kept it at least that long): it was truncated or replaced after its writer died, and "
             "the metadata file does not describe it; nothing was written (vfd_swmr_recover --force writes the "
             "snapshot anyway)",
-            h5_name, size, s.hdr.eoa, md_name);
+            h5_name, size, hdr.eoa, md_name);
         goto done;
     }
-    if (s.hdr.tick > VFDSWMR_TICK_MAX - s.hdr.max_lag) { /* its republish would pass the format's last tick */
+    if (hdr.tick > VFDSWMR_TICK_MAX - hdr.max_lag) { /* its republish would pass the format's last tick */
         vfdswmr_errtext(err, errlen,
                         "metadata file %s is damaged: its tick %" PRIu64 " leaves no room below the format's largest "
                         "tick (2^62) for recovery's republish; nothing was written",
-                        md_name, s.hdr.tick);
+                        md_name, hdr.tick);
         goto done;
     }
     rep->needed = true;
@@ -464,22 +668,22 @@ vfdswmr_recover_run(int md_fd, const char *md_name, const vfdswmr_recover_io_t *
         vfdswmr_errtext(err, errlen, "out of memory");
         goto done;
     }
-    if (verify_images(md_fd, md_name, &s, buf, err, errlen) < 0 ||
-        (!force && check_unsealed(io, md_fd, md_name, h5_name, &s, err, errlen) < 0) ||
-        republish(md_fd, md_name, &s, hdf5_id, err, errlen) < 0)
+    if (verify_images(&s, md_name, buf, err, errlen) < 0 ||
+        (!force && check_unsealed(io, &s, md_name, h5_name, err, errlen) < 0) ||
+        republish(&s, md_name, hdf5_id, buf, err, errlen) < 0)
         goto done;
-    if (io->extend(io->ctx, s.hdr.eoa) < 0)
+    if (io->extend(io->ctx, hdr.eoa) < 0)
         goto io_failed;
-    snap_view_t view = {.io = io, .s = &s, .md_fd = md_fd};
-    if ((found = vfdswmr_sb_find(snap_read, &view, s.hdr.eoa > size ? s.hdr.eoa : size, &sb_addr)) < 0)
+    snap_view_t view = {.io = io, .s = &s};
+    if ((found = vfdswmr_sb_find(snap_read, &view, hdr.eoa > size ? hdr.eoa : size, &sb_addr)) < 0)
         goto io_failed;
     if (found == 0)
         sb_addr = UINT64_MAX;
-    for (uint32_t i = 0; i < s.idx.nentries; i++) {
-        const vfdswmr_mdentry_t *e = &s.idx.entries[i];
-        if (restore_entry(io, md_fd, &s, e, sb_addr, buf, buf + PIECE, &rep->bytes) < 0)
+    for (uint32_t i = 0; i < idx.head.nentries; i++) {
+        if (vfdswmr_mdidx_file_entry(&idx, i, &e) < 0 ||
+            restore_entry(io, &s, &e, sb_addr, buf, buf + PIECE, &rep->bytes) < 0)
             goto io_failed;
-        rep->pages += e->nranges > 0;
+        rep->pages += e.nranges > 0;
     }
     /* Everything restored and durable; only then the superblock: HDF5's
      * "open for writing" flags and the seal cleared, its end of file at
@@ -490,7 +694,7 @@ vfdswmr_recover_run(int md_fd, const char *md_name, const vfdswmr_recover_io_t *
     if (sb_addr != UINT64_MAX) {
         if (read_sb(io, sb_addr, sb, &sb_len) < 0)
             goto io_failed;
-        if ((vfdswmr_sb_set_seal(sb, sb_len, false) | vfdswmr_sb_patch(sb, sb_len, s.hdr.eoa)) &&
+        if ((vfdswmr_sb_set_seal(sb, sb_len, false) | vfdswmr_sb_patch(sb, sb_len, hdr.eoa)) &&
             (io->write(io->ctx, sb_addr, sb, sb_len) < 0 || io->sync(io->ctx) < 0))
             goto io_failed;
     }
@@ -503,7 +707,7 @@ io_failed:
                     h5_name, md_name, strerror(errno));
 done:
     free(buf);
-    vfdswmr_mdsnap_free(&s);
+    vfdswmr_mdidx_file_close(&idx);
     return rc;
 }
 

@@ -14,9 +14,11 @@
  * recovery writes exactly the metadata ranges of every indexed image,
  * clears the superblock's "open for writing" flags, and makes the file at
  * least the snapshot's EOA long. It is idempotent: a recovery that is
- * killed is simply run again. Images are read in pieces of 1 MiB, verified
- * all before anything is written and restored a piece at a time: memory is
- * the decoded index plus two pieces, whatever the images' stated lengths.
+ * killed is simply run again. The index is read in place
+ * (mdfile/mdidx_file.h), images in pieces of 1 MiB, verified all before
+ * anything is written and restored a piece at a time: memory is two index
+ * windows and two pieces, whatever the snapshot's size or what its index
+ * states (docs/DESIGN.md, "Crash recovery", Costs).
  *
  * The writer's seal (common/superblock.h) stays on the superblock in the
  * HDF5 file until everything else is restored and synced: clearing it is

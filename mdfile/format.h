@@ -175,6 +175,48 @@ vfdswmr_mderr_t vfdswmr_mdidx_decode(const uint8_t *buf, size_t len, uint32_t pa
 void vfdswmr_mdidx_free(vfdswmr_mdidx_t *idx);
 
 /*
+ * The same codec piece by piece, for an index read in place from the
+ * metadata file a window at a time (mdfile/mdidx_file.c: crash recovery,
+ * whose memory must not follow the index's size). vfdswmr_mdidx_encode and
+ * vfdswmr_mdidx_decode are these pieces applied to a whole image, so both
+ * ways of reading make the same checks in the same order:
+ *  - vfdswmr_mdidx_head_check: the image's length (ESHORT) and signature
+ *    (EMAGIC), from its first VFDSWMR_MDIDX_HEAD bytes and its length;
+ *  - then the caller checks the checksum over the whole image (ECHECKSUM);
+ *  - vfdswmr_mdidx_head_decode: page size and counts, session and tick (v's
+ *    entries and ranges NULL);
+ *  - vfdswmr_mdidx_walk_entry for every entry in order, then
+ *    vfdswmr_mdidx_walk_end (the ranges accounted for);
+ *  - vfdswmr_mdidx_range_decode for every range of every entry in order,
+ *    *next 0 at each entry's first.
+ * vfdswmr_mdidx_entry_decode is an entry's own field checks alone (EENTRY);
+ * *hdf5_end gets the page after its last.
+ */
+#define VFDSWMR_MDIDX_HEAD  28u /* signature, session, tick, nentries, nranges */
+#define VFDSWMR_MDIDX_ENTRY 32u
+#define VFDSWMR_MDIDX_RANGE 8u
+typedef struct vfdswmr_mdidx_walk_t {
+    uint32_t page_size, nranges;
+    uint32_t seen;       /* entries walked */
+    uint32_t next_range; /* their nranges summed */
+    uint64_t prev_page;  /* hdf5_page of the last one */
+    uint64_t run_next;   /* first HDF5 page the next may start at */
+} vfdswmr_mdidx_walk_t;
+void vfdswmr_mdidx_head_encode(uint64_t session, uint64_t tick, uint32_t n, uint32_t m,
+                               uint8_t out[VFDSWMR_MDIDX_HEAD]);
+void vfdswmr_mdidx_entry_encode(const vfdswmr_mdentry_t *e, uint8_t out[VFDSWMR_MDIDX_ENTRY]);
+void vfdswmr_mdidx_range_encode(const vfdswmr_mdrange_t *r, uint8_t out[VFDSWMR_MDIDX_RANGE]);
+vfdswmr_mderr_t vfdswmr_mdidx_head_check(const uint8_t *buf, uint64_t len);
+vfdswmr_mderr_t vfdswmr_mdidx_head_decode(const uint8_t *buf, uint64_t len, uint32_t page_size, vfdswmr_mdidx_t *v);
+void vfdswmr_mdidx_walk_begin(vfdswmr_mdidx_walk_t *w, uint32_t page_size, uint32_t nranges);
+vfdswmr_mderr_t vfdswmr_mdidx_walk_entry(vfdswmr_mdidx_walk_t *w, const uint8_t *p, vfdswmr_mdentry_t *e);
+vfdswmr_mderr_t vfdswmr_mdidx_walk_end(const vfdswmr_mdidx_walk_t *w);
+vfdswmr_mderr_t vfdswmr_mdidx_entry_decode(const uint8_t *p, uint32_t page_size, vfdswmr_mdentry_t *e,
+                                           uint64_t *hdf5_end);
+vfdswmr_mderr_t vfdswmr_mdidx_range_decode(const uint8_t *p, const vfdswmr_mdentry_t *e, uint64_t *next,
+                                           vfdswmr_mdrange_t *r);
+
+/*
  * The one search of an index: among n entries sorted by hdf5_page and not
  * overlapping in the HDF5 file (as a decoded index, or the writer's, holds
  * them), the first whose HDF5 range ends after `page`; n when there is none.

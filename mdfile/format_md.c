@@ -31,9 +31,9 @@ static const uint8_t MAGIC_VIDX[MAGIC_LEN] = {'V', 'I', 'D', 'X'};
 /* ---- metadata file index ------------------------------------------------ */
 
 /* Fixed part: signature, session, tick, nentries, nranges. */
-#define MDIDX_FIXED 28u
-#define MDIDX_ENTRY 32u
-#define MDIDX_RANGE 8u
+#define MDIDX_FIXED VFDSWMR_MDIDX_HEAD
+#define MDIDX_ENTRY VFDSWMR_MDIDX_ENTRY
+#define MDIDX_RANGE VFDSWMR_MDIDX_RANGE
 #define MDIDX_MIN   (MDIDX_FIXED + CKSUM_LEN)
 /* The largest index length: UINT32_MAX entries and UINT32_MAX ranges. */
 #define MDIDX_MAX ((uint64_t)MDIDX_MIN + (uint64_t)(MDIDX_ENTRY + MDIDX_RANGE) * UINT32_MAX)
@@ -53,40 +53,55 @@ mdidx_length_ok(uint64_t len)
 }
 
 void
-vfdswmr_mdidx_encode(const vfdswmr_mdidx_t *idx, uint8_t *out)
+vfdswmr_mdidx_head_encode(uint64_t session, uint64_t tick, uint32_t n, uint32_t m, uint8_t out[VFDSWMR_MDIDX_HEAD])
 {
     uint8_t *p = put_magic(out, MAGIC_VIDX);
 
-    p = put64(p, idx->session);
-    p = put64(p, idx->tick);
-    p = put32(p, idx->nentries);
-    p = put32(p, idx->nranges);
-    for (uint32_t i = 0; i < idx->nentries; i++) {
-        const vfdswmr_mdentry_t *e = &idx->entries[i];
-        p = put64(p, e->hdf5_page);
-        p = put64(p, e->md_page);
-        p = put32(p, e->length);
-        p = put32(p, e->checksum);
-        p = put32(p, e->range_first);
-        p = put32(p, e->nranges);
-    }
-    for (uint32_t k = 0; k < idx->nranges; k++) {
-        p = put32(p, idx->ranges[k].offset);
-        p = put32(p, idx->ranges[k].length);
-    }
+    p = put64(p, session);
+    p = put64(p, tick);
+    p = put32(p, n);
+    p = put32(p, m);
+    VFDSWMR_ASSERT(p == out + VFDSWMR_MDIDX_HEAD);
+}
+
+void
+vfdswmr_mdidx_entry_encode(const vfdswmr_mdentry_t *e, uint8_t out[VFDSWMR_MDIDX_ENTRY])
+{
+    uint8_t *p = out;
+
+    p = put64(p, e->hdf5_page);
+    p = put64(p, e->md_page);
+    p = put32(p, e->length);
+    p = put32(p, e->checksum);
+    p = put32(p, e->range_first);
+    p = put32(p, e->nranges);
+    VFDSWMR_ASSERT(p == out + VFDSWMR_MDIDX_ENTRY);
+}
+
+void
+vfdswmr_mdidx_range_encode(const vfdswmr_mdrange_t *r, uint8_t out[VFDSWMR_MDIDX_RANGE])
+{
+    put32(put32(out, r->offset), r->length);
+}
+
+void
+vfdswmr_mdidx_encode(const vfdswmr_mdidx_t *idx, uint8_t *out)
+{
+    uint8_t *p = out + VFDSWMR_MDIDX_HEAD;
+
+    vfdswmr_mdidx_head_encode(idx->session, idx->tick, idx->nentries, idx->nranges, out);
+    for (uint32_t i = 0; i < idx->nentries; i++, p += VFDSWMR_MDIDX_ENTRY)
+        vfdswmr_mdidx_entry_encode(&idx->entries[i], p);
+    for (uint32_t k = 0; k < idx->nranges; k++, p += VFDSWMR_MDIDX_RANGE)
+        vfdswmr_mdidx_range_encode(&idx->ranges[k], p);
     VFDSWMR_ASSERT(p + CKSUM_LEN == out + vfdswmr_mdidx_size(idx->nentries, idx->nranges));
     seal(out, p);
 }
 
-/* Entry i at p: its own fields (EENTRY), order and overlap in the HDF5 file
- * (EUNSORTED, EOVERLAP), and its share of the ranges (ERANGE). *next_range is
- * the sum of the previous entries' nranges. */
-static vfdswmr_mderr_t
-mdentry_decode(const uint8_t *p, vfdswmr_mdentry_t *e, uint32_t i, uint32_t page_size, page_run_t *run,
-               uint32_t nranges, uint32_t *next_range)
+vfdswmr_mderr_t
+vfdswmr_mdidx_entry_decode(const uint8_t *p, uint32_t page_size, vfdswmr_mdentry_t *e, uint64_t *hdf5_end)
 {
-    uint64_t md_end, hdf5_end;
-    vfdswmr_mderr_t err;
+    uint64_t md_end;
 
     e->hdf5_page = take64(&p);
     e->md_page = take64(&p);
@@ -95,15 +110,55 @@ mdentry_decode(const uint8_t *p, vfdswmr_mdentry_t *e, uint32_t i, uint32_t page
     e->range_first = take32(&p);
     e->nranges = take32(&p);
     if (e->md_page == 0 || e->length == 0 || !span_ok(e->md_page, e->length, page_size, &md_end) ||
-        !span_ok(e->hdf5_page, e->length, page_size, &hdf5_end))
+        !span_ok(e->hdf5_page, e->length, page_size, hdf5_end))
         return VFDSWMR_MD_EENTRY;
-    if (i > 0 && e->hdf5_page <= e[-1].hdf5_page)
-        return VFDSWMR_MD_EUNSORTED;
-    if ((err = run_add(run, e->hdf5_page, hdf5_end)) != VFDSWMR_MD_OK)
+    return VFDSWMR_MD_OK;
+}
+
+void
+vfdswmr_mdidx_walk_begin(vfdswmr_mdidx_walk_t *w, uint32_t page_size, uint32_t nranges)
+{
+    *w = (vfdswmr_mdidx_walk_t){.page_size = page_size, .nranges = nranges};
+}
+
+/* The next entry at p: its own fields (EENTRY), order and overlap in the
+ * HDF5 file (EUNSORTED, EOVERLAP), and its share of the ranges (ERANGE). */
+vfdswmr_mderr_t
+vfdswmr_mdidx_walk_entry(vfdswmr_mdidx_walk_t *w, const uint8_t *p, vfdswmr_mdentry_t *e)
+{
+    page_run_t run = {w->run_next, VFDSWMR_MD_EOVERLAP};
+    uint64_t hdf5_end;
+    vfdswmr_mderr_t err;
+
+    if ((err = vfdswmr_mdidx_entry_decode(p, w->page_size, e, &hdf5_end)) != VFDSWMR_MD_OK)
         return err;
-    if (e->range_first != *next_range || e->nranges > nranges - *next_range)
+    if (w->seen > 0 && e->hdf5_page <= w->prev_page)
+        return VFDSWMR_MD_EUNSORTED;
+    if ((err = run_add(&run, e->hdf5_page, hdf5_end)) != VFDSWMR_MD_OK)
+        return err;
+    if (e->range_first != w->next_range || e->nranges > w->nranges - w->next_range)
         return VFDSWMR_MD_ERANGE;
-    *next_range += e->nranges;
+    w->next_range += e->nranges;
+    w->run_next = run.next;
+    w->prev_page = e->hdf5_page;
+    w->seen++;
+    return VFDSWMR_MD_OK;
+}
+
+vfdswmr_mderr_t
+vfdswmr_mdidx_walk_end(const vfdswmr_mdidx_walk_t *w)
+{
+    return w->next_range == w->nranges ? VFDSWMR_MD_OK : VFDSWMR_MD_ERANGE;
+}
+
+vfdswmr_mderr_t
+vfdswmr_mdidx_range_decode(const uint8_t *p, const vfdswmr_mdentry_t *e, uint64_t *next, vfdswmr_mdrange_t *r)
+{
+    r->offset = take32(&p);
+    r->length = take32(&p);
+    if (r->length == 0 || r->offset < *next || (uint64_t)r->offset + r->length > e->length)
+        return VFDSWMR_MD_ERANGE;
+    *next = (uint64_t)r->offset + r->length;
     return VFDSWMR_MD_OK;
 }
 
@@ -113,34 +168,56 @@ static vfdswmr_mderr_t
 mdranges_decode(const uint8_t *p, const vfdswmr_mdentry_t *e, vfdswmr_mdrange_t *r)
 {
     uint64_t next = 0;
+    vfdswmr_mderr_t err = VFDSWMR_MD_OK;
 
-    for (uint32_t k = 0; k < e->nranges; k++) {
-        r[k].offset = take32(&p);
-        r[k].length = take32(&p);
-        if (r[k].length == 0 || r[k].offset < next || (uint64_t)r[k].offset + r[k].length > e->length)
-            return VFDSWMR_MD_ERANGE;
-        next = (uint64_t)r[k].offset + r[k].length;
-    }
-    return VFDSWMR_MD_OK;
+    for (uint32_t k = 0; k < e->nranges && err == VFDSWMR_MD_OK; k++)
+        err = vfdswmr_mdidx_range_decode(p + (size_t)k * VFDSWMR_MDIDX_RANGE, e, &next, &r[k]);
+    return err;
+}
+
+vfdswmr_mderr_t
+vfdswmr_mdidx_head_check(const uint8_t *buf, uint64_t len)
+{
+    if (len < MDIDX_MIN)
+        return VFDSWMR_MD_ESHORT;
+    return memcmp(buf, MAGIC_VIDX, MAGIC_LEN) == 0 ? VFDSWMR_MD_OK : VFDSWMR_MD_EMAGIC;
 }
 
 /* Counts: nentries must fit in len (ECOUNT), then nranges in what is left
  * (ECOUNT), and together they must account for exactly len bytes (ELENGTH).
  * len >= MDIDX_MIN already holds. */
 static vfdswmr_mderr_t
-mdidx_check_counts(const uint8_t *buf, size_t len, uint32_t *n, uint32_t *m)
+mdidx_check_counts(const uint8_t *buf, uint64_t len, uint32_t *n, uint32_t *m)
 {
-    size_t room = len - MDIDX_MIN;
+    uint64_t room = len - MDIDX_MIN;
 
     *n = vfdswmr_le32_decode(buf + 20);
     *m = vfdswmr_le32_decode(buf + 24);
     if (*n > room / MDIDX_ENTRY)
         return VFDSWMR_MD_ECOUNT;
-    room -= (size_t)*n * MDIDX_ENTRY;
+    room -= (uint64_t)*n * MDIDX_ENTRY;
     if (*m > room / MDIDX_RANGE)
         return VFDSWMR_MD_ECOUNT;
-    if (vfdswmr_mdidx_size(*n, *m) != len)
+    if ((uint64_t)MDIDX_MIN + (uint64_t)*n * MDIDX_ENTRY + (uint64_t)*m * MDIDX_RANGE != len)
         return VFDSWMR_MD_ELENGTH;
+    return VFDSWMR_MD_OK;
+}
+
+vfdswmr_mderr_t
+vfdswmr_mdidx_head_decode(const uint8_t *buf, uint64_t len, uint32_t page_size, vfdswmr_mdidx_t *v)
+{
+    const uint8_t *p = buf + MAGIC_LEN;
+    vfdswmr_mderr_t err;
+
+    *v = (vfdswmr_mdidx_t){0};
+    if (!vfdswmr_page_size_valid(page_size))
+        return VFDSWMR_MD_EPAGESIZE;
+    if ((err = mdidx_check_counts(buf, len, &v->nentries, &v->nranges)) != VFDSWMR_MD_OK) {
+        v->nentries = v->nranges = 0;
+        return err;
+    }
+    v->session = take64(&p);
+    v->tick = take64(&p);
     return VFDSWMR_MD_OK;
 }
 
@@ -149,18 +226,17 @@ static vfdswmr_mderr_t
 mdidx_decode_arrays(const uint8_t *buf, uint32_t page_size, vfdswmr_mdidx_t *v)
 {
     const uint8_t *ranges_at = buf + MDIDX_FIXED + (size_t)v->nentries * MDIDX_ENTRY;
-    page_run_t run = {0, VFDSWMR_MD_EOVERLAP};
-    uint32_t next_range = 0;
+    vfdswmr_mdidx_walk_t w;
     vfdswmr_mderr_t err = VFDSWMR_MD_OK;
 
     if ((v->nentries && NULL == (v->entries = calloc(v->nentries, sizeof *v->entries))) ||
         (v->nranges && NULL == (v->ranges = calloc(v->nranges, sizeof *v->ranges))))
         return VFDSWMR_MD_ENOMEM;
+    vfdswmr_mdidx_walk_begin(&w, page_size, v->nranges);
     for (uint32_t i = 0; i < v->nentries && err == VFDSWMR_MD_OK; i++)
-        err = mdentry_decode(buf + MDIDX_FIXED + (size_t)i * MDIDX_ENTRY, &v->entries[i], i, page_size, &run,
-                             v->nranges, &next_range);
-    if (err == VFDSWMR_MD_OK && next_range != v->nranges)
-        err = VFDSWMR_MD_ERANGE;
+        err = vfdswmr_mdidx_walk_entry(&w, buf + MDIDX_FIXED + (size_t)i * MDIDX_ENTRY, &v->entries[i]);
+    if (err == VFDSWMR_MD_OK)
+        err = vfdswmr_mdidx_walk_end(&w);
     for (uint32_t i = 0; i < v->nentries && err == VFDSWMR_MD_OK; i++) {
         const vfdswmr_mdentry_t *e = &v->entries[i];
         if (e->nranges) /* else ranges may be NULL */
@@ -173,19 +249,13 @@ vfdswmr_mderr_t
 vfdswmr_mdidx_decode(const uint8_t *buf, size_t len, uint32_t page_size, vfdswmr_mdidx_t *idx)
 {
     vfdswmr_mdidx_t v = {0};
-    const uint8_t *p;
     vfdswmr_mderr_t err;
 
     *idx = v;
     if ((err = check_frame(buf, len, var_frame(len, MDIDX_MIN), MAGIC_VIDX)) != VFDSWMR_MD_OK)
         return err;
-    if (!vfdswmr_page_size_valid(page_size))
-        return VFDSWMR_MD_EPAGESIZE;
-    if ((err = mdidx_check_counts(buf, len, &v.nentries, &v.nranges)) != VFDSWMR_MD_OK)
+    if ((err = vfdswmr_mdidx_head_decode(buf, len, page_size, &v)) != VFDSWMR_MD_OK)
         return err;
-    p = buf + MAGIC_LEN;
-    v.session = take64(&p);
-    v.tick = take64(&p);
     if ((err = mdidx_decode_arrays(buf, page_size, &v)) != VFDSWMR_MD_OK) {
         vfdswmr_mdidx_free(&v);
         return err;
