@@ -2,7 +2,7 @@
 # Crash recovery in bounded memory and time, on crafted metadata files whose
 # index states far more than the file holds (tests/progs/craftmd: images that
 # are holes, checksums of zeros). vfd_swmr_recover is a fresh process each
-# time, its peak resident size taken by /usr/bin/time:
+# time, its peak resident size taken by tests/progs/peakrss (wait4):
 #   index   an index of 2^21 entries (80 MiB) whose last image is damaged:
 #           refused with the damaged page named, nothing written to the HDF5
 #           file, and the peak no more than 16 MiB above a recovery of 16
@@ -16,7 +16,6 @@
 
 f=$WORK/f.h5
 [ -x "$VFDSWMR_RECOVER" ] || fail "the recovery command is not built: $VFDSWMR_RECOVER"
-command -v /usr/bin/time >/dev/null || fail "/usr/bin/time is needed (Debian package time)"
 
 # recover N LEN good|bad: a fresh file and crafted metadata file; runs the
 # recovery; OUT, RC and KIB (its peak resident size) for the caller.
@@ -25,7 +24,7 @@ recover() {
     : >"$f"
     "$VFDSWMR_PROGS/craftmd" "$f" "$f.md" "$1" "$2" "$3" >/dev/null || fail "craftmd $*"
     BLOCKS=$(stat -c %b "$f")
-    OUT=$(/usr/bin/time -f %M -o "$WORK/maxrss" ${VFDSWMR_VALGRIND:-} "$VFDSWMR_RECOVER" "$f" 2>&1)
+    OUT=$("$VFDSWMR_PROGS/peakrss" "$WORK/maxrss" ${VFDSWMR_VALGRIND:-} "$VFDSWMR_RECOVER" "$f" 2>&1)
     RC=$?
     KIB=$(tail -n 1 "$WORK/maxrss")
 }
