@@ -61,25 +61,37 @@ image_is_hole(int md_fd, uint64_t size, uint32_t page_size, const vfdswmr_mdentr
     return at + e->length <= hole[1];
 }
 
+/* Checksums of zeros recovery keeps, by length (zeros_checksum). */
+#define ZERO_SUMS 8
+typedef struct {
+    uint64_t len1[ZERO_SUMS]; /* length + 1; 0: free */
+    uint32_t sum[ZERO_SUMS];
+    unsigned next; /* the slot the next new length takes */
+} zero_sums_t;
+
 /* The checksum of len zero bytes into *sum, hashed from buf (PIECE bytes,
- * zeroed here): 0, or -1 (out of memory). cache keeps the last length and
- * its sum: images that are holes of one length cost one checksum, not one
- * each. */
+ * zeroed here): 0, or -1 (out of memory). z keeps the last ZERO_SUMS
+ * lengths and their sums: hole images of those lengths cost no checksum. */
 static int
-zeros_checksum(uint32_t len, uint8_t *buf, uint64_t cache[2], uint32_t *sum)
+zeros_checksum(uint32_t len, uint8_t *buf, zero_sums_t *z, uint32_t *sum)
 {
     vfdswmr_checksum_stream_t *cs;
+    unsigned k;
 
-    if (cache[0] != len + 1ull) {
-        if (NULL == (cs = vfdswmr_checksum_begin()))
-            return -1;
-        memset(buf, 0, PIECE);
-        for (uint64_t done = 0; done < len; done += PIECE)
-            vfdswmr_checksum_update(cs, buf, len - done < PIECE ? (size_t)(len - done) : PIECE);
-        cache[1] = vfdswmr_checksum_end(cs);
-        cache[0] = len + 1ull;
-    }
-    *sum = (uint32_t)cache[1];
+    for (k = 0; k < ZERO_SUMS; k++)
+        if (z->len1[k] == len + 1ull) {
+            *sum = z->sum[k];
+            return 0;
+        }
+    if (NULL == (cs = vfdswmr_checksum_begin()))
+        return -1;
+    memset(buf, 0, PIECE);
+    for (uint64_t done = 0; done < len; done += PIECE)
+        vfdswmr_checksum_update(cs, buf, len - done < PIECE ? (size_t)(len - done) : PIECE);
+    k = z->next;
+    z->next = (k + 1) % ZERO_SUMS;
+    z->len1[k] = len + 1ull;
+    *sum = z->sum[k] = vfdswmr_checksum_end(cs);
     return 0;
 }
 
@@ -87,14 +99,16 @@ zeros_checksum(uint32_t len, uint8_t *buf, uint64_t cache[2], uint32_t *sum)
  * is written: a damaged metadata file must not leave a half-recovered
  * file. An image that is all hole is zeros (image_is_hole): its checksum is
  * that of zeros, without reading it. Time follows the bytes of the images
- * that hold data, plus one checksum per run of hole images of one length. */
+ * that hold data, plus one checksum of zeros per hole length not among the
+ * last ZERO_SUMS computed. */
 static int
 verify_images(const snap_t *s, const char *md_name, uint8_t *buf, char *err, size_t errlen)
 {
     int md_fd = s->md_fd;
     vfdswmr_mdr_io_t io = vfdswmr_mdr_fd_io(&md_fd);
     vfdswmr_mdentry_t e;
-    uint64_t zeros[2] = {0, 0}, hole[2] = {0, 0};
+    zero_sums_t zeros = {0};
+    uint64_t hole[2] = {0, 0};
     uint32_t sum;
     struct stat st;
 
@@ -103,10 +117,12 @@ verify_images(const snap_t *s, const char *md_name, uint8_t *buf, char *err, siz
     for (uint32_t i = 0; i < s->idx->head.nentries; i++) {
         vfdswmr_mderr_t rc;
         if (vfdswmr_mdidx_file_entry(s->idx, i, &e) < 0)
-            return vfdswmr_errtext(err, errlen, "cannot read the index of metadata file %s: %s", md_name,
-                                   strerror(errno));
+            return vfdswmr_errtext(err, errlen,
+                                   "cannot read the index of metadata file %s: %s; nothing was written to the HDF5 "
+                                   "file",
+                                   md_name, strerror(errno));
         if (image_is_hole(md_fd, (uint64_t)st.st_size, s->hdr->page_size, &e, hole) &&
-            zeros_checksum(e.length, buf, zeros, &sum) == 0)
+            zeros_checksum(e.length, buf, &zeros, &sum) == 0)
             rc = sum == e.checksum ? VFDSWMR_MD_OK : VFDSWMR_MD_ECHECKSUM;
         else
             rc = vfdswmr_mdr_verify_image(&io, s->hdr->page_size, &e, buf, PIECE);
@@ -241,7 +257,8 @@ republish(const snap_t *s, const char *md_name, uint64_t hdf5_id, uint8_t *buf, 
     vfdswmr_mdhdr_encode(&h, hdr_image);
     if (write_index(s, h.tick, h.index_offset, buf) < 0 || fdatasync(s->md_fd) < 0 ||
         vfdswmr_pwrite_all(s->md_fd, hdr_image, VFDSWMR_MDHDR_SIZE, 0) < 0 || fdatasync(s->md_fd) < 0)
-        return vfdswmr_errtext(err, errlen, "cannot write metadata file %s: %s", md_name, strerror(errno));
+        return vfdswmr_errtext(err, errlen, "cannot republish the snapshot in metadata file %s: %s", md_name,
+                               strerror(errno));
     return 0;
 }
 

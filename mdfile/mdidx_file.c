@@ -5,11 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "checksum.h"
 #include "io.h"
 #include "le.h"
+#include "mdreader.h"
 
 /* Bytes per window: whole entries and whole ranges (the image's entries
  * start at VFDSWMR_MDIDX_HEAD, its ranges 32 n bytes later: both 8-byte
@@ -54,6 +56,19 @@ static uint64_t
 range_at(const vfdswmr_mdidx_file_t *f, uint32_t k)
 {
     return VFDSWMR_MDIDX_HEAD + (uint64_t)f->head.nentries * VFDSWMR_MDIDX_ENTRY + (uint64_t)k * VFDSWMR_MDIDX_RANGE;
+}
+
+/* Does the image lie partly in a hole of the file (lseek SEEK_HOLE)? A
+ * written index never does: every 32 bytes of entries and every 8 of
+ * ranges hold a nonzero field (md_page, length), so no file system stores
+ * a block of it as a hole, and a crafted index of holes is refused before
+ * its stated bytes are hashed. False where the file system cannot tell. */
+static bool
+has_hole(const vfdswmr_mdidx_file_t *f)
+{
+    off_t h = lseek(f->fd, (off_t)f->offset, SEEK_HOLE);
+
+    return h >= 0 && (uint64_t)h < f->offset + f->length;
 }
 
 /* The checksum over the whole image but its last 4 bytes, against those. */
@@ -110,11 +125,9 @@ check_arrays(vfdswmr_mdidx_file_t *f)
     if ((err = vfdswmr_mdidx_walk_end(&w)) != VFDSWMR_MD_OK)
         return err;
     for (uint32_t i = 0; i < f->head.nentries; i++) {
-        uint64_t next = 0, end;
-        if (NULL == (p = image_at(f, W_ENTRIES, entry_at(i), VFDSWMR_MDIDX_ENTRY)))
+        uint64_t next = 0;
+        if (vfdswmr_mdidx_file_entry(f, i, &e) < 0) /* walked above: fails only if the file changed */
             return VFDSWMR_MD_EIO;
-        if ((err = vfdswmr_mdidx_entry_decode(p, f->page_size, &e, &end)) != VFDSWMR_MD_OK)
-            return err; /* walked above: cannot fail unless the file changed */
         for (uint32_t k = 0; k < e.nranges; k++) {
             if (NULL == (p = image_at(f, W_RANGES, range_at(f, e.range_first + k), VFDSWMR_MDIDX_RANGE)))
                 return VFDSWMR_MD_EIO;
@@ -144,7 +157,7 @@ vfdswmr_mdidx_file_open(vfdswmr_mdidx_file_t *f, int fd, const vfdswmr_mdhdr_t *
     if (fstat(fd, &st) < 0)
         return VFDSWMR_MD_EIO;
     /* the header decoder saw to it that offset + length does not overflow */
-    if (f->offset + f->length > (uint64_t)st.st_size)
+    if (f->length > VFDSWMR_MDIDX_MAX_LEN || f->offset + f->length > (uint64_t)st.st_size || has_hole(f))
         return VFDSWMR_MD_EBOUNDS;
     if (f->length < VFDSWMR_MDIDX_HEAD)
         return vfdswmr_mdidx_head_check(NULL, f->length);

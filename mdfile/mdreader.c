@@ -23,9 +23,6 @@
 #include "clock.h"
 #include "io.h"
 
-/* Indexes larger than this are absurd (2^24 entries, 2^26 ranges: 1 GiB). */
-#define MAX_INDEX_LEN ((uint64_t)vfdswmr_mdidx_size(1u << 24, 1u << 26))
-
 static ssize_t
 fd_pread(void *ctx, void *buf, size_t len, uint64_t off)
 {
@@ -77,7 +74,7 @@ read_index(const vfdswmr_mdr_io_t *io, const vfdswmr_mdhdr_t *h, const uint8_t *
     uint8_t *own = NULL, last;
     vfdswmr_mderr_t err;
 
-    if (h->index_length > MAX_INDEX_LEN)
+    if (h->index_length > VFDSWMR_MDIDX_MAX_LEN)
         return note(a, "index", VFDSWMR_MD_EBOUNDS);
     if (h->index_offset + h->index_length <= got)
         src = buf + h->index_offset;

@@ -24,6 +24,11 @@
 
 /* How the reader reaches the file: pread-like, returning the bytes read
  * (fewer at end of file) or -1 with errno. Tests substitute their own. */
+/* Indexes longer than this are absurd (2^24 entries, 2^26 ranges: 1 GiB):
+ * refused unread (EBOUNDS) by every reader of a metadata file, recovery's
+ * in-place one (mdidx_file.c) too. */
+#define VFDSWMR_MDIDX_MAX_LEN ((uint64_t)VFDSWMR_MDIDX_HEAD + 4u + 32ull * (1u << 24) + 8ull * (1u << 26))
+
 typedef struct vfdswmr_mdr_io_t {
     ssize_t (*pread)(void *ctx, void *buf, size_t len, uint64_t off);
     void *ctx;

@@ -5,7 +5,9 @@
  * ones: bytes changed with the checksum made right again, so the
  * structural checks are reached, and without); what it returns entry by
  * entry, range by range and by page search is what the decoder returns;
- * an index that lies past the file's end is refused before it is read.
+ * an index that lies past the file's end, one longer than any reader
+ * accepts and one that lies partly in a hole are refused before they are
+ * read or hashed.
  * Indexes span many of its 64 KiB windows.
  */
 #include <stdarg.h>
@@ -21,6 +23,7 @@
 #include "format.h"
 #include "le.h"
 #include "mdidx_file.h"
+#include "mdreader.h"
 #include "testdir.h"
 
 #define PS     4096u
@@ -216,6 +219,52 @@ test_lengths_and_bounds(void **state)
     free(img);
 }
 
+/* Does this file system report holes (lseek SEEK_HOLE)? */
+static bool
+holes_reported(void)
+{
+    char path[sizeof dir + 16];
+    int fd;
+    off_t h;
+
+    snprintf(path, sizeof path, "%s/probe", dir);
+    fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    assert_true(fd >= 0);
+    assert_int_equal(vfdswmr_pwrite_all(fd, "x", 1, 1 << 20), 0);
+    h = lseek(fd, 0, SEEK_HOLE);
+    close(fd);
+    unlink(path);
+    return h == 0;
+}
+
+/* An index longer than any reader accepts is refused unread; one that
+ * lies partly in a hole of the file (never written: a crafted sparse file)
+ * is refused before its stated bytes are hashed. */
+static void
+test_absurd_and_holes(void **state)
+{
+    size_t len;
+    uint8_t *img = make_index(2000, &len); /* 64 KiB and more */
+    vfdswmr_mdidx_file_t f;
+    vfdswmr_mdhdr_t h;
+    int fd;
+
+    (void)state;
+    fd = put_file(img, len, &h);
+    h.index_length = VFDSWMR_MDIDX_MAX_LEN + 8;
+    assert_int_equal(vfdswmr_mdidx_file_open(&f, fd, &h), VFDSWMR_MD_EBOUNDS);
+    vfdswmr_mdidx_file_close(&f);
+    /* the same image with its middle never written */
+    assert_int_equal(ftruncate(fd, 0), 0);
+    assert_int_equal(vfdswmr_pwrite_all(fd, img, 4096, OFFSET), 0);
+    assert_int_equal(vfdswmr_pwrite_all(fd, img + len - 4096, 4096, OFFSET + len - 4096), 0);
+    h.index_length = len;
+    assert_int_equal(vfdswmr_mdidx_file_open(&f, fd, &h), holes_reported() ? VFDSWMR_MD_EBOUNDS : VFDSWMR_MD_ECHECKSUM);
+    vfdswmr_mdidx_file_close(&f);
+    close(fd);
+    free(img);
+}
+
 /* The wrapped in-memory index answers as the decoded one. */
 static void
 test_wrap(void **state)
@@ -246,6 +295,7 @@ main(void)
         cmocka_unit_test(test_valid_indexes),
         cmocka_unit_test(test_damaged_indexes_agree),
         cmocka_unit_test(test_lengths_and_bounds),
+        cmocka_unit_test(test_absurd_and_holes),
         cmocka_unit_test(test_wrap),
     };
     return cmocka_run_group_tests(tests, testdir_setup, testdir_teardown);
