@@ -27,4 +27,19 @@ vfdswmr_test_kill_point(const char *where)
     if (test_point("VFDSWMR_TEST_STOP_AT", where, &stops))
         raise(SIGSTOP);
 }
+
+bool
+vfdswmr_test_flag(const char *name)
+{
+    const char *p = getenv("VFDSWMR_TEST_FLAGS");
+    size_t n = strlen(name);
+
+    while (p && *p) {
+        size_t len = strcspn(p, ",");
+        if (len == n && strncmp(p, name, n) == 0)
+            return true;
+        p += len + (p[len] == ',');
+    }
+    return false;
+}
 #endif

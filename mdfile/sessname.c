@@ -17,6 +17,7 @@
 #include "mdreader.h"
 #include "paths.h"
 #include "safefile.h"
+#include "testhook.h"
 
 #define PREFIX_LEN (sizeof VFDSWMR_SESSNAME_PREFIX - 1)
 #define HEX        16
@@ -106,6 +107,8 @@ vfdswmr_sessname_record(int h5_fd, const char *md_path, uint64_t session, bool k
     r.dev = (uint64_t)st.st_dev;
     if (absolute(md_path, r.path, sizeof r.path) == 0 && (n = vfdswmr_sessname_encode(&r, value, sizeof value)) == 0)
         errno = ENAMETOOLONG;
+    else if (n > 0 && vfdswmr_test_flag("no_xattr"))
+        errno = ENOTSUP; /* as a file system without extended attributes */
     else if (n > 0 && fsetxattr(h5_fd, VFDSWMR_SESSNAME_XATTR, value, n, 0) == 0)
         return 0;
     e = errno;
@@ -119,7 +122,7 @@ int
 vfdswmr_sessname_read_fd(int fd, vfdswmr_sessname_t *r)
 {
     char value[VFDSWMR_SESSNAME_VALUE_MAX];
-    ssize_t n = fgetxattr(fd, VFDSWMR_SESSNAME_XATTR, value, sizeof value);
+    ssize_t n = vfdswmr_test_flag("no_xattr") ? -1 : fgetxattr(fd, VFDSWMR_SESSNAME_XATTR, value, sizeof value);
 
     if (n > 0 && vfdswmr_sessname_decode(value, (size_t)n, r) == 0)
         return 1;
@@ -208,6 +211,14 @@ vfdswmr_sessname_find_fd(int h5_fd, vfdswmr_sessname_seal_fn sealed, char *out, 
     if (ours)
         memcpy(out, r.path, strlen(r.path) + 1);
     return ours;
+}
+
+bool
+vfdswmr_sessname_unsupported(int h5_fd)
+{
+    if (vfdswmr_test_flag("no_xattr"))
+        return true;
+    return fgetxattr(h5_fd, VFDSWMR_SESSNAME_XATTR, NULL, 0) < 0 && (errno == ENOTSUP || errno == EOPNOTSUPP);
 }
 
 int

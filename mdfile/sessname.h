@@ -104,6 +104,10 @@ int vfdswmr_sessname_read(const char *h5_name, vfdswmr_sessname_t *r);
 /* The same for the HDF5 file open on fd. */
 int vfdswmr_sessname_read_fd(int fd, vfdswmr_sessname_t *r);
 
+/* Does the file system of the HDF5 file open on h5_fd keep no extended
+ * attributes (no record can be kept or read there)? */
+bool vfdswmr_sessname_unsupported(int h5_fd);
+
 /* The seal of the HDF5 file open on fd as vfdswmr_sb_sealed_fd() tells it
  * (common/superblock.h): 1 sealed, 0 not, -2 no superblock. The caller
  * passes it (mdfile/ does not read HDF5's format). */

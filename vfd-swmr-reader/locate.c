@@ -157,7 +157,7 @@ vfdswmr_rdr_md_replaced(rdr_md_t *md)
      * is), else our own name. */
     bool idle = md->fd < 0 || (md->snap.hdr.flags & VFDSWMR_MDHDR_FINAL) || vfdswmr_rdr_md_unlinked(md);
 
-    if (idle && !vfdswmr_rdr_md_follow(md, NULL) && md->followed && stat(md->conf_path, &st) == 0) {
+    if (idle && !md->no_record && !vfdswmr_rdr_md_follow(md, NULL) && md->followed && stat(md->conf_path, &st) == 0) {
         memcpy(md->path, md->conf_path, sizeof md->path);
         md->followed = false;
     }

@@ -348,6 +348,7 @@ reader_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr)
     (void)vfdswmr_fork_track(r, drop_in_child);
     if (register_or_fail(r, name, flags, maxaddr) < 0)
         goto unregister;
+    r->md.no_record = r->md.reg.fd >= 0 && vfdswmr_sessname_unsupported(r->md.reg.fd);
     /* Find (or, with presume_posix_semantics=0, wait for) the metadata file
      * -- the one of the session the HDF5 file records, else the configured
      * name's -- and load its snapshot, before the HDF5 file is opened. */

@@ -77,11 +77,16 @@ typedef struct rdr_md_t {
     int fd;    /* -1: no metadata file (no writer) */
     dev_t dev; /* identity of the file fd refers to */
     ino_t ino;
-    vfdswmr_mdsnap_t snap;    /* the adopted snapshot; all zero without a writer */
-    uint32_t max_lag;         /* the writer's (from the adopted header), else the configuration's */
-    uint32_t reserved_pages;  /* md_pages_reserved */
-    uint64_t h5_ino;          /* the HDF5 file's inode (0 unknown), to refuse another file's metadata */
-    bool followed;            /* path is what the HDF5 file records, not conf_path (sessname.h) */
+    vfdswmr_mdsnap_t snap;   /* the adopted snapshot; all zero without a writer */
+    uint32_t max_lag;        /* the writer's (from the adopted header), else the configuration's */
+    uint32_t reserved_pages; /* md_pages_reserved */
+    uint64_t h5_ino;         /* the HDF5 file's inode (0 unknown), to refuse another file's metadata */
+    bool followed;           /* path is what the HDF5 file records, not conf_path (sessname.h) */
+    /* the HDF5 file's file system keeps no record of a writer's metadata
+     * file (sessname.h): an idle reader looks for a writer it cannot find
+     * by the file's writer lock and seal instead (snapshot.c) */
+    bool no_record;
+    bool foreign;             /* such a writer took the file since this reader opened it: reads fail */
     char conf_path[PATH_MAX]; /* where the configuration puts the metadata file */
     vfdswmr_mark_t mark;      /* our read mark in the writer's table (mark.fd < 0: none) */
     /* our registration on the HDF5 file: on the mark's slot byte while the

@@ -199,4 +199,37 @@ proc_end w
 proc_expect r quit closed
 proc_end r
 ok "a reader that followed writer C's record, C killed and recovered by vfd_swmr_recover (its metadata file removed): the reader sees writer D at its own name, 800 rows"
+# Without extended attributes (VFDSWMR_TEST_FLAGS=no_xattr, invariant
+# builds: no record is kept or read), a reader holding the closed file
+# through the link cannot follow a writer that opens it by its own name:
+# from the writer's open on its reads fail, saying what happened and what to
+# do, also after the writer closed (the file is no longer what it holds);
+# the writer's rows are whole for a reader through the writer's name.
+proc_start r env VFDSWMR_TEST_FLAGS=no_xattr HDF5_DRIVER=vfd_swmr_reader HDF5_DRIVER_CONFIG="$cfg" ROWS_TIMEOUT=30 \
+    ${VFDSWMR_VALGRIND:-} "$VFDSWMR_PROGS/rowreader" "$WORK/link.h5" watch
+proc_read r
+[ "$ANSWER" = "ready 800" ] || fail "a reader of the link without records: $ANSWER $(proc_err r)"
+proc_start w env VFDSWMR_TEST_FLAGS=no_xattr HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$cfg" \
+    ${VFDSWMR_VALGRIND:-} "$VFDSWMR_PROGS/rowwriter" "$f" open
+proc_read w
+[ "$ANSWER" = "ready 800" ] || fail "a writer without records: $ANSWER $(proc_err w)"
+if [ "$(sessname show "$f")" != none ]; then
+    echo "# no test hooks in this build (not configured --enable-invariants): a file system without extended attributes not tried"
+    proc_expect w close closed
+    proc_end w
+    proc_expect r quit closed
+    proc_end r
+else
+    unfound="a vfd_swmr_writer opened this file after this reader did (it holds the file's writer lock and its seal is on the superblock), by another name"
+    proc_expect w "append 10" "flushed 810"
+    proc_expect r "verify 810" failed
+    [[ $(proc_err r) == *"$unfound"* ]] || fail "the reader's failure does not say \"$unfound\": $(proc_err r)"
+    proc_expect w close closed
+    proc_end w
+    [ "$PROC_STATUS" = 0 ] || fail "writer exit status $PROC_STATUS: $(proc_err w)"
+    proc_expect r "verify 800" failed
+    proc_kill r # HDF5 invalidates /rows when its H5Drefresh fails: rowreader would report the close as failed
+    check_rows "$f" vfd_swmr_reader "$cfg" 810 3
+    ok "without extended attributes, a reader holding the closed file through the link fails its reads once a writer opens the file by its own name, saying so (\"$unfound\"), also after that writer closed; the 810 rows are whole through the writer's name"
+fi
 finish
