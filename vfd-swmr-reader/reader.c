@@ -132,19 +132,71 @@ has_signature(rdr_t *r)
  * file (a writer replacing a crashed one's renames its own into place). */
 #define ELSEWHERE_LOOKS 100
 
+/* A metadata file at this reader's path that is not the one it holds
+ * (it holds none, or a closed writer's kept FINAL one): a writer by this
+ * reader's name and configuration, whose metadata file is at its name
+ * before its seal is on the superblock, or replaces the one there (a
+ * crashed or kept one's) by a rename right after. */
+static bool
+md_appeared(const rdr_t *r)
+{
+    struct stat st;
+
+    return stat(r->md.path, &st) == 0 && (r->md.fd < 0 || st.st_dev != r->md.dev || st.st_ino != r->md.ino);
+}
+
 /*
- * No metadata file where this reader looks (presume_posix_semantics: "no
- * writer"), yet a live vfd_swmr_writer has the HDF5 file: it holds its lock
- * on it (mdlock.h) and the superblock carries its seal. The reader reached
- * the file by another name (a symbolic or hard link, another path) or with
- * another md_file_path/md_file_name than the writer's, and the file records
- * no metadata file it could follow (mdfile/sessname.h: a file system
- * without extended attributes), and would read the file as it sits on
- * disk, inconsistent while a writer runs. Refused, saying so; a metadata
- * file that appears meanwhile is loaded.
- *  - The lock alone is not enough: a process the writer forked may hold the
- *    descriptor, and with it the lock, after the writer closed; the seal is
- *    gone by then (close clears it before it removes the metadata file).
+ * Holding no live writer's snapshot (none, or a closed writer's kept FINAL
+ * one), is the HDF5 file, open on fd, held by a vfd_swmr_writer this reader
+ * cannot find? Its lock held (mdlock.h) and its seal on the superblock, and
+ * no metadata file of its where this reader looks, nor one the file records
+ * (`name`: the HDF5 file's, to follow a record; NULL: none to follow),
+ * after looking again up to ELSEWHERE_LOOKS times 10 ms apart while the
+ * lock stays held (a writer replacing a crashed or kept metadata file
+ * renames its own into place after it sealed). The lock alone is not
+ * enough: a process the writer forked may hold the descriptor, and with it
+ * the lock, after the writer closed; the seal is gone by then (close clears
+ * it before it removes the metadata file). 1 yes; 2 a writer holds it and
+ * its metadata file is where this reader looks (now, or recorded and
+ * followed); 0 no writer holds it.
+ */
+static int
+writer_elsewhere(rdr_t *r, int fd, const char *name)
+{
+    int held = 0;
+
+    /* the lock first: one fcntl when no writer holds the file (lag checks) */
+    if (fd < 0 || !r->base.cfg.presume_posix_semantics || vfdswmr_mdlock_hdf5_held(fd) <= 0 ||
+        vfdswmr_sb_sealed_fd(fd) != 1)
+        return 0;
+    for (int look = 0; look < ELSEWHERE_LOOKS && (held = vfdswmr_mdlock_hdf5_held(fd)) > 0; look++) {
+        if (md_appeared(r) || (name && vfdswmr_rdr_md_follow(&r->md, name)))
+            return 2;
+        vfdswmr_sleep(0.01);
+    }
+    if (held <= 0 || vfdswmr_sb_sealed_fd(fd) != 1)
+        return 0;
+    return md_appeared(r) ? 2 : 1;
+}
+
+/* The advice for a writer this reader cannot find (the two messages
+ * below): what the file records, if anything. */
+#define ELSEWHERE_ADVICE                                                                                  \
+    "open it by the name its writer uses, or give the writer's md_file_path/md_file_name (a writer with " \
+    "maintain_metadata_file=0 keeps none: read through vfd_swmr_aux's copy)"
+
+/*
+ * No live writer's metadata file where this reader looks (none:
+ * presume_posix_semantics says "no writer"; or a closed writer's kept
+ * FINAL one), yet a live vfd_swmr_writer has the HDF5 file
+ * (writer_elsewhere). The reader reached the file by another name (a
+ * symbolic or hard link, another path) or with another
+ * md_file_path/md_file_name than the writer's, and the file records no
+ * metadata file it could follow (mdfile/sessname.h: a file system without
+ * extended attributes), and would read the file as it sits on disk,
+ * inconsistent while a writer runs. Refused, saying so; a metadata file
+ * that appears meanwhile is loaded (a writer's FINAL one replaced: by the
+ * lag check of the first read, as for any successor).
  *  - A dead writer's file (sealed, no lock): its seal refuses the
  *    superblock read (pages.c).
  *  - A new file before its first flush has no superblock on disk yet.
@@ -153,40 +205,55 @@ has_signature(rdr_t *r)
 static int
 refuse_elsewhere(rdr_t *r, const char *name)
 {
-    int fd = vfdswmr_lower_fd(r->base.lower), held = 0;
+    int fd = vfdswmr_lower_fd(r->base.lower);
 
-    if (r->md.fd >= 0 || !r->base.cfg.presume_posix_semantics || fd < 0 || vfdswmr_sb_sealed_fd(fd) != 1)
-        return 0;
-    for (int look = 0; look < ELSEWHERE_LOOKS && (held = vfdswmr_mdlock_hdf5_held(fd)) > 0; look++) {
-        /* a writer opening: its metadata file is there now, or recorded */
-        if (access(r->md.path, F_OK) == 0 || vfdswmr_rdr_md_follow(&r->md, name))
-            return vfdswmr_rdr_md_attach(&r->md, false, 0);
-        vfdswmr_sleep(0.01);
+    if (r->md.fd >= 0 && !(r->md.snap.hdr.flags & VFDSWMR_MDHDR_FINAL))
+        return 0; /* a live writer's */
+    int found = writer_elsewhere(r, fd, name);
+
+    if (found != 1) /* none; or its metadata file, loaded now (replacing a FINAL one: by the first lag check) */
+        return found == 2 && r->md.fd < 0 ? vfdswmr_rdr_md_attach(&r->md, false, 0) : 0;
+    vfdswmr_sessname_t rec;
+    char why[VFDSWMR_SESSNAME_MAX + 160] = "The file does not record its metadata file (its file system keeps "
+                                           "no extended attributes, or the writer predates this)";
+    if (vfdswmr_sessname_read(name, &rec) && strcmp(rec.path, VFDSWMR_SESSNAME_NONE) == 0)
+        snprintf(why, sizeof why,
+                 "The file records a writer that keeps no metadata file: read through "
+                 "vfd_swmr_aux's copy");
+    else if (rec.path[0])
+        snprintf(why, sizeof why,
+                 "The file records %s as its session's metadata file, which is not that session's (or not "
+                 "there)",
+                 rec.path);
+    VFDSWMR_ERR(
+        H5E_CANTOPENFILE,
+        "%s: \"%s\" is open for writing by a vfd_swmr_writer (it holds the file's writer lock), but "
+        "there is no metadata file %s%s: this reader reached the file by another name (a symbolic or "
+        "hard link, another path) or with another md_file_path/md_file_name than its writer's, and "
+        "would read the file as it sits on disk, which is not consistent while the writer runs; " ELSEWHERE_ADVICE
+        ". %s",
+        RDR_NAME, name, r->md.path, r->md.fd >= 0 ? " of it (only a closed writer's)" : "", why);
+    return -1;
+}
+
+int
+vfdswmr_rdr_writer_unfound(rdr_t *r)
+{
+    if (!r->md.foreign) {
+        if (!r->md.no_record || writer_elsewhere(r, r->md.reg.fd, NULL) != 1)
+            return 0;
+        r->md.foreign = true;
+        vfdswmr_rdr_log(r, "a writer this reader cannot find holds the file: reads fail from now on");
     }
-    if (held > 0 && vfdswmr_sb_sealed_fd(fd) == 1) {
-        vfdswmr_sessname_t rec;
-        char why[VFDSWMR_SESSNAME_MAX + 160] = "The file does not record its metadata file (its file system keeps "
-                                               "no extended attributes, or the writer predates this)";
-        if (vfdswmr_sessname_read(name, &rec) && strcmp(rec.path, VFDSWMR_SESSNAME_NONE) == 0)
-            snprintf(why, sizeof why,
-                     "The file records a writer that keeps no metadata file: read through "
-                     "vfd_swmr_aux's copy");
-        else if (rec.path[0])
-            snprintf(why, sizeof why,
-                     "The file records %s as its session's metadata file, which is not that session's (or not "
-                     "there)",
-                     rec.path);
-        VFDSWMR_ERR(H5E_CANTOPENFILE,
-                    "%s: \"%s\" is open for writing by a vfd_swmr_writer (it holds the file's writer lock), but "
-                    "there is no metadata file %s: this reader reached the file by another name (a symbolic or "
-                    "hard link, another path) or with another md_file_path/md_file_name than its writer's, and "
-                    "would read the file as it sits on disk, which is not consistent while the writer runs; open "
-                    "it by the name its writer uses, or give the writer's md_file_path/md_file_name (a writer "
-                    "with maintain_metadata_file=0 keeps none: read through vfd_swmr_aux's copy). %s",
-                    RDR_NAME, name, r->md.path, why);
-        return -1;
-    }
-    return 0;
+    VFDSWMR_ERR(H5E_READERROR,
+                "%s: a vfd_swmr_writer opened this file after this reader did (it holds the file's writer lock and "
+                "its seal is on the superblock), by another name (a symbolic or hard link, another path) or with "
+                "another md_file_path/md_file_name than this reader's: there is no metadata file %s of it, and "
+                "this file system keeps no record of the writer's (no extended attributes). Reading on would read "
+                "the file as it sits on disk, which is not consistent while the writer runs: close the file and "
+                "reopen it; " ELSEWHERE_ADVICE,
+                RDR_NAME, r->md.path);
+    return -1;
 }
 
 /* A writer's metadata file whose snapshot holds no page (no flush published

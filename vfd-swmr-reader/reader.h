@@ -204,6 +204,12 @@ int vfdswmr_rdr_refresh(rdr_t *r);
 /* After a metadata read: 0 when no byte of the adopted snapshot can have
  * been overwritten yet, else -1 with the reason on the stack. */
 int vfdswmr_rdr_lag_check(rdr_t *r);
+/* Holding no live writer's snapshot, on a file system that keeps no record
+ * of a writer's metadata file (rdr_md_t.no_record): a vfd_swmr_writer this
+ * reader cannot find holds the file (another name or configuration), and
+ * its reads fail from then on (rdr_md_t.foreign). -1 with the reason on the
+ * stack, else 0. One fcntl when no writer holds the file (reader.c). */
+int vfdswmr_rdr_writer_unfound(rdr_t *r);
 /* The adopted snapshot's EOA (0 without a writer). */
 haddr_t vfdswmr_rdr_snap_eoa(const rdr_t *r);
 /* Tell the lower driver the larger of the library's EOA and the snapshot's. */

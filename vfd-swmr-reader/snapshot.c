@@ -325,44 +325,6 @@ mark_tick0(rdr_t *r, const vfdswmr_mdhdr_t *h)
     vfdswmr_rdr_assert_marks(md);
 }
 
-/*
- * Idle (holding no live writer's snapshot), no metadata file where this
- * reader looks, and on a file system that keeps no record of where a
- * writer's is (rdr_md_t.no_record; elsewhere the record is followed), yet a
- * vfd_swmr_writer holds the HDF5 file's writer lock (mdlock.h) and its seal
- * is on the superblock: a writer opened the file since this reader did, by
- * another name (a link) or with another md_file_path/md_file_name. Reading
- * on would read the file as it sits on disk while that writer changes it,
- * so reads fail from then on, saying so (the open refuses the same case:
- * reader.c, refuse_elsewhere). The lock alone is not enough (a process the
- * writer forked may hold it after the writer closed: the seal is gone by
- * then); a same-name writer's metadata file exists before its seal. The
- * check costs one fcntl per lag check, in place of the record's read it
- * replaces. Returns -1 with the reason on the stack, else 0.
- */
-static int
-writer_unfound(rdr_t *r)
-{
-    int fd = r->md.reg.fd;
-
-    if (!r->md.foreign) {
-        if (!r->md.no_record || !r->base.cfg.presume_posix_semantics || fd < 0 || vfdswmr_mdlock_hdf5_held(fd) <= 0 ||
-            vfdswmr_sb_sealed_fd(fd) != 1)
-            return 0;
-        r->md.foreign = true;
-        vfdswmr_rdr_log(r, "a writer this reader cannot find holds the file: reads fail from now on");
-    }
-    VFDSWMR_ERR(H5E_READERROR,
-                "%s: a vfd_swmr_writer opened this file after this reader did (it holds the file's writer lock and "
-                "its seal is on the superblock), by another name (a symbolic or hard link, another path) or with "
-                "another md_file_path/md_file_name than this reader's: there is no metadata file %s, and this "
-                "file system keeps no record of the writer's (no extended attributes). Reading on would read the "
-                "file as it sits on disk, which is not consistent while the writer runs: close the file and open "
-                "it by the name its writer uses, or with the writer's md_file_path/md_file_name",
-                RDR_NAME, r->md.path);
-    return -1;
-}
-
 /* A writer that started after the state we hold was current: `at_start`
  * says whether we hold exactly its tick 0 (no writer, or the closed
  * writer's final empty snapshot). */
@@ -376,7 +338,7 @@ check_successor(rdr_t *r, bool at_start)
     int fd, rc;
 
     if (!vfdswmr_rdr_md_replaced(&r->md))
-        return writer_unfound(r);
+        return vfdswmr_rdr_writer_unfound(r);
     if ((rc = vfdswmr_rdr_md_open(r->md.path, &fd, &dev, &ino)) <= 0) {
         if (rc < 0)
             vfdswmr_rdr_md_open_error(r->md.path, (rdr_md_open_t)rc);
@@ -407,7 +369,7 @@ vfdswmr_rdr_lag_check(rdr_t *r)
 
     vfdswmr_rdr_assert_marks(&r->md);
     if (r->md.foreign)
-        return writer_unfound(r); /* the file is not what this reader holds of it */
+        return vfdswmr_rdr_writer_unfound(r); /* the file is not what this reader holds of it */
     if (r->md.fd < 0)
         return check_successor(r, true);
     if ((err = vfdswmr_mdr_read_header(r->md.fd, &h)) != VFDSWMR_MD_OK)
@@ -423,8 +385,8 @@ vfdswmr_rdr_lag_check(rdr_t *r)
     }
     else if (h.epoch >= s->hdr.epoch + r->md.max_lag)
         return lag_error(r, s->hdr.epoch, h.epoch);
-    if (!vfdswmr_rdr_md_unlinked(&r->md))
-        return 0;
+    if (!vfdswmr_rdr_md_unlinked(&r->md)) /* a closed writer's kept FINAL one: a writer elsewhere? */
+        return h.flags & VFDSWMR_MDHDR_FINAL ? vfdswmr_rdr_writer_unfound(r) : 0;
     /* The writer closed: its last header is final. */
     return check_successor(r, h.tick == s->hdr.tick && s->idx.nentries == 0);
 }

@@ -231,5 +231,26 @@ else
     proc_kill r # HDF5 invalidates /rows when its H5Drefresh fails: rowreader would report the close as failed
     check_rows "$f" vfd_swmr_reader "$cfg" 810 3
     ok "without extended attributes, a reader holding the closed file through the link fails its reads once a writer opens the file by its own name, saying so (\"$unfound\"), also after that writer closed; the 810 rows are whole through the writer's name"
+
+    # The same without records, the reader by the writer's own name: it
+    # follows the writer (no false alarm), through the writer's open and close.
+    proc_start r env VFDSWMR_TEST_FLAGS=no_xattr HDF5_DRIVER=vfd_swmr_reader HDF5_DRIVER_CONFIG="$cfg" \
+        ROWS_TIMEOUT=30 ${VFDSWMR_VALGRIND:-} "$VFDSWMR_PROGS/rowreader" "$f" watch
+    proc_read r
+    [ "$ANSWER" = "ready 810" ] || fail "a reader of $f without records: $ANSWER $(proc_err r)"
+    proc_start w env VFDSWMR_TEST_FLAGS=no_xattr HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$cfg" \
+        ${VFDSWMR_VALGRIND:-} "$VFDSWMR_PROGS/rowwriter" "$f" open
+    proc_read w
+    [ "$ANSWER" = "ready 810" ] || fail "a writer without records: $ANSWER $(proc_err w)"
+    proc_expect w "append 10" "flushed 820"
+    proc_expect r "verify 820" "rows 820"
+    proc_expect w close closed
+    proc_end w
+    [ "$PROC_STATUS" = 0 ] || fail "writer exit status $PROC_STATUS: $(proc_err w)"
+    proc_expect r "verify 820" "rows 820"
+    proc_expect r quit closed
+    proc_end r
+    [ "$PROC_STATUS" = 0 ] || fail "reader exit status $PROC_STATUS: $(proc_err r)"
+    ok "without extended attributes, a reader holding the closed file by the writer's own name follows the writer that opens it: 820 rows, no alarm"
 fi
 finish
