@@ -243,8 +243,9 @@ vfdswmr_rdr_overlay_raw(rdr_t *r, haddr_t addr, size_t size, void *buf)
     haddr_t pos = addr, end = addr + size;
     const vfdswmr_mdentry_t *e;
 
-    if (r->md.fd <
-        0) /* no writer's snapshot: the HDF5 file is all there is -- unless one this reader cannot find holds it */
+    /* no writer's snapshot: the HDF5 file is all there is -- unless a
+     * writer this reader cannot find holds it */
+    if (r->md.fd < 0)
         return vfdswmr_rdr_writer_unfound(r) < 0 ? -1 : 0;
     while (pos < end && (e = next_entry(r, pos, end, &pos)) != NULL) {
         haddr_t start = e->hdf5_page * ps, stop = start + e->length < end ? start + e->length : end;

@@ -179,8 +179,8 @@ writer_elsewhere(rdr_t *r, int fd, const char *name)
     return md_appeared(r) ? 2 : 1;
 }
 
-/* The advice for a writer this reader cannot find (the two messages
- * below): what the file records, if anything. */
+/* What to do about a writer this reader cannot find (the two messages
+ * below). */
 #define ELSEWHERE_ADVICE                                                                                  \
     "open it by the name its writer uses, or give the writer's md_file_path/md_file_name (a writer with " \
     "maintain_metadata_file=0 keeps none: read through vfd_swmr_aux's copy)"
