@@ -210,7 +210,7 @@ static int
 write_index(const snap_t *s, uint64_t tick, uint64_t at, uint8_t *buf)
 {
     idx_out_t o = {.fd = s->md_fd, .buf = buf, .used = VFDSWMR_MDIDX_HEAD, .at = at, .cs = vfdswmr_checksum_begin()};
-    int rc = -1, saved;
+    int saved;
 
     if (o.cs == NULL) {
         errno = ENOMEM;
@@ -225,7 +225,7 @@ write_index(const snap_t *s, uint64_t tick, uint64_t at, uint8_t *buf)
     saved = errno;
     vfdswmr_checksum_end(o.cs);
     errno = saved;
-    return rc;
+    return -1;
 }
 
 /*

@@ -22,17 +22,18 @@
 . "${VFDSWMR_PROCLIB:?}"
 
 sessname() { "$VFDSWMR_PROGS/sessname" "$@"; }
+# The two helpers below pass $TEST_FLAGS (VFDSWMR_TEST_FLAGS, test hooks) when set.
 # writer_open CONFIG FILE ROWS: writer w opens the existing FILE, which holds ROWS rows.
 writer_open() {
-    proc_start w env HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$1" ${VFDSWMR_VALGRIND:-} \
+    proc_start w env ${TEST_FLAGS:+VFDSWMR_TEST_FLAGS=$TEST_FLAGS} HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$1" ${VFDSWMR_VALGRIND:-} \
         "$VFDSWMR_PROGS/rowwriter" "$2" open
     proc_read w
     [ "$ANSWER" = "ready $3" ] || fail "a writer of $2 ($1): $ANSWER $(proc_err w)"
 }
 # reader_watch FILE ROWS: reader r (default configuration) watches FILE, which holds ROWS rows.
 reader_watch() {
-    proc_start r env HDF5_DRIVER=vfd_swmr_reader HDF5_DRIVER_CONFIG="$cfg" ROWS_TIMEOUT=30 ${VFDSWMR_VALGRIND:-} \
-        "$VFDSWMR_PROGS/rowreader" "$1" watch
+    proc_start r env ${TEST_FLAGS:+VFDSWMR_TEST_FLAGS=$TEST_FLAGS} HDF5_DRIVER=vfd_swmr_reader \
+        HDF5_DRIVER_CONFIG="$cfg" ROWS_TIMEOUT=30 ${VFDSWMR_VALGRIND:-} "$VFDSWMR_PROGS/rowreader" "$1" watch
     proc_read r
     [ "$ANSWER" = "ready $2" ] || fail "a reader of $1: $ANSWER $(proc_err r)"
 }
@@ -205,14 +206,9 @@ ok "a reader that followed writer C's record, C killed and recovered by vfd_swmr
 # from the writer's open on its reads fail, saying what happened and what to
 # do, also after the writer closed (the file is no longer what it holds);
 # the writer's rows are whole for a reader through the writer's name.
-proc_start r env VFDSWMR_TEST_FLAGS=no_xattr HDF5_DRIVER=vfd_swmr_reader HDF5_DRIVER_CONFIG="$cfg" ROWS_TIMEOUT=30 \
-    ${VFDSWMR_VALGRIND:-} "$VFDSWMR_PROGS/rowreader" "$WORK/link.h5" watch
-proc_read r
-[ "$ANSWER" = "ready 800" ] || fail "a reader of the link without records: $ANSWER $(proc_err r)"
-proc_start w env VFDSWMR_TEST_FLAGS=no_xattr HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$cfg" \
-    ${VFDSWMR_VALGRIND:-} "$VFDSWMR_PROGS/rowwriter" "$f" open
-proc_read w
-[ "$ANSWER" = "ready 800" ] || fail "a writer without records: $ANSWER $(proc_err w)"
+TEST_FLAGS=no_xattr
+reader_watch "$WORK/link.h5" 800
+writer_open "$cfg" "$f" 800
 if [ "$(sessname show "$f")" != none ]; then
     echo "# no test hooks in this build (not configured --enable-invariants): a file system without extended attributes not tried"
     proc_expect w close closed
@@ -234,14 +230,8 @@ else
 
     # The same without records, the reader by the writer's own name: it
     # follows the writer (no false alarm), through the writer's open and close.
-    proc_start r env VFDSWMR_TEST_FLAGS=no_xattr HDF5_DRIVER=vfd_swmr_reader HDF5_DRIVER_CONFIG="$cfg" \
-        ROWS_TIMEOUT=30 ${VFDSWMR_VALGRIND:-} "$VFDSWMR_PROGS/rowreader" "$f" watch
-    proc_read r
-    [ "$ANSWER" = "ready 810" ] || fail "a reader of $f without records: $ANSWER $(proc_err r)"
-    proc_start w env VFDSWMR_TEST_FLAGS=no_xattr HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$cfg" \
-        ${VFDSWMR_VALGRIND:-} "$VFDSWMR_PROGS/rowwriter" "$f" open
-    proc_read w
-    [ "$ANSWER" = "ready 810" ] || fail "a writer without records: $ANSWER $(proc_err w)"
+    reader_watch "$f" 810
+    writer_open "$cfg" "$f" 810
     proc_expect w "append 10" "flushed 820"
     proc_expect r "verify 820" "rows 820"
     proc_expect w close closed
