@@ -479,7 +479,7 @@ vfdswmr_pb_keep_old(vfdswmr_pagebuf_t *pb, uint64_t addr, uint64_t len, vfdswmr_
         uint32_t off = (uint32_t)(a % pb->ps);
         size_t n = (size_t)(pb->ps - off < end - a ? pb->ps - off : end - a);
         const struct pbpage *p = find(pb, a / pb->ps);
-        if (!kept_already(p, pb->ps, off, n) && !view_known(p))
+        if (p && !kept_already(p, pb->ps, off, n) && !view_known(p))
             return 1;
         a += n;
     }
@@ -489,6 +489,8 @@ vfdswmr_pb_keep_old(vfdswmr_pagebuf_t *pb, uint64_t addr, uint64_t len, vfdswmr_
         size_t n = (size_t)(pb->ps - off < end - a ? pb->ps - off : end - a);
         struct pbpage *p = find(pb, page);
 
+        if (p == NULL)
+            continue; /* untracked: the caller's (pagebuf.h) */
         if (kept_already(p, pb->ps, off, n)) {
             p->hold_cp = pb->cps + 1; /* its image must stay in the index as well */
             continue;
@@ -526,6 +528,12 @@ vfdswmr_pb_keep_old(vfdswmr_pagebuf_t *pb, uint64_t addr, uint64_t len, vfdswmr_
     }
     CHECK_PB(pb);
     return 0;
+}
+
+bool
+vfdswmr_pb_tracked(const vfdswmr_pagebuf_t *pb, uint64_t page)
+{
+    return find(pb, page) != NULL;
 }
 
 int
@@ -831,8 +839,11 @@ vfdswmr_pb_pending(const vfdswmr_pagebuf_t *pb)
 void
 vfdswmr_pb_stats(const vfdswmr_pagebuf_t *pb, vfdswmr_pb_stats_t *st)
 {
-    *st = (vfdswmr_pb_stats_t){
-        .pages = pb->npages, .images = pb->nimages, .in_index = pb->nindex, .pending = pb->npending};
+    *st = (vfdswmr_pb_stats_t){.pages = pb->npages,
+                               .images = pb->nimages,
+                               .in_index = pb->nindex,
+                               .pending = pb->npending,
+                               .dropped = pb->ndropped};
 }
 
 /* ---- check_all(): the invariant builds' whole-structure check ------------ */

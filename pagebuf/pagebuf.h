@@ -107,8 +107,10 @@ void vfdswmr_pb_read(const vfdswmr_pagebuf_t *pb, uint64_t addr, size_t len, voi
 /*
  * Keep the old bytes: [addr, addr + len) of the HDF5 file (space HDF5 freed
  * at its end) is about to be given to new raw data while the newest
- * snapshot -- published, or waiting -- reads the file's bytes there. Every
- * page of it gets a waiting image holding what a reader of that snapshot
+ * snapshot -- published, or waiting -- reads the file's bytes there. Only
+ * pages the page buffer tracks (vfdswmr_pb_tracked) are its business: the
+ * caller keeps the others without holding them in memory
+ * (vfd-swmr-writer/keepdisk.c). Every tracked page of it gets a waiting image holding what a reader of that snapshot
  * reads in the page, with the range marked metadata: the next publish
  * (vfdswmr_pb_prepare: same consistency point, no new state) then serves
  * those bytes from its images, and recovery restores them. The range is
@@ -128,6 +130,9 @@ void vfdswmr_pb_read(const vfdswmr_pagebuf_t *pb, uint64_t addr, size_t len, voi
  */
 int vfdswmr_pb_keep_old(vfdswmr_pagebuf_t *pb, uint64_t addr, uint64_t len, vfdswmr_pb_fill_t fill, void *ctx,
                         size_t *kept);
+
+/* Does the page buffer track `page` (hold an image of it)? */
+bool vfdswmr_pb_tracked(const vfdswmr_pagebuf_t *pb, uint64_t page);
 
 /* A consistency point: what the writer has now is a state readers may see.
  * Pages wholly at or past `eoa` are dropped (freed space). Returns 0 or -1
@@ -177,6 +182,7 @@ typedef struct vfdswmr_pb_stats_t {
     uint64_t images;   /* page images held in memory (cur + snap + pub) */
     uint64_t in_index; /* pages in the published index */
     uint64_t pending;  /* pages waiting for the next publish */
+    uint64_t dropped;  /* pages dropped while in the index: removals of the next publish */
 } vfdswmr_pb_stats_t;
 void vfdswmr_pb_stats(const vfdswmr_pagebuf_t *pb, vfdswmr_pb_stats_t *st);
 

@@ -212,6 +212,7 @@ close_in_child(vfdswmr_writer_t *w)
     /* not vfdswmr_writer_free: destroying a condition the parent's ticker
      * waited on at the fork waits for that waiter for ever */
     vfdswmr_pb_destroy(w->pb);
+    vfdswmr_writer_dk_free(w);
     vfdswmr_ccf_fini(&w->cc);
     free(w->rec_name);
     return vfdswmr_stack_close(&w->base);

@@ -161,42 +161,63 @@ version_zone(vfdswmr_writer_t *w, uint64_t lo, uint64_t hi)
  * later; with any other reader registered nothing is listed, and
  * keep_old fails), so nothing above it is kept. */
 static uint64_t
-keep_end(vfdswmr_writer_t *w, uint64_t addr, uint64_t old, uint64_t floor)
+keep_allowed(vfdswmr_writer_t *w, uint64_t addr, uint64_t old, uint64_t floor)
 {
     uint64_t end = floor < old ? floor : old;
 
     if (w->tick == 0 && end > w->cp_eoa)
         end = w->cp_eoa;
-    if (end <= addr || end - addr > VFDSWMR_KEEP_OLD_MAX || w->error[0] || w->hot_end != 0 || w->vz_hi != 0 ||
-        w->eot_disabled || w->base.cfg.publish_at_tick_only)
+    if (end <= addr || w->error[0] || w->vz_hi != 0 || w->eot_disabled || w->base.cfg.publish_at_tick_only)
         return 0;
     if (floor == UINT64_MAX && !vfdswmr_writer_kept_room(w, end - addr))
         return 0; /* a reader registered: only with a copy for snapshots before the keep (kept.c) */
     return end;
 }
 
+static uint64_t
+keep_end(vfdswmr_writer_t *w, uint64_t addr, uint64_t old, uint64_t floor)
+{
+    uint64_t end = keep_allowed(w, addr, old, floor);
+
+    return end && end - addr <= VFDSWMR_KEEP_OLD_MAX && w->hot_end == 0 ? end : 0;
+}
+
 /* Make the newest snapshot hold the old bytes of [lo, hi) (keep_end):
- * publish it again (same consistency point) with them as images
- * (vfdswmr_pb_keep_old), so that HDF5 may put raw data there at once --
+ * publish it again (same consistency point) with them as images -- the
+ * page buffer's pages in its images (vfdswmr_pb_keep_old), the others in
+ * entries of their own written straight to the metadata file, a batch per
+ * publish (keepdisk.c) -- so that HDF5 may put raw data there at once,
  * into the HDF5 file, as on sec2. A waiting consistency point is published
  * with them (raw data written there would change its images). true: done,
  * and still no reader registered (one that registered meanwhile may hold
  * the snapshot before: the caller then keeps the space from raw data as
  * without this) -- or a reader is registered and the space's bytes were
- * copied for snapshots before this publish (kept.c). */
+ * copied for snapshots before this publish (kept.c). false: some pages may
+ * have been kept, which is harmless (they hold what the snapshot reads). */
 static bool
 keep_old(vfdswmr_writer_t *w, uint64_t lo, uint64_t hi)
 {
-    size_t kept;
+    size_t kept, pages = 0, made;
+    uint64_t at = lo;
 
-    VFDSWMR_ASSERT(!w->publishing); /* set_eoa waited */
-    if (vfdswmr_pb_keep_old(w->pb, lo, hi - lo, vfdswmr_writer_fill_page, w, &kept) != 0)
+    VFDSWMR_ASSERT(!w->publishing); /* the caller waited */
+    if (!vfdswmr_writer_dk_compatible(w, lo, hi) ||
+        vfdswmr_pb_keep_old(w->pb, lo, hi - lo, vfdswmr_writer_fill_page, w, &kept) != 0)
         return false;
-    if ((kept || vfdswmr_pb_pending(w->pb)) && vfdswmr_writer_publish_kept(w) < 0)
-        return false;
-    VFDSWMR_LOG(&w->log, "kept_old", "addr=%llu size=%llu pages=%zu tick=%llu", (unsigned long long)lo,
-                (unsigned long long)(hi - lo), kept, (unsigned long long)w->tick);
-    w->kept_old++;
+    pages = kept;
+    do {
+        if (vfdswmr_writer_dk_plan(w, lo, hi, &at, &made) < 0)
+            return false;
+        if ((kept || made || vfdswmr_pb_pending(w->pb)) && vfdswmr_writer_publish_kept(w) < 0)
+            return false;
+        pages += made;
+        kept = 0;
+    } while (at < hi);
+    if (pages) {
+        VFDSWMR_LOG(&w->log, "kept_old", "addr=%llu size=%llu pages=%zu tick=%llu", (unsigned long long)lo,
+                    (unsigned long long)(hi - lo), pages, (unsigned long long)w->tick);
+        w->kept_old++;
+    }
     if (vfdswmr_writer_read_floor(w) != UINT64_MAX)
         return true;
     /* a reader is registered (or registered meanwhile): it may hold a
@@ -276,6 +297,46 @@ vfdswmr_writer_holes_published(vfdswmr_writer_t *w, uint64_t cps, uint64_t epoch
             w->holes[i].epoch = epoch;
 }
 
+/*
+ * Raw data is about to go above the hot zone (a free too large to keep at
+ * once, VFDSWMR_KEEP_OLD_MAX, or made while a reader was registered): that
+ * would leave a hole HDF5 forgets, and a file bigger than sec2's when
+ * nothing reuses it -- a program that replaces a large dataset in each
+ * session would grow its file by it each time. Instead keep the old bytes
+ * of the zone's bottom as keep_old keeps a free's (on disk, a batch at a
+ * time), so the block goes where sec2 puts it. With no reader registered,
+ * at least VFDSWMR_KEEP_OLD_MAX bytes, so a run of small blocks costs a
+ * publish per that many (a block in space kept already costs none); with
+ * one, exactly the block, since keep_old also copies what it keeps for
+ * the reader into a bounded ring (kept.c: when that is full, holes as
+ * before). true: the block may go at lib_eoa.
+ */
+static bool
+keep_at_alloc(vfdswmr_writer_t *w, hsize_t size)
+{
+    uint64_t lo = w->lib_eoa, want = size, hi, floor, end;
+
+    if (w->hdf5_closing || w->hot_end <= lo || w->closing_flushed)
+        return false;
+    vfdswmr_writer_wait_idle(w); /* keep_old publishes */
+    floor = vfdswmr_writer_read_floor(w);
+    if (floor != UINT64_MAX && want < VFDSWMR_KEEP_OLD_MAX) {
+        /* ahead, to a page's end: the next block's keep then needs no part
+         * of a page whose entry holds only the bytes below it (dk_compatible) */
+        want = VFDSWMR_KEEP_OLD_MAX;
+        want += VFDSWMR_WRITER_PAGE_SIZE - (lo + want) % VFDSWMR_WRITER_PAGE_SIZE;
+    }
+    hi = w->hot_end - lo < want ? w->hot_end : lo + want;
+    if ((end = keep_allowed(w, lo, hi, floor)) == 0)
+        return false;
+    /* [end, hi): above anything a snapshot or a new reader reads (keep_allowed) */
+    if (!keep_old(w, lo, end))
+        return false;
+    VFDSWMR_LOG(&w->log, "kept_at_alloc", "addr=%llu size=%llu kept=%llu", (unsigned long long)lo,
+                (unsigned long long)size, (unsigned long long)(end - lo));
+    return true;
+}
+
 haddr_t
 vfdswmr_writer_alloc(vfdswmr_writer_t *w, const H5FD_t *file, H5FD_mem_t type, hsize_t size)
 {
@@ -299,6 +360,8 @@ vfdswmr_writer_alloc(vfdswmr_writer_t *w, const H5FD_t *file, H5FD_mem_t type, h
             return eoa;
         }
     eoa = vfdswmr_writer_get_eoa(w, type);
+    if (eoa > w->lib_eoa && keep_at_alloc(w, size))
+        eoa = w->lib_eoa;
     if (eoa + size < eoa || eoa + size > file->maxaddr) {
         VFDSWMR_ERR(H5E_NOSPACE, "%s: allocating %llu bytes at %llu passes the largest address", VFDSWMR_WRITER_NAME,
                     (unsigned long long)size, (unsigned long long)eoa);

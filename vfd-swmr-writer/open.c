@@ -30,6 +30,7 @@ void
 vfdswmr_writer_free(vfdswmr_writer_t *w)
 {
     vfdswmr_pb_destroy(w->pb);
+    vfdswmr_writer_dk_free(w);
     vfdswmr_ccf_fini(&w->cc);
     vfdswmr_log_close(&w->log);
     free(w->rec_name);

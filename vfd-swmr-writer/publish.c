@@ -144,10 +144,15 @@ begin(vfdswmr_writer_t *w, bool final, epoch_step_t step, publish_t *p)
                                &w->marked_readers);
     vfdswmr_mdw_set_keep_lag(w->mdw, w->lag);
     vfdswmr_mdw_set_epoch(w->mdw, p->epoch);
-    if (vfdswmr_pb_prepare(w->pb, p->epoch, w->lag, final, &p->changes, &p->nc, &p->removals, &p->nr) < 0) {
+    if (vfdswmr_writer_dk_reserve(w) < 0 ||
+        vfdswmr_pb_prepare(w->pb, p->epoch, w->lag, final, &p->changes, &p->nc, &p->removals, &p->nr) < 0) {
+        vfdswmr_writer_dk_done(w, p->cps, final, false);
         vfdswmr_writer_stop_publishing(w, "out of memory preparing a tick");
         return -1;
     }
+    /* the old bytes kept on disk (keepdisk.c): new entries, and those this
+     * consistency point no longer reads */
+    vfdswmr_writer_dk_merge(w, p->cps, final, &p->changes, &p->nc, &p->removals, &p->nr);
     if (w->rawlog)
         vfdswmr_rawlog_prepare(w->rawlog, p->tick, rawlog_window(w, p));
     return 0;
@@ -185,6 +190,7 @@ finish(vfdswmr_writer_t *w, const publish_t *p)
         w->rawlog = NULL;        /* first: a fork child's handler reads it without the lock (close.c) */
         vfdswmr_rawlog_close(l); /* readers then drop their caches at every snapshot */
     }
+    vfdswmr_writer_dk_done(w, p->cps, p->final, !p->failed);
     if (p->failed) {
         snprintf(w->error, sizeof w->error, "cannot publish tick %llu: %s", (unsigned long long)p->tick, p->why);
         VFDSWMR_LOG(&w->log, "error", "%s", w->error);

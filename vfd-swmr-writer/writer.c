@@ -40,26 +40,29 @@
 /* ---- page buffer callbacks: the HDF5 file through the lower driver ---- */
 
 int
-vfdswmr_writer_fill_page(void *ctx, uint64_t page, uint8_t *image)
+vfdswmr_writer_fill(vfdswmr_writer_t *w, uint64_t start, size_t size, uint8_t *buf)
 {
-    vfdswmr_writer_t *w = ctx;
-    uint64_t start = page * VFDSWMR_WRITER_PAGE_SIZE;
-
     VFDSWMR_ASSERT_LOCKED(w);
     haddr_t eoa = VFDSWMR_GUARDED(haddr_t, H5FDget_eoa(LOWER(w), H5FD_MEM_DEFAULT), _r == HADDR_UNDEF);
     haddr_t eof = VFDSWMR_GUARDED(haddr_t, H5FDget_eof(LOWER(w), H5FD_MEM_DEFAULT), _r == HADDR_UNDEF);
 
-    memset(image, 0, VFDSWMR_WRITER_PAGE_SIZE);
+    memset(buf, 0, size);
     if (eoa == HADDR_UNDEF || eof == HADDR_UNDEF)
         return -1;
     if (eof < eoa)
         eoa = eof; /* nothing but zeros past the end of the file: no read */
     if (start >= eoa)
         return 0;
-    size_t len = eoa - start < VFDSWMR_WRITER_PAGE_SIZE ? (size_t)(eoa - start) : VFDSWMR_WRITER_PAGE_SIZE;
-    if (VFDSWMR_GUARDED(herr_t, H5FDread(LOWER(w), H5FD_MEM_DEFAULT, H5P_DEFAULT, start, len, image), _r < 0) < 0)
+    size_t len = eoa - start < size ? (size_t)(eoa - start) : size;
+    if (VFDSWMR_GUARDED(herr_t, H5FDread(LOWER(w), H5FD_MEM_DEFAULT, H5P_DEFAULT, start, len, buf), _r < 0) < 0)
         return -1;
-    return vfdswmr_seal_incoming(w, start, len, image);
+    return vfdswmr_seal_incoming(w, start, len, buf);
+}
+
+int
+vfdswmr_writer_fill_page(void *ctx, uint64_t page, uint8_t *image)
+{
+    return vfdswmr_writer_fill(ctx, page * VFDSWMR_WRITER_PAGE_SIZE, VFDSWMR_WRITER_PAGE_SIZE, image);
 }
 
 int

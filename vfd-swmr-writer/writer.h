@@ -50,10 +50,16 @@
 #define VFDSWMR_EPOCH_RING 64u
 /* Holes the writer remembers (eoa.c); more are forgotten, smallest first. */
 #define VFDSWMR_HOLES 16u
-/* The most freed space whose old bytes the writer keeps in a snapshot's
- * images at once (eoa.c keep_old): the page buffer holds them until they
- * reach the HDF5 file. Larger frees are kept from raw data (the hot zone). */
+/* The most freed space whose old bytes the writer keeps at the free (eoa.c
+ * keep_old): what deleting a dataset may cost in copying. Larger frees are
+ * kept from raw data (the hot zone) until HDF5 allocates raw data there:
+ * then the block's old bytes are kept (keep_at_alloc), at least this many
+ * at a time. */
 #define VFDSWMR_KEEP_OLD_MAX (16u << 20)
+/* Old bytes kept on disk only (keepdisk.c): pages per metadata file entry,
+ * and image bytes per publish (what the writer holds of them at once). */
+#define VFDSWMR_DK_PAGES 16u
+#define VFDSWMR_DK_BATCH (16u << 20)
 /* pb_expansion_threshold compares with at least this many page images
  * (1 MiB), so a small page buffer does not end ticks at every flush. */
 #define VFDSWMR_PB_EXPANSION_MIN_IMAGES 256u
@@ -148,6 +154,27 @@ typedef struct vfdswmr_writer_t {
         bool dirty;   /* the list on disk may not be ent[0, n): rewrite it before adding */
         bool tainted; /* a slot byte was held when the writer started (kept.c) */
     } kept;
+    /* Old bytes kept on disk only (keepdisk.c): metadata file entries,
+     * sorted by page, of pages the page buffer did not track when they were
+     * made, holding freed space's old bytes [lo, hi) (offsets in the image)
+     * for the snapshots before consistency point hold_cp. ent[0, npub) are
+     * in the published index; ent[npub, n) wait for the next publish, their
+     * images in `img` (chg/rng describe them to it). A publish carrying
+     * consistency point hold_cp or later removes an entry. */
+    struct {
+        struct vfdswmr_dkent {
+            uint64_t page, hold_cp;
+            uint32_t pages, lo, hi;
+        } * ent;
+        size_t n, npub, cap;
+        uint8_t *img;
+        vfdswmr_mdchange_t *chg;
+        vfdswmr_mdrange_t *rng;
+        /* the publish under way: pb's changes and removals merged with ours */
+        vfdswmr_mdchange_t *mchg;
+        uint64_t *mrem;
+        size_t mchg_cap, mrem_cap;
+    } dk;
     /* Consistency points taken (cps; 0: tick 0's state), that of the snapshot
      * published last (pub_cps), and the number the next one will have when
      * the zone last grew (vz_cps): a snapshot with pub_cps >= vz_cps was
@@ -205,6 +232,28 @@ int vfdswmr_writer_kept_add(vfdswmr_writer_t *w, uint64_t lo, uint64_t hi);
 void vfdswmr_writer_kept_published(vfdswmr_writer_t *w);
 /* Invariants of w->kept, asserted (kept.c). */
 void vfdswmr_writer_kept_check(const vfdswmr_writer_t *w);
+/* keepdisk.c: freed space's old bytes kept as metadata file entries of
+ * pages the page buffer does not track (lock held, no publish under way).
+ * May keep_old keep [lo, hi)? Not where a page the page buffer tracks, or
+ * bytes not kept, lie in an entry the newest snapshot reads. */
+bool vfdswmr_writer_dk_compatible(vfdswmr_writer_t *w, uint64_t lo, uint64_t hi);
+/* Images for the next publish of the untracked pages of [*at, hi) that no
+ * entry the newest snapshot reads holds (the kept bytes: from lo), at most
+ * VFDSWMR_DK_BATCH bytes of them; *at moves past them, *pages gets their
+ * number. 0, or -1 (out of memory, a read failed; nothing waits then). */
+int vfdswmr_writer_dk_plan(vfdswmr_writer_t *w, uint64_t lo, uint64_t hi, uint64_t *at, size_t *pages);
+/* Before the page buffer's prepare: room for merging (pb's counts bound
+ * what it hands over). 0, or -1 out of memory. */
+int vfdswmr_writer_dk_reserve(vfdswmr_writer_t *w);
+/* The publish of consistency point `cps` (every entry goes with `final`):
+ * pb's changes and removals in *c, *r become theirs merged with ours. */
+void vfdswmr_writer_dk_merge(vfdswmr_writer_t *w, uint64_t cps, bool final, const vfdswmr_mdchange_t **c, size_t *nc,
+                             const uint64_t **r, size_t *nr);
+/* That publish succeeded (ok) or failed: entries removed go, waiting ones
+ * are published or dropped. */
+void vfdswmr_writer_dk_done(vfdswmr_writer_t *w, uint64_t cps, bool final, bool ok);
+void vfdswmr_writer_dk_free(vfdswmr_writer_t *w);
+void vfdswmr_writer_dk_check(const vfdswmr_writer_t *w);
 /* A snapshot of consistency point `cps` was published in `epoch` (eoa.c). */
 void vfdswmr_writer_holes_published(vfdswmr_writer_t *w, uint64_t cps, uint64_t epoch);
 herr_t vfdswmr_writer_eoa_flushed(vfdswmr_writer_t *w, bool closing);
@@ -218,7 +267,10 @@ void vfdswmr_writer_cp_taken(vfdswmr_writer_t *w);
  * versioned zone, else to the HDF5 file, holding the raw-data lock
  * (mdlock.h) when a reader may be reading there (lock held). */
 herr_t vfdswmr_writer_raw_write(vfdswmr_writer_t *w, hid_t dxpl, haddr_t addr, size_t size, const void *buf);
-/* writer.c: the page buffer's fill callback (a page's bytes from the HDF5 file). */
+/* writer.c: [start, start + size) as the HDF5 file holds it (zeros past its
+ * end; the superblock as HDF5 must see it). 0, or -1 on the error stack.
+ * fill_page: the page buffer's fill callback, a page of it. Lock held. */
+int vfdswmr_writer_fill(vfdswmr_writer_t *w, uint64_t start, size_t size, uint8_t *buf);
 int vfdswmr_writer_fill_page(void *ctx, uint64_t page, uint8_t *image);
 
 /* writer.c: the HDF5 file was truncated to the lower driver's EOF (ok), or

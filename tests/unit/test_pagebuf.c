@@ -450,7 +450,15 @@ test_keep_old(void **state)
 
     memset(meta, 0x55, sizeof meta);
     memset(raw, 0xaa, sizeof raw);
-    /* an untracked page: the file's bytes */
+    /* an untracked page is the caller's: nothing here */
+    assert_int_equal(vfdswmr_pb_keep_old(pb, 9 * PS + 100, 50, fill, NULL, &kept), 0);
+    assert_int_equal(kept, 0);
+    assert_false(vfdswmr_pb_pending(pb));
+    assert_false(vfdswmr_pb_tracked(pb, 9));
+    /* a tracked page not in the index (written since the last consistency
+     * point): the file's bytes, not the current ones */
+    assert_int_equal(vfdswmr_pb_write(pb, 10 * PS + 400, 8, meta, fill, NULL), 0);
+    assert_true(vfdswmr_pb_tracked(pb, 10));
     assert_int_equal(vfdswmr_pb_keep_old(pb, 10 * PS + 100, 50, fill, NULL, &kept), 0);
     assert_int_equal(kept, 1);
     c = one_change(pb, 1, 10);
@@ -458,15 +466,18 @@ test_keep_old(void **state)
     assert_int_equal(c[0].ranges[0].offset, 100);
     assert_int_equal(c[0].ranges[0].length, 50);
     assert_int_equal(((const uint8_t *)c[0].image)[120], 110);
+    assert_int_equal(((const uint8_t *)c[0].image)[400], 110);
     vfdswmr_pb_published(pb, 1);
     /* new raw data there: the next consistency point publishes the page
-     * without the range, with the new bytes */
+     * without the range, with the new bytes (and the metadata write) */
     memcpy(hdf5 + 10 * PS + 100, raw, sizeof raw);
     assert_int_equal(vfdswmr_pb_write_raw(pb, 10 * PS + 100, sizeof raw, raw), 0);
     assert_int_equal(vfdswmr_pb_consistency_point(pb, FILE_PAGES * PS), 0);
     c = one_change(pb, 2, 10);
-    assert_int_equal(c[0].nranges, 0);
+    assert_int_equal(c[0].nranges, 1);
+    assert_int_equal(c[0].ranges[0].offset, 400);
     assert_int_equal(((const uint8_t *)c[0].image)[120], 0xaa);
+    assert_int_equal(((const uint8_t *)c[0].image)[400], 0x55);
     vfdswmr_pb_published(pb, 2);
 
     /* bytes the published image already holds as metadata: nothing to do */
@@ -542,6 +553,7 @@ test_keep_old_held(void **state)
 
     memset(meta, 0x55, sizeof meta);
     memset(raw, 0xaa, sizeof raw);
+    assert_int_equal(vfdswmr_pb_write(pb, 20 * PS + 300, 8, meta, fill, NULL), 0); /* tracked, not indexed */
     assert_int_equal(vfdswmr_pb_keep_old(pb, 20 * PS, 100, fill, NULL, &kept), 0);
     assert_int_equal(kept, 1);
     assert_int_equal(publish(pb, 1, 0, false), 1);
@@ -556,7 +568,7 @@ test_keep_old_held(void **state)
     assert_int_equal(vfdswmr_pb_write_raw(pb, 20 * PS + 10, sizeof raw, raw), 0);
     assert_int_equal(vfdswmr_pb_consistency_point(pb, FILE_PAGES * PS), 0);
     const vfdswmr_mdchange_t *c = one_change(pb, t, 20);
-    assert_int_equal(c[0].nranges, 2); /* [0, 10), [26, 100) */
+    assert_int_equal(c[0].nranges, 3); /* [0, 10), [26, 100), [300, 308) */
     vfdswmr_pb_published(pb, t);
     uint64_t t0 = t;
     assert_int_equal(vfdswmr_pb_store_due(pb, t0 + MAX_LAG, MAX_LAG, FILE_PAGES * PS, UINT64_MAX, store, NULL), 1);
