@@ -119,10 +119,9 @@
  *                          may still read it, HDF5 may give to
  *                          new raw data at once when the writer
  *                          cannot keep a copy of the old bytes
- *                          for readers (updater files, before the
- *                          first flush is published, frees over
- *                          16 MiB, 64 MiB of copies in use,
- *                          publish=tick), bytes (K, M, G,
+ *                          for readers (updater files, 64 MiB
+ *                          of copies in use, publish=tick),
+ *                          bytes (K, M, G,
  *                          T as above, up to 1T). Raw data
  *                          written there is kept in the writer's
  *                          memory, as metadata is, until no
