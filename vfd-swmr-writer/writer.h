@@ -56,9 +56,11 @@
  * then the block's old bytes are kept (keep_at_alloc), at least this many
  * at a time. */
 #define VFDSWMR_KEEP_OLD_MAX (16u << 20)
-/* Old bytes kept on disk only (keepdisk.c): pages per metadata file entry,
- * and image bytes per publish (what the writer holds of them at once). */
-#define VFDSWMR_DK_PAGES 16u
+/* Old bytes kept on disk only (keepdisk.c): pages per metadata file entry
+ * (fewer entries for a large keep against more bytes a reader of the old
+ * bytes reads per image), and image bytes per publish (what the writer
+ * holds of them at once). */
+#define VFDSWMR_DK_PAGES 64u
 #define VFDSWMR_DK_BATCH (16u << 20)
 /* pb_expansion_threshold compares with at least this many page images
  * (1 MiB), so a small page buffer does not end ticks at every flush. */
