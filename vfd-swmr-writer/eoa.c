@@ -60,6 +60,7 @@
 #include "h5err.h"
 #include "marks.h"
 #include "mdlock.h"
+#include "testhook.h"
 #include "writer.h"
 
 #define LOWER(w) ((w)->base.lower)
@@ -210,6 +211,8 @@ keep_old(vfdswmr_writer_t *w, uint64_t lo, uint64_t hi)
             return false;
         if ((kept || made || vfdswmr_pb_pending(w->pb)) && vfdswmr_writer_publish_kept(w) < 0)
             return false;
+        if (made)
+            vfdswmr_test_kill_point("kept_batch"); /* recovery: the kept batches, the file for the rest */
         pages += made;
         kept = 0;
     } while (at < hi);
