@@ -1,12 +1,80 @@
 /* Reader overhead on a closed file: open it, read every dataset whole, close,
  * once through sec2 and once through vfd_swmr_reader (tick_len=1, max_lag=3,
  * no writer running, so the reader reads the HDF5 file directly after finding
- * no metadata file). Two files, written with sec2 beforehand:
+ * no metadata file) -- and then through vfd_swmr_reader while a writer
+ * process holds the file open without changing it (the reader registers,
+ * reads through the writer's snapshot, the list of kept old bytes after
+ * every read from the HDF5 file, and the lag check). Two files, written with
+ * sec2 beforehand:
  *   large  10 datasets of N x 1000 x 1000 int32, chunk 1 x 1000 x 1000 (W1 shape)
  *   small  1000 datasets of 3200 int32, chunk 256 (W2 shape)
  * Page cache warm (one discarded pass each); R alternating repetitions, medians,
- * ratio reader / sec2.   bench_reader [-n planes] [-r reps] FILEDIR OUTDIR  (4, 11) */
+ * ratio reader / sec2.   bench_reader [-n planes] [-r reps] FILEDIR OUTDIR  (4, 11)
+ *                        bench_reader --writer FILE   (internal: the idle writer) */
 #include "bench_h5.h"
+
+#include <spawn.h>
+
+extern char **environ;
+
+/* The idle writer: open FILE read-write, say so, wait for the end of input. */
+static int
+writer_main(const char *path)
+{
+    hid_t fapl = bwriter_fapl(CFG_VFD_DISK, 1, 3, NULL), f = H5Fopen(path, H5F_ACC_RDWR, fapl);
+    char c;
+
+    BCHECK(f);
+    printf("open\n");
+    fflush(stdout);
+    while (read(0, &c, 1) > 0)
+        ;
+    BCHECK(H5Fclose(f));
+    H5Pclose(fapl);
+    return 0;
+}
+
+typedef struct writer_t {
+    pid_t pid;
+    int in; /* its standard input: closing it ends it */
+} writer_t;
+
+static writer_t
+writer_start(const char *self, const char *path)
+{
+    int to[2], from[2];
+    posix_spawn_file_actions_t fa;
+    char *argv[] = {(char *)self, "--writer", (char *)path, NULL}, line[16] = {0};
+    writer_t w;
+
+    if (pipe(to) < 0 || pipe(from) < 0)
+        bdie("pipe: %s", strerror(errno));
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, to[0], 0);
+    posix_spawn_file_actions_adddup2(&fa, from[1], 1);
+    posix_spawn_file_actions_addclose(&fa, to[1]);
+    posix_spawn_file_actions_addclose(&fa, from[0]);
+    if (posix_spawn(&w.pid, self, &fa, NULL, argv, environ) != 0)
+        bdie("cannot start the writer");
+    posix_spawn_file_actions_destroy(&fa);
+    close(to[0]);
+    close(from[1]);
+    if (read(from[0], line, sizeof line - 1) <= 0 || strncmp(line, "open", 4) != 0)
+        bdie("the writer did not open %s", path);
+    close(from[0]);
+    w.in = to[1];
+    return w;
+}
+
+static void
+writer_stop(writer_t w)
+{
+    int st;
+
+    close(w.in);
+    if (waitpid(w.pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        bdie("the writer failed");
+}
 
 static void
 make_file(const char *path, int large, int n)
@@ -69,6 +137,8 @@ int
 main(int argc, char **argv)
 {
     int n = 4, reps = 11, opt;
+    if (argc == 3 && strcmp(argv[1], "--writer") == 0)
+        return writer_main(argv[2]);
     while ((opt = getopt(argc, argv, "n:r:")) != -1) {
         switch (opt) {
         case 'n':
@@ -86,9 +156,12 @@ main(int argc, char **argv)
     int *buf = malloc((size_t)n * 1000000u * sizeof *buf);
     if (!buf)
         bdie("out of memory");
-    FILE *csv = bcsv(argv[optind + 1], "reader.csv", "file,sec2_s,reader_s,ratio");
-    printf("Open, read every dataset whole, close; page cache warm; median of %d alternating runs.\n\n", reps);
-    printf("| file | sec2 s | vfd_swmr_reader s | reader / sec2 |\n| --- | ---: | ---: | ---: |\n");
+    FILE *csv = bcsv(argv[optind + 1], "reader.csv", "file,sec2_s,reader_s,ratio,live_s,live_ratio");
+    printf("Open, read every dataset whole, close; page cache warm; median of %d alternating runs (sec2 and the\n"
+           "reader on the closed file), then %d runs while a writer holds the file open, idle.\n\n",
+           reps, reps);
+    printf("| file | sec2 s | vfd_swmr_reader s | reader / sec2 | reader, writer idle s | that / sec2 |\n"
+           "| --- | ---: | ---: | ---: | ---: | ---: |\n");
     for (int large = 1; large >= 0; large--) {
         char path[4096];
         BFMT(path, "%s/bench_reader_%s.h5", argv[optind], large ? "large" : "small");
@@ -100,14 +173,20 @@ main(int argc, char **argv)
             ts[r] = read_all(path, CFG_SEC2, large, n, buf);
             tr[r] = read_all(path, CFG_VFD_DISK, large, n, buf);
         }
-        double ms = bmedian(ts, (size_t)reps), mr = bmedian(tr, (size_t)reps);
+        writer_t w = writer_start(argv[0], path);
+        double tl[100];
+        read_all(path, CFG_VFD_DISK, large, n, buf);
+        for (int r = 0; r < reps; r++)
+            tl[r] = read_all(path, CFG_VFD_DISK, large, n, buf);
+        writer_stop(w);
+        double ms = bmedian(ts, (size_t)reps), mr = bmedian(tr, (size_t)reps), ml = bmedian(tl, (size_t)reps);
         char label[64];
         if (large)
             snprintf(label, sizeof label, "10 x %d x 1000 x 1000 int32", n);
         else
             snprintf(label, sizeof label, "1000 x 3200 int32");
-        printf("| %s | %.4f | %.4f | %.3f |\n", label, ms, mr, mr / ms);
-        fprintf(csv, "\"%s\",%.6f,%.6f,%.4f\n", label, ms, mr, mr / ms);
+        printf("| %s | %.4f | %.4f | %.3f | %.4f | %.3f |\n", label, ms, mr, mr / ms, ml, ml / ms);
+        fprintf(csv, "\"%s\",%.6f,%.6f,%.4f,%.6f,%.4f\n", label, ms, mr, mr / ms, ml, ml / ms);
         bremove(path);
     }
     printf("\n");
