@@ -317,21 +317,28 @@ vfdswmr_writer_holes_published(vfdswmr_writer_t *w, uint64_t cps, uint64_t epoch
 static bool
 keep_at_alloc(vfdswmr_writer_t *w, hsize_t size)
 {
-    uint64_t lo = w->lib_eoa, want = size, hi, floor, end;
+    uint64_t lo = w->lib_eoa, hi, end = 0;
 
     if (w->hdf5_closing || w->hot_end <= lo || w->closing_flushed)
         return false;
-    vfdswmr_writer_wait_idle(w); /* keep_old publishes */
-    floor = vfdswmr_writer_read_floor(w);
-    if (floor != UINT64_MAX && want < VFDSWMR_KEEP_OLD_MAX) {
-        /* ahead, to a page's end: the next block's keep then needs no part
-         * of a page whose entry holds only the bytes below it (dk_compatible) */
-        want = VFDSWMR_KEEP_OLD_MAX;
-        want += VFDSWMR_WRITER_PAGE_SIZE - (lo + want) % VFDSWMR_WRITER_PAGE_SIZE;
+    /* keep_old publishes: wait for a publish under way, but only when the
+     * keep may apply (a raw allocation should not wait for the ticker's
+     * disk I/O for nothing), and ask again after (a reader may have come) */
+    for (int pass = 0; pass < 2; pass++) {
+        uint64_t floor = vfdswmr_writer_read_floor(w), want = size;
+        if (floor != UINT64_MAX && want < VFDSWMR_KEEP_OLD_MAX) {
+            /* ahead, to a page's end: the next block's keep then needs no
+             * part of a page whose entry holds only the bytes below it
+             * (dk_compatible) */
+            want = VFDSWMR_KEEP_OLD_MAX;
+            want += VFDSWMR_WRITER_PAGE_SIZE - (lo + want) % VFDSWMR_WRITER_PAGE_SIZE;
+        }
+        hi = w->hot_end - lo < want ? w->hot_end : lo + want;
+        if ((end = keep_allowed(w, lo, hi, floor)) == 0)
+            return false;
+        if (pass == 0)
+            vfdswmr_writer_wait_idle(w);
     }
-    hi = w->hot_end - lo < want ? w->hot_end : lo + want;
-    if ((end = keep_allowed(w, lo, hi, floor)) == 0)
-        return false;
     /* [end, hi): above anything a snapshot or a new reader reads (keep_allowed) */
     if (!keep_old(w, lo, end))
         return false;
