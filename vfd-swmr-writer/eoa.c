@@ -209,8 +209,10 @@ keep_old(vfdswmr_writer_t *w, uint64_t lo, uint64_t hi)
     do {
         if (vfdswmr_writer_dk_plan(w, lo, hi, &at, &made) < 0)
             return false;
-        if ((kept || made || vfdswmr_pb_pending(w->pb)) && vfdswmr_writer_publish_kept(w) < 0)
+        if ((kept || made || vfdswmr_pb_pending(w->pb)) && vfdswmr_writer_publish_kept(w) < 0) {
+            vfdswmr_writer_dk_done(w, w->cps, false, false); /* a publish that never began leaves its batch */
             return false;
+        }
         if (made)
             vfdswmr_test_kill_point("kept_batch"); /* recovery: the kept batches, the file for the rest */
         pages += made;
@@ -312,7 +314,9 @@ vfdswmr_writer_holes_published(vfdswmr_writer_t *w, uint64_t cps, uint64_t epoch
  * publish per that many (a block in space kept already costs none); with
  * one, exactly the block, since keep_old also copies what it keeps for
  * the reader into a bounded ring (kept.c: when that is full, holes as
- * before). true: the block may go at lib_eoa.
+ * before). Not with an alignment or paged aggregation (the caller): HDF5
+ * pads the block for the address get_eoa answers, hot_end, and frees the
+ * padding there. true: the block may go at lib_eoa.
  */
 static bool
 keep_at_alloc(vfdswmr_writer_t *w, hsize_t size)
@@ -321,6 +325,11 @@ keep_at_alloc(vfdswmr_writer_t *w, hsize_t size)
 
     if (w->hdf5_closing || w->hot_end <= lo || w->closing_flushed)
         return false;
+    /* inside what the last keep with no reader kept ahead: nothing to do
+     * (a reader registering since adopted the snapshot holding it) */
+    if (w->dk.ahead_cps == w->cps && lo >= w->dk.ahead_lo && lo < w->dk.ahead_hi && size <= w->dk.ahead_hi - lo &&
+        !w->error[0] && vfdswmr_writer_read_floor(w) != UINT64_MAX)
+        return true;
     /* keep_old publishes: wait for a publish under way, but only when the
      * keep may apply (a raw allocation should not wait for the ticker's
      * disk I/O for nothing), and ask again after (a reader may have come) */
@@ -342,6 +351,11 @@ keep_at_alloc(vfdswmr_writer_t *w, hsize_t size)
     /* [end, hi): above anything a snapshot or a new reader reads (keep_allowed) */
     if (!keep_old(w, lo, end))
         return false;
+    if (vfdswmr_writer_read_floor(w) != UINT64_MAX) {
+        w->dk.ahead_lo = lo;
+        w->dk.ahead_hi = end;
+        w->dk.ahead_cps = w->cps;
+    }
     VFDSWMR_LOG(&w->log, "kept_at_alloc", "addr=%llu size=%llu kept=%llu", (unsigned long long)lo,
                 (unsigned long long)size, (unsigned long long)(end - lo));
     return true;
@@ -370,7 +384,7 @@ vfdswmr_writer_alloc(vfdswmr_writer_t *w, const H5FD_t *file, H5FD_mem_t type, h
             return eoa;
         }
     eoa = vfdswmr_writer_get_eoa(w, type);
-    if (eoa > w->lib_eoa && keep_at_alloc(w, size))
+    if (eoa > w->lib_eoa && file->alignment <= 1 && !file->paged_aggr && keep_at_alloc(w, size))
         eoa = w->lib_eoa;
     if (eoa + size < eoa || eoa + size > file->maxaddr) {
         VFDSWMR_ERR(H5E_NOSPACE, "%s: allocating %llu bytes at %llu passes the largest address", VFDSWMR_WRITER_NAME,

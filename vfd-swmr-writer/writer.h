@@ -176,6 +176,10 @@ typedef struct vfdswmr_writer_t {
         vfdswmr_mdchange_t *mchg;
         uint64_t *mrem;
         size_t mchg_cap, mrem_cap;
+        /* what keep_at_alloc kept last with no reader registered, [ahead_lo,
+         * ahead_hi), while no consistency point was taken since (ahead_cps:
+         * their number then): blocks HDF5 allocates inside need no keep */
+        uint64_t ahead_lo, ahead_hi, ahead_cps;
     } dk;
     /* Consistency points taken (cps; 0: tick 0's state), that of the snapshot
      * published last (pub_cps), and the number the next one will have when

@@ -87,6 +87,36 @@ flushed_closed() {
     out=$(env -u HDF5_DRIVER "$P" cyclecheck "$WORK/$1.h5" 2 2>&1) || fail "plain HDF5 after close: $out"
 }
 
+# 1 (aligned). With an alignment (H5Pset_alignment) HDF5 pads a block for
+#    the address get_eoa answers, which is above the kept space: no keep at
+#    the allocation then; round 2 is aligned and right, and plain HDF5
+#    reads it (kept at the allocation, the padding was freed inside the
+#    new dataset and the file cut through it).
+cp "$WORK/found.h5" "$WORK/al.h5"
+out=$(printf '\n\n\n' | env HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="tick_len=0;max_lag=3" EOACLOSE_ALIGN=1000 \
+    ${VFDSWMR_VALGRIND:-} "$P" again "$WORK/al.h5" $kib 2>&1) || fail "alignment 1000: $out"
+[[ $out =~ rewritten\ ([0-9]+) ]] || fail "alignment 1000: $out"
+[ $((BASH_REMATCH[1] % 1000)) = 0 ] || fail "alignment 1000: round 2 at ${BASH_REMATCH[1]}"
+out=$(env -u HDF5_DRIVER "$P" cyclecheck "$WORK/al.h5" 2 2>&1) || fail "alignment 1000: plain HDF5: $out"
+ok "alignment 1000: round 2 aligned and right; plain HDF5 reads it"
+
+# 1 (small blocks). Replaced by a chunked dataset written a chunk (4,000
+#    bytes) at a time: every block goes where sec2 puts it, and the keeps
+#    come 16 MiB at a time, not a publish per block (each a publish of the
+#    whole index): a handful for 4,000 chunks (the keeps, the close's), counted in the
+#    writer's log. Plain HDF5 reads every chunk.
+cp "$WORK/found.h5" "$WORK/sm.h5"
+cp "$WORK/found.h5" "$WORK/smsec2.h5"
+out=$(env -u HDF5_DRIVER "$P" small "$WORK/smsec2.h5" 4000 2>&1) || fail "sec2: $out"
+smsec2=${out#closed }
+out=$(env HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="tick_len=0;max_lag=3;log_file_path=$WORK/sm.log" \
+    ${VFDSWMR_VALGRIND:-} "$P" small "$WORK/sm.h5" 4000 2>&1) || fail "small blocks: $out"
+[ "$out" = "closed $smsec2" ] || fail "small blocks: the writer answered \"$out\", sec2 closed at $smsec2 bytes"
+n=$(grep -c ' end_of_tick ' "$WORK/sm.log")
+[ "$n" -le 6 ] || fail "small blocks: $n publishes for 4,000 chunks: $(grep -c ' kept_old ' "$WORK/sm.log") keeps"
+out=$(env -u HDF5_DRIVER "$P" smallcheck "$WORK/sm.h5" 4000 2>&1) || fail "small blocks: plain HDF5: $out"
+ok "4,000 small chunks into a freed 20 MiB: $n publishes in all, the file closed at sec2's $smsec2 bytes, plain HDF5 reads every chunk"
+
 # 2. A reader opening before and after the flush.
 again_rewritten w
 out=$(HDF5_DRIVER=vfd_swmr_reader ${VFDSWMR_VALGRIND:-} "$P" cyclecheck "$WORK/w.h5" 1 2>&1) ||

@@ -36,6 +36,14 @@
  *       the same on FILE as `cycle FILE KIB 1` left it, opened read-write:
  *       print "opened ADDR" (/x's address), wait for a line; then as
  *       `rewrite` from "rewritten ADDR" on (nothing flushed before it).
+ *       rewrite and again open FILE with H5Pset_alignment(fapl, 1, N) when
+ *       the environment has EOACLOSE_ALIGN=N.
+ *   eoaclose small FILE N
+ *       FILE as `cycle FILE KIB 1` left it, opened read-write: delete /x,
+ *       create /s chunked (N chunks of 1000 ints i * 5, no chunk cache),
+ *       written a chunk per H5Dwrite, H5Fclose, print "closed SIZE".
+ *   eoaclose smallcheck FILE N
+ *       open FILE read-only, check /keep and /s (N chunks), print "checked".
  *   eoaclose cycleread FILE
  *       open FILE read-only, check /x holds round 1, print "round 1", wait
  *       for a line; read /x again through the same open file (the snapshot
@@ -286,8 +294,13 @@ x_addr(hid_t f)
 static int
 rewrite(const char *name, int kib, int again)
 {
-    hid_t f =
-        again ? H5Fopen(name, H5F_ACC_RDWR, H5P_DEFAULT) : H5Fcreate(name, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS), f;
+    const char *align = getenv("EOACLOSE_ALIGN");
+
+    if (fapl < 0 || (align && H5Pset_alignment(fapl, 1, (hsize_t)atoll(align)) < 0))
+        return fail("the file access property list");
+    f = again ? H5Fopen(name, H5F_ACC_RDWR, fapl) : H5Fcreate(name, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    H5Pclose(fapl);
 
     if (f < 0)
         return fail(again ? "H5Fopen" : "H5Fcreate");
@@ -460,6 +473,38 @@ check_ints(hid_t f, const char *name, int n, int mul)
     return rc;
 }
 
+/* small: FILE as `cycle FILE KIB 1` left it, opened read-write: delete /x,
+ * create /s chunked (n chunks of 1000 ints i * 5, no chunk cache), write a
+ * chunk per H5Dwrite, close; print "closed SIZE". smallcheck: /keep and /s. */
+static int
+small_chunks(const char *name, int n)
+{
+    hsize_t dim = (hsize_t)n * 1000, chunk = 1000;
+    hid_t f = H5Fopen(name, H5F_ACC_RDWR, H5P_DEFAULT), s = H5Screate_simple(1, &dim, NULL), m = -1, d = -1;
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE), dapl = H5Pcreate(H5P_DATASET_ACCESS);
+    int v[1000];
+    struct stat st;
+
+    if (f < 0 || s < 0 || dcpl < 0 || dapl < 0 || H5Pset_chunk(dcpl, 1, &chunk) < 0 ||
+        H5Pset_chunk_cache(dapl, 0, 0, 1.0) < 0 || H5Ldelete(f, "x", H5P_DEFAULT) < 0 ||
+        (d = H5Dcreate2(f, "s", H5T_NATIVE_INT, s, H5P_DEFAULT, dcpl, dapl)) < 0 ||
+        (m = H5Screate_simple(1, &chunk, NULL)) < 0)
+        return fail("creating /s");
+    for (int c = 0; c < n; c++) {
+        hsize_t start = (hsize_t)c * 1000;
+        for (int i = 0; i < 1000; i++)
+            v[i] = (c * 1000 + i) * 5;
+        if (H5Sselect_hyperslab(s, H5S_SELECT_SET, &start, NULL, &chunk, NULL) < 0 ||
+            H5Dwrite(d, H5T_NATIVE_INT, m, s, H5P_DEFAULT, v) < 0)
+            return fail("writing /s");
+    }
+    if (H5Dclose(d) < 0 || H5Sclose(m) < 0 || H5Sclose(s) < 0 || H5Pclose(dcpl) < 0 || H5Pclose(dapl) < 0 ||
+        H5Fclose(f) < 0 || stat(name, &st) < 0)
+        return fail("closing");
+    printf("closed %lld\n", (long long)st.st_size);
+    return 0;
+}
+
 static int
 read_file(const char *name)
 {
@@ -506,6 +551,15 @@ main(int argc, char **argv)
     }
     if (argc == 3 && strcmp(argv[1], "read") == 0)
         return read_file(argv[2]);
+    if (argc == 4 && strcmp(argv[1], "small") == 0 && atoi(argv[3]) > 0 && atoi(argv[3]) <= 100000)
+        return small_chunks(argv[2], atoi(argv[3]));
+    if (argc == 4 && strcmp(argv[1], "smallcheck") == 0 && atoi(argv[3]) > 0 && atoi(argv[3]) <= 100000) {
+        hid_t f = H5Fopen(argv[2], H5F_ACC_RDONLY, H5P_DEFAULT);
+        if (f < 0 || check_ints(f, "keep", KEEP, 7) || check_ints(f, "s", atoi(argv[3]) * 1000, 5) || H5Fclose(f) < 0)
+            return fail("checking /s");
+        printf("checked\n");
+        return 0;
+    }
     if (argc >= 3 && argc <= 4 && strcmp(argv[1], "chunks") == 0 && (argc == 3 || strcmp(argv[3], "wait") == 0))
         return write_chunks(argv[2], argc == 4);
     if (argc == 3 && strcmp(argv[1], "chunkread") == 0)
