@@ -11,9 +11,6 @@
 #include "bench_h5.h"
 
 #include <poll.h>
-#include <spawn.h>
-
-extern char **environ;
 
 enum mode { M_SEC2, M_VFD, M_VFD_READER, M_VFD_FOLLOWER, M_N };
 static const char *const mode_name[M_N] = {"sec2", "vfd_swmr_writer, no reader",
@@ -79,25 +76,14 @@ cycles(void *ctx, void *out)
         BCHECK(H5Fflush(f, H5F_SCOPE_GLOBAL));
         double excluded = 0;
         pid_t pid = -1;
-        int to[2], from[2];
+        int to = -1, from = -1;
         if (r->m >= M_VFD_READER) { /* not timed: the reader's start */
             double e0 = vfdswmr_now();
             vfdswmr_sleep(0.25); /* the flush published (0.1 s ticks) */
             char *argv[] = {(char *)r->self, r->m == M_VFD_READER ? "--reader" : "--follower", path, NULL},
                  line[32] = "";
-            posix_spawn_file_actions_t fa;
-            if (pipe(to) < 0 || pipe(from) < 0)
-                bdie("pipe: %s", strerror(errno));
-            posix_spawn_file_actions_init(&fa);
-            posix_spawn_file_actions_adddup2(&fa, to[0], 0);
-            posix_spawn_file_actions_adddup2(&fa, from[1], 1);
-            posix_spawn_file_actions_addclose(&fa, to[1]);
-            posix_spawn_file_actions_addclose(&fa, from[0]);
-            if (posix_spawn(&pid, r->self, &fa, NULL, argv, environ) != 0)
-                bdie("cannot start the reader");
-            close(to[0]);
-            close(from[1]);
-            if (read(from[0], line, sizeof line - 1) <= 0 || strncmp(line, "attached", 8) != 0)
+            pid = bspawn_piped(argv, &to, &from);
+            if (read(from, line, sizeof line - 1) <= 0 || strncmp(line, "attached", 8) != 0)
                 bdie("the reader did not attach");
             excluded = vfdswmr_now() - e0;
         }
@@ -108,8 +94,8 @@ cycles(void *ctx, void *out)
         t->close[c] = c1 - c0;
         t->cycle[c] = c1 - t0 - excluded;
         if (pid > 0) {
-            close(to[1]);
-            close(from[0]);
+            close(to);
+            close(from);
             waitpid(pid, NULL, 0);
         }
     }

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -252,6 +253,34 @@ bisolated(void (*fn)(void *ctx, void *out), void *ctx, void *out, size_t outsz)
     waitpid(pid, &st, 0);
     if (got != outsz || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
         bdie("benchmark child failed (status %d)", st);
+}
+
+/* Start argv[0] (with argv) with pipes on its standard input and output:
+ * *to gets the end that writes to its input (closing it ends the helper
+ * programs here), *from the end that reads its output. */
+static inline pid_t
+bspawn_piped(char *const argv[], int *to, int *from)
+{
+    extern char **environ;
+    int in[2], out[2];
+    posix_spawn_file_actions_t fa;
+    pid_t pid;
+
+    if (pipe(in) < 0 || pipe(out) < 0)
+        bdie("pipe: %s", strerror(errno));
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, in[0], 0);
+    posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+    posix_spawn_file_actions_addclose(&fa, in[1]);
+    posix_spawn_file_actions_addclose(&fa, out[0]);
+    if (posix_spawn(&pid, argv[0], &fa, NULL, argv, environ) != 0)
+        bdie("cannot start %s", argv[0]);
+    posix_spawn_file_actions_destroy(&fa);
+    close(in[0]);
+    close(out[1]);
+    *to = in[1];
+    *from = out[0];
+    return pid;
 }
 
 #endif

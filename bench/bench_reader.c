@@ -13,10 +13,6 @@
  *                        bench_reader --writer FILE   (internal: the idle writer) */
 #include "bench_h5.h"
 
-#include <spawn.h>
-
-extern char **environ;
-
 /* The idle writer: open FILE read-write, say so, wait for the end of input. */
 static int
 writer_main(const char *path)
@@ -42,27 +38,14 @@ typedef struct writer_t {
 static writer_t
 writer_start(const char *self, const char *path)
 {
-    int to[2], from[2];
-    posix_spawn_file_actions_t fa;
     char *argv[] = {(char *)self, "--writer", (char *)path, NULL}, line[16] = {0};
+    int from;
     writer_t w;
 
-    if (pipe(to) < 0 || pipe(from) < 0)
-        bdie("pipe: %s", strerror(errno));
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, to[0], 0);
-    posix_spawn_file_actions_adddup2(&fa, from[1], 1);
-    posix_spawn_file_actions_addclose(&fa, to[1]);
-    posix_spawn_file_actions_addclose(&fa, from[0]);
-    if (posix_spawn(&w.pid, self, &fa, NULL, argv, environ) != 0)
-        bdie("cannot start the writer");
-    posix_spawn_file_actions_destroy(&fa);
-    close(to[0]);
-    close(from[1]);
-    if (read(from[0], line, sizeof line - 1) <= 0 || strncmp(line, "open", 4) != 0)
+    w.pid = bspawn_piped(argv, &w.in, &from);
+    if (read(from, line, sizeof line - 1) <= 0 || strncmp(line, "open", 4) != 0)
         bdie("the writer did not open %s", path);
-    close(from[0]);
-    w.in = to[1];
+    close(from);
     return w;
 }
 
