@@ -21,6 +21,7 @@
 #    same.
 . "${VFDSWMR_TESTLIB:?}"
 . "${VFDSWMR_PROCLIB:?}"
+. "$(dirname "$0")/eoaclose_steps.sh"
 
 P=$VFDSWMR_PROGS/eoaclose
 kib=20480
@@ -74,19 +75,6 @@ again_rewritten() {
         fail "the file holds $(on_disk "$WORK/$1.h5" "$A2") at /x, not round 2's 5 8"
 }
 
-# flushed_closed NAME: flush (a reader opening then reads round 2), close at sec2's size.
-flushed_closed() {
-    proc_ask "$1" go
-    [ "$ANSWER" = "round 2" ] || fail "writer: $ANSWER $(proc_err "$1")"
-    out=$(HDF5_DRIVER=vfd_swmr_reader ${VFDSWMR_VALGRIND:-} "$P" cyclecheck "$WORK/$1.h5" 2 2>&1) ||
-        fail "a reader opening after the flush does not read round 2: $out"
-    proc_ask "$1" go
-    [ "$ANSWER" = "closed $sec2" ] || fail "the writer answered \"$ANSWER\"; on sec2 the file closed at $sec2 bytes: $(proc_err "$1")"
-    proc_end "$1"
-    [ "$PROC_STATUS" = 0 ] || fail "writer exit status $PROC_STATUS: $(proc_err "$1")"
-    out=$(env -u HDF5_DRIVER "$P" cyclecheck "$WORK/$1.h5" 2 2>&1) || fail "plain HDF5 after close: $out"
-}
-
 # 1 (aligned). With an alignment (H5Pset_alignment) HDF5 pads a block for
 #    the address get_eoa answers, which is above the kept space: no keep at
 #    the allocation then; round 2 is aligned and right, and plain HDF5
@@ -121,7 +109,7 @@ ok "4,000 small chunks into a freed 20 MiB: $n publishes in all, the file closed
 again_rewritten w
 out=$(HDF5_DRIVER=vfd_swmr_reader ${VFDSWMR_VALGRIND:-} "$P" cyclecheck "$WORK/w.h5" 1 2>&1) ||
     fail "a reader opening after round 2 reached the file, before the flush, does not read round 1: $out"
-flushed_closed w
+flushed_closed w "$sec2"
 ok "a reader opening before the flush reads round 1 (kept), one opening after it round 2; closed at sec2's size"
 
 # 3. A reader holding tick 0 throughout.
@@ -131,7 +119,7 @@ proc_ask r-r go
 [ "$ANSWER" = "still 1" ] || fail "the reader holding tick 0 answered \"$ANSWER\": $(proc_err r-r)"
 proc_end r-r
 [ "$PROC_STATUS" = 0 ] || fail "reader exit status $PROC_STATUS: $(proc_err r-r)"
-flushed_closed r
+flushed_closed r "$sec2"
 ok "a reader holding tick 0 still reads round 1 after round 2 went where sec2 puts it; closed at sec2's size"
 
 # 4. Killed before the flush.

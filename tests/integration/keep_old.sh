@@ -37,6 +37,7 @@
 #    HDF5 refuses.
 . "${VFDSWMR_TESTLIB:?}"
 . "${VFDSWMR_PROCLIB:?}"
+. "$(dirname "$0")/eoaclose_steps.sh"
 
 P=$VFDSWMR_PROGS/eoaclose
 kib=1024
@@ -65,27 +66,13 @@ rewritten() {
     [ "$(on_disk "$2" "$A2")" = "5 8" ] || fail "the file holds $(on_disk "$2" "$A2") at /x, not round 2's 5 8"
 }
 
-# flushed_closed NAME SIZE: the writer NAME (file $WORK/NAME.h5, at
-# "rewritten") flushes -- a reader opening then reads round 2 -- and closes
-# at SIZE bytes, sec2's; plain HDF5 reads round 2.
-flushed_closed() {
-    proc_ask "$1" go
-    [ "$ANSWER" = "round 2" ] || fail "writer: $ANSWER $(proc_err "$1")"
-    out=$(HDF5_DRIVER=vfd_swmr_reader ${VFDSWMR_VALGRIND:-} "$P" cyclecheck "$WORK/$1.h5" 2 2>&1) ||
-        fail "a reader opening after the flush does not read round 2: $out"
-    proc_ask "$1" go
-    [ "$ANSWER" = "closed $2" ] || fail "the writer answered \"$ANSWER\"; on sec2 the file closed at $2 bytes: $(proc_err "$1")"
-    proc_end "$1"
-    [ "$PROC_STATUS" = 0 ] || fail "writer exit status $PROC_STATUS: $(proc_err "$1")"
-    out=$(env -u HDF5_DRIVER "$P" cyclecheck "$WORK/$1.h5" 2 2>&1) || fail "plain HDF5 after close: $out"
-    ok "after the flush a reader opening reads round 2; the file closed at $2 bytes, as on sec2; plain HDF5 reads round 2"
-}
 
 rewritten w "$WORK/w.h5"
 out=$(HDF5_DRIVER=vfd_swmr_reader ${VFDSWMR_VALGRIND:-} "$P" cyclecheck "$WORK/w.h5" 1 2>&1) ||
     fail "a reader opening before the flush does not read round 1: $out"
 ok "round 2 went where sec2 puts it, into round 1's space, and into the file at once; a reader opening before the flush reads round 1"
 flushed_closed w "$sec2"
+ok "after the flush a reader opening reads round 2; the file closed at $sec2 bytes, as on sec2; plain HDF5 reads round 2"
 
 rewritten c "$WORK/c.h5"
 proc_kill c
@@ -127,6 +114,7 @@ again_rewritten() {
 again_rewritten w0
 ok "before the first publish: round 2 went where sec2 puts it, into the file at once; the reader holding tick 0 and a reader opening then read round 1"
 flushed_closed w0 "$sec2a"
+ok "after the flush a reader opening reads round 2; the file closed at $sec2a bytes, as on sec2; plain HDF5 reads round 2"
 
 again_rewritten c0
 proc_kill c0
