@@ -17,6 +17,7 @@
 #include <bsd/sys/tree.h>
 
 #include "check.h"
+#include "grow.h"
 
 struct pbpage {
     RB_ENTRY(pbpage) link;            /* in pb->tree unless `gone` */
@@ -118,23 +119,6 @@ new_image(vfdswmr_pagebuf_t *pb)
     SLIST_REMOVE_HEAD(&pb->spares, link);
     pb->nspares--;
     return (uint8_t *)sp;
-}
-
-static int
-grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-    size_t n = *cap ? *cap : 16;
-    void *p;
-
-    if (need <= *cap)
-        return 0;
-    while (n < need)
-        n *= 2;
-    if (NULL == (p = realloc(*arr, n * elem)))
-        return -1;
-    *arr = p;
-    *cap = n;
-    return 0;
 }
 
 vfdswmr_pagebuf_t *
@@ -545,7 +529,7 @@ vfdswmr_pb_consistency_point(vfdswmr_pagebuf_t *pb, uint64_t eoa)
     TAILQ_FOREACH_SAFE (p, &pb->changed, changed_link, next) {
         if (p->page * pb->ps >= eoa) {   /* freed space: forget it, leave the index */
             if (p->in_index || p->fly) { /* in flight: the publish under way adds it to the index */
-                if (grow((void **)&pb->dropped, &pb->cap_dropped, pb->ndropped + 1, sizeof *pb->dropped) < 0)
+                if (vfdswmr_grow((void **)&pb->dropped, &pb->cap_dropped, pb->ndropped + 1, sizeof *pb->dropped) < 0)
                     return -1;
                 pb->dropped[pb->ndropped++] = p->page;
             }
@@ -615,7 +599,7 @@ map_ranges(vfdswmr_pagebuf_t *pb, const uint8_t *map, uint32_t *count)
         for (start = i; i < pb->ps && map_get(map, i); i++)
             if (i % 8 == 0 && map[i / 8] == 0xff && i + 8 <= pb->ps)
                 i += 7; /* a whole byte of metadata bits */
-        if (grow((void **)&pb->ranges, &pb->cap_ranges, pb->nranges + 1, sizeof *pb->ranges) < 0)
+        if (vfdswmr_grow((void **)&pb->ranges, &pb->cap_ranges, pb->nranges + 1, sizeof *pb->ranges) < 0)
             return -1;
         pb->ranges[pb->nranges++] = (vfdswmr_mdrange_t){.offset = start, .length = i - start};
         (*count)++;
@@ -654,8 +638,8 @@ vfdswmr_pb_prepare(vfdswmr_pagebuf_t *pb, uint64_t tick, uint32_t max_lag, bool 
     if (pb->in_flight)
         return -1; /* a caller's bug: one publish at a time */
     /* Everything that can fail comes before the first change of state. */
-    if (grow((void **)&pb->changes, &pb->cap_changes, pb->npending, sizeof *pb->changes) < 0 ||
-        grow((void **)&pb->removals, &pb->cap_removals, pb->nindex + pb->ndropped, sizeof *pb->removals) < 0)
+    if (vfdswmr_grow((void **)&pb->changes, &pb->cap_changes, pb->npending, sizeof *pb->changes) < 0 ||
+        vfdswmr_grow((void **)&pb->removals, &pb->cap_removals, pb->nindex + pb->ndropped, sizeof *pb->removals) < 0)
         return -1;
     TAILQ_FOREACH (p, &pb->pending, pending_link)
         pb->changes[n++] = (vfdswmr_mdchange_t){.hdf5_page = p->page, .length = pb->ps, .image = p->snap};

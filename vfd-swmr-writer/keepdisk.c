@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "h5err.h"
 #include "writer.h"
 
@@ -132,13 +133,8 @@ vfdswmr_writer_dk_plan(vfdswmr_writer_t *w, uint64_t lo, uint64_t hi, uint64_t *
     VFDSWMR_ASSERT_LOCKED(w);
     VFDSWMR_ASSERT(!w->publishing && w->dk.n == w->dk.npub && lo <= *at && *at < hi);
     *pages = 0;
-    if (w->dk.cap < w->dk.n + BATCH_ENTRIES) {
-        dkent_t *ent = realloc(w->dk.ent, (w->dk.n + BATCH_ENTRIES) * sizeof *ent);
-        if (ent == NULL)
-            return -1;
-        w->dk.ent = ent;
-        w->dk.cap = w->dk.n + BATCH_ENTRIES;
-    }
+    if (vfdswmr_grow((void **)&w->dk.ent, &w->dk.cap, w->dk.n + BATCH_ENTRIES, sizeof *w->dk.ent) < 0)
+        return -1;
     w->dk.img = malloc(VFDSWMR_DK_BATCH);
     w->dk.chg = calloc(BATCH_ENTRIES, sizeof *w->dk.chg);
     w->dk.rng = calloc(BATCH_ENTRIES, sizeof *w->dk.rng);
@@ -186,20 +182,6 @@ vfdswmr_writer_dk_plan(vfdswmr_writer_t *w, uint64_t lo, uint64_t hi, uint64_t *
     return 0;
 }
 
-/* Grow *arr to hold `need` elements of `size`. */
-static int
-reserve(void **arr, size_t *cap, size_t need, size_t size)
-{
-    if (*cap >= need)
-        return 0;
-    void *a = realloc(*arr, need * size);
-    if (a == NULL)
-        return -1;
-    *arr = a;
-    *cap = need;
-    return 0;
-}
-
 int
 vfdswmr_writer_dk_reserve(vfdswmr_writer_t *w)
 {
@@ -208,18 +190,18 @@ vfdswmr_writer_dk_reserve(vfdswmr_writer_t *w)
     if (w->dk.n == 0)
         return 0;
     vfdswmr_pb_stats(w->pb, &st);
-    if (reserve((void **)&w->dk.mchg, &w->dk.mchg_cap, st.pending + (w->dk.n - w->dk.npub) + 1, sizeof *w->dk.mchg) <
-            0 ||
-        reserve((void **)&w->dk.mrem, &w->dk.mrem_cap, st.in_index + st.dropped + w->dk.npub + 1, sizeof *w->dk.mrem) <
-            0)
+    if (vfdswmr_grow((void **)&w->dk.mchg, &w->dk.mchg_cap, st.pending + (w->dk.n - w->dk.npub) + 1,
+                     sizeof *w->dk.mchg) < 0 ||
+        vfdswmr_grow((void **)&w->dk.mrem, &w->dk.mrem_cap, st.in_index + st.dropped + w->dk.npub + 1,
+                     sizeof *w->dk.mrem) < 0)
         return -1;
     return 0;
 }
 
+/* Does a publish of consistency point cps (final: the last) remove e? */
 static bool
-leaves(const vfdswmr_writer_t *w, const dkent_t *e, uint64_t cps, bool final)
+leaves(const dkent_t *e, uint64_t cps, bool final)
 {
-    (void)w;
     return final || e->hold_cp <= cps;
 }
 
@@ -234,7 +216,7 @@ vfdswmr_writer_dk_merge(vfdswmr_writer_t *w, uint64_t cps, bool final, const vfd
 #ifdef VFDSWMR_INVARIANTS
     for (size_t k = 0; k < *nc && w->dk.npub; k++) { /* the page buffer's images never supersede a live entry */
         const dkent_t *e = entry_at(w, (*c)[k].hdf5_page);
-        VFDSWMR_ASSERT(e == NULL || leaves(w, e, cps, final));
+        VFDSWMR_ASSERT(e == NULL || leaves(e, cps, final));
     }
 #endif
     if (nw) { /* both sorted, disjoint (see the top) */
@@ -250,13 +232,13 @@ vfdswmr_writer_dk_merge(vfdswmr_writer_t *w, uint64_t cps, bool final, const vfd
         *nc = m;
     }
     for (size_t k = 0; k < w->dk.npub && !any; k++)
-        any = leaves(w, &w->dk.ent[k], cps, final);
+        any = leaves(&w->dk.ent[k], cps, final);
     if (!any)
         return;
     i = j = m = 0;
     VFDSWMR_ASSERT(w->dk.mrem_cap >= *nr + w->dk.npub);
     while (i < *nr || j < w->dk.npub) {
-        if (j < w->dk.npub && !leaves(w, &w->dk.ent[j], cps, final)) {
+        if (j < w->dk.npub && !leaves(&w->dk.ent[j], cps, final)) {
             j++;
             continue;
         }
@@ -292,7 +274,7 @@ vfdswmr_writer_dk_done(vfdswmr_writer_t *w, uint64_t cps, bool final, bool ok)
     }
     /* the published ones that stay, then the waiting ones: all published */
     for (size_t i = 0; i < w->dk.n; i++)
-        if (i >= w->dk.npub || !leaves(w, &w->dk.ent[i], cps, final))
+        if (i >= w->dk.npub || !leaves(&w->dk.ent[i], cps, final))
             w->dk.ent[keep++] = w->dk.ent[i];
     if (w->dk.npub != w->dk.n && keep)
         qsort(w->dk.ent, keep, sizeof *w->dk.ent, cmp_entry);
