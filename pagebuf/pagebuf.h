@@ -110,8 +110,9 @@ void vfdswmr_pb_read(const vfdswmr_pagebuf_t *pb, uint64_t addr, size_t len, voi
  * snapshot -- published, or waiting -- reads the file's bytes there. Only
  * pages the page buffer tracks (vfdswmr_pb_tracked) are its business: the
  * caller keeps the others without holding them in memory
- * (vfd-swmr-writer/keepdisk.c). Every tracked page of it gets a waiting image holding what a reader of that snapshot
- * reads in the page, with the range marked metadata: the next publish
+ * (vfd-swmr-writer/keepdisk.c). Every tracked page of it gets a waiting
+ * image holding what a reader of that snapshot reads in the page, with the
+ * range marked metadata: the next publish
  * (vfdswmr_pb_prepare: same consistency point, no new state) then serves
  * those bytes from its images, and recovery restores them. The range is
  * marked metadata in the current images too, so raw data written there
