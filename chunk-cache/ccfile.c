@@ -119,16 +119,10 @@ vfdswmr_ccf_forbid(vfdswmr_ccfile_t *f, const char *why)
 
 /* ---- I/O ----------------------------------------------------------------------- */
 
-static herr_t
-lower_read(H5FD_t *lower, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, void *buf)
-{
-    return VFDSWMR_GUARDED(herr_t, H5FDread(lower, type, dxpl, addr, size, buf), _r < 0);
-}
-
 /* A miss inside a registered chunk: load the whole chunk (when it fits the
  * cache and lies below the end of allocation). 1 served, 0 not tried, -1. */
 static int
-load_chunk(vfdswmr_ccfile_t *f, H5FD_t *lower, hid_t dxpl, haddr_t addr, size_t size, void *buf)
+load_chunk(vfdswmr_ccfile_t *f, const vfdswmr_file_t *base, hid_t dxpl, haddr_t addr, size_t size, void *buf)
 {
     vfdswmr_cc_limits_t l;
     vfdswmr_cc_chunk_t ch;
@@ -138,10 +132,10 @@ load_chunk(vfdswmr_ccfile_t *f, H5FD_t *lower, hid_t dxpl, haddr_t addr, size_t 
 
     vfdswmr_cc_get_limits(f->cc, &l);
     if (vfdswmr_cc_find_chunk(f->cc, addr, size, &dset, &ch) != 1 || ch.size > l.max_entry ||
-        (eoa = VFDSWMR_GUARDED(haddr_t, H5FDget_eoa(lower, H5FD_MEM_DRAW), _r == HADDR_UNDEF)) == HADDR_UNDEF ||
+        (eoa = VFDSWMR_GUARDED(haddr_t, H5FDget_eoa(base->lower, H5FD_MEM_DRAW), _r == HADDR_UNDEF)) == HADDR_UNDEF ||
         ch.addr + ch.size > eoa || NULL == (img = malloc((size_t)ch.size)))
         return 0;
-    if (lower_read(lower, H5FD_MEM_DRAW, dxpl, ch.addr, (size_t)ch.size, img) < 0) {
+    if (vfdswmr_stack_read(base, H5FD_MEM_DRAW, dxpl, ch.addr, (size_t)ch.size, img) < 0) {
         free(img);
         return -1;
     }
@@ -152,22 +146,23 @@ load_chunk(vfdswmr_ccfile_t *f, H5FD_t *lower, hid_t dxpl, haddr_t addr, size_t 
 }
 
 herr_t
-vfdswmr_ccf_read(vfdswmr_ccfile_t *f, H5FD_t *lower, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, void *buf)
+vfdswmr_ccf_read(vfdswmr_ccfile_t *f, const vfdswmr_file_t *base, H5FD_mem_t type, hid_t dxpl, haddr_t addr,
+                 size_t size, void *buf)
 {
     herr_t rc = 0;
     int loaded;
     uint64_t dset;
 
     if (type != H5FD_MEM_DRAW || size == 0)
-        return lower_read(lower, type, dxpl, addr, size, buf);
+        return vfdswmr_stack_read(base, type, dxpl, addr, size, buf);
     pthread_mutex_lock(&f->mu);
     if (f->cc == NULL)
-        rc = lower_read(lower, type, dxpl, addr, size, buf);
+        rc = vfdswmr_stack_read(base, type, dxpl, addr, size, buf);
     else if (vfdswmr_cc_lookup(f->cc, dset = read_dset(f, addr, size), addr, size, buf) == 1)
         rc = 0;
-    else if ((loaded = load_chunk(f, lower, dxpl, addr, size, buf)) != 0)
+    else if ((loaded = load_chunk(f, base, dxpl, addr, size, buf)) != 0)
         rc = loaded < 0 ? -1 : 0;
-    else if ((rc = lower_read(lower, type, dxpl, addr, size, buf)) >= 0 && size >= VFDSWMR_CCF_MIN_ENTRY)
+    else if ((rc = vfdswmr_stack_read(base, type, dxpl, addr, size, buf)) >= 0 && size >= VFDSWMR_CCF_MIN_ENTRY)
         vfdswmr_cc_insert(f->cc, dset, addr, size, buf, false); /* not cached when too big */
     pthread_mutex_unlock(&f->mu);
     return rc;

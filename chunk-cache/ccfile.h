@@ -43,6 +43,7 @@
 
 #include "cache.h"
 #include "drvconfig.h"
+#include "stack.h"
 
 /* A miss outside every registered chunk is cached only from this size on:
  * HDF5 reads a chunk larger than its own cache one element run at a time
@@ -69,9 +70,10 @@ void vfdswmr_ccf_fini(vfdswmr_ccfile_t *f);
  * string): the cache goes off, and configuring it on again fails with why. */
 void vfdswmr_ccf_forbid(vfdswmr_ccfile_t *f, const char *why);
 
-/* Read [addr, addr + size) of `type` through the cache from `lower`. */
-herr_t vfdswmr_ccf_read(vfdswmr_ccfile_t *f, H5FD_t *lower, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size,
-                        void *buf);
+/* Read [addr, addr + size) of `type` through the cache from base's lower
+ * file (vfdswmr_stack_read). */
+herr_t vfdswmr_ccf_read(vfdswmr_ccfile_t *f, const vfdswmr_file_t *base, H5FD_mem_t type, hid_t dxpl, haddr_t addr,
+                        size_t size, void *buf);
 /* The file's bytes [addr, addr + size) are now buf (ok), or unknown (!ok). */
 void vfdswmr_ccf_written(vfdswmr_ccfile_t *f, haddr_t addr, size_t size, const void *buf, bool ok);
 void vfdswmr_ccf_truncated(vfdswmr_ccfile_t *f, haddr_t eof);

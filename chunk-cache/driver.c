@@ -61,7 +61,7 @@ ccdrv_close(H5FD_t *file)
 static herr_t
 ccdrv_read(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, void *buf)
 {
-    return vfdswmr_ccf_read(&CCDRV(file)->cc, CCDRV(file)->base.lower, type, dxpl, addr, size, buf);
+    return vfdswmr_ccf_read(&CCDRV(file)->cc, &CCDRV(file)->base, type, dxpl, addr, size, buf);
 }
 
 static herr_t

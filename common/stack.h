@@ -7,7 +7,8 @@
  * H5FDopen() through the driver named by `under=`, and every call into the
  * lower file goes through the public H5FD* API inside an error guard
  * (h5err.h), so any driver HDF5 can load works as the lower driver and the
- * HDF5 error stack keeps its whole story.
+ * HDF5 error stack keeps its whole story -- but for reads when the lower
+ * driver is HDF5's own sec2 (vfdswmr_stack_read).
  *
  * Error contract (that of every driver callback): on failure a function
  * returns a negative value, NULL or HADDR_UNDEF, with the reason pushed on
@@ -30,6 +31,8 @@ typedef struct vfdswmr_file_t {
     const char *drv_name; /* our driver's name, for messages */
     vfdswmr_config_t cfg; /* the parsed configuration string */
     unsigned fork_gen;    /* the fork generation it was opened in (forked.h) */
+    bool on_sec2;         /* sec2 underneath (a zeroed file: no), whose descriptor ... */
+    int sec2_fd;          /* ... vfdswmr_stack_read reads directly */
 } vfdswmr_file_t;
 
 /*
@@ -60,6 +63,15 @@ int vfdswmr_stack_open_lower(vfdswmr_file_t *f, const char *name, unsigned flags
 /* The POSIX descriptor of a lower file (for fsync and fcntl locks), or -1
  * when its driver has none (core, ...). */
 int vfdswmr_lower_fd(H5FD_t *lower);
+
+/*
+ * Read [addr, addr + size) of the lower file. With sec2 underneath, what
+ * sec2's read does (H5FDsec2.c: a pread loop, zeros past the end of file)
+ * on its descriptor; H5FDread would add the library's API entry (context,
+ * ID lookup) and our error guard, which cost more than a small pread that
+ * the page cache answers. Otherwise H5FDread.
+ */
+herr_t vfdswmr_stack_read(const vfdswmr_file_t *f, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, void *buf);
 
 /* Closes the lower file and frees `f`. */
 herr_t vfdswmr_stack_close(vfdswmr_file_t *f);

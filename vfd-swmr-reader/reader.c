@@ -564,7 +564,7 @@ read_raw(rdr_t *r, hid_t dxpl, haddr_t addr, size_t size, void *buf)
     lk = fd >= 0 ? vfdswmr_rawlock_take(fd, F_RDLCK, RDR_RAW_WAIT) : VFDSWMR_TAKE_ERROR;
     if (lk == VFDSWMR_TAKE_BUSY)
         return raw_held_off(size, addr, "has been writing raw data for more than");
-    rc = vfdswmr_ccf_read(&r->cc, r->base.lower, H5FD_MEM_DRAW, dxpl, addr, size, buf);
+    rc = vfdswmr_ccf_read(&r->cc, &r->base, H5FD_MEM_DRAW, dxpl, addr, size, buf);
     if (lk == VFDSWMR_TAKEN)
         vfdswmr_rawlock_drop(fd);
     if (rc < 0 || vfdswmr_rdr_kept_patch(r, addr, size, buf) < 0)

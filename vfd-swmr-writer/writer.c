@@ -54,7 +54,7 @@ vfdswmr_writer_fill(vfdswmr_writer_t *w, uint64_t start, size_t size, uint8_t *b
     if (start >= eoa)
         return 0;
     size_t len = eoa - start < size ? (size_t)(eoa - start) : size;
-    if (VFDSWMR_GUARDED(herr_t, H5FDread(LOWER(w), H5FD_MEM_DEFAULT, H5P_DEFAULT, start, len, buf), _r < 0) < 0)
+    if (vfdswmr_stack_read(&w->base, H5FD_MEM_DEFAULT, H5P_DEFAULT, start, len, buf) < 0)
         return -1;
     return vfdswmr_seal_incoming(w, start, len, buf);
 }
@@ -131,9 +131,9 @@ writer_read(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size
         return -1;
 
     if (!w->active)
-        return vfdswmr_ccf_read(&w->cc, LOWER(w), type, dxpl, addr, size, buf);
+        return vfdswmr_ccf_read(&w->cc, &w->base, type, dxpl, addr, size, buf);
     vfdswmr_writer_lock(w);
-    rc = vfdswmr_ccf_read(&w->cc, LOWER(w), type, dxpl, addr, size, buf);
+    rc = vfdswmr_ccf_read(&w->cc, &w->base, type, dxpl, addr, size, buf);
     if (rc >= 0)
         rc = vfdswmr_seal_incoming(w, addr, size, buf);
     if (rc >= 0) {

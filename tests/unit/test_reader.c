@@ -745,6 +745,52 @@ test_page_resolution(void **state)
     fx_teardown(&fx);
 }
 
+/* With sec2 underneath, the drivers read its descriptor themselves
+ * (common/stack.c, vfdswmr_stack_read): the bytes must be sec2's, zeros
+ * past the end of the file included, for metadata and raw data. */
+static void
+test_reads_as_sec2(void **state)
+{
+    fx_t fx = {0};
+    hid_t rfapl = reader_fapl("max_lag=3"), sfapl = sec2_fapl();
+    H5FD_t *r, *s;
+    const struct {
+        uint64_t back; /* the read starts this many bytes below the end of file */
+        size_t size;
+    } reads[] = {{PS, PS}, {100, 200}, {1, PS + 1}, {0, 64}, {0, 3 * PS}};
+    uint8_t *a = malloc(4 * PS), *b = malloc(4 * PS);
+
+    (void)state;
+    make_versions(&fx, "assec2.h5");
+    r = H5FDopen(fx.h5, H5F_ACC_RDONLY, rfapl, HADDR_UNDEF);
+    s = H5FDopen(fx.h5, H5F_ACC_RDONLY, sfapl, HADDR_UNDEF);
+    assert_non_null(r);
+    assert_non_null(s);
+    assert_true(H5FDset_eoa(r, H5FD_MEM_DEFAULT, fx.n2 + 4 * PS) >= 0);
+    assert_true(H5FDset_eoa(s, H5FD_MEM_DEFAULT, fx.n2 + 4 * PS) >= 0);
+    for (int t = 0; t < 2; t++)
+        for (size_t i = 0; i < sizeof reads / sizeof reads[0]; i++) {
+            H5FD_mem_t type = t ? H5FD_MEM_DRAW : H5FD_MEM_OHDR;
+            uint64_t addr = fx.n2 - reads[i].back;
+            memset(a, 0xaa, 4 * PS);
+            memset(b, 0x55, 4 * PS);
+            assert_true(H5FDread(r, type, H5P_DEFAULT, addr, reads[i].size, a) >= 0);
+            assert_true(H5FDread(s, type, H5P_DEFAULT, addr, reads[i].size, b) >= 0);
+            assert_memory_equal(a, b, reads[i].size);
+            if (reads[i].back > 0) /* the file's own last byte */
+                assert_int_equal(a[reads[i].back - 1], fx.v2[fx.n2 - 1]);
+            if (reads[i].size > reads[i].back) /* and zeros after it */
+                assert_int_equal(a[reads[i].size - 1], 0);
+        }
+    assert_true(H5FDclose(r) >= 0);
+    assert_true(H5FDclose(s) >= 0);
+    H5Pclose(rfapl);
+    H5Pclose(sfapl);
+    free(a);
+    free(b);
+    fx_teardown(&fx);
+}
+
 /* The HDF5 page holding the object header of `name` in version 2. */
 static uint64_t
 object_page(const fx_t *fx, const char *name)
@@ -1051,6 +1097,7 @@ main(void)
         cmocka_unit_test(test_reads_resolve_swmr_read),
         cmocka_unit_test(test_reads_resolve_multipage),
         cmocka_unit_test(test_page_resolution),
+        cmocka_unit_test(test_reads_as_sec2),
         cmocka_unit_test(test_eof_below_snapshot_eoa),
         cmocka_unit_test(test_lag_check),
         cmocka_unit_test(test_no_writer),
