@@ -56,6 +56,10 @@ readers_current(vfdswmr_writer_t *w, uint64_t epoch, int *registered)
         return false;
     current = own == 0;
     *registered = (int)own;
+    if ((held = vfdswmr_mdlock_any_marked(fd)) <= 0) { /* no slot byte held: one look, not one a slot */
+        *registered = held < 0 ? -1 : *registered;
+        return held == 0 && current;
+    }
     for (unsigned i = 0; i < VFDSWMR_MARKS_SLOTS; i++) {
         uint64_t t;
         if ((held = vfdswmr_mdlock_marked(fd, i)) < 0) {
