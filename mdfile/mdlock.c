@@ -321,3 +321,16 @@ vfdswmr_rawgate_drop(int fd)
 {
     set_at(fd, F_UNLCK, VFDSWMR_RAW_GATE_OFFSET);
 }
+
+int
+vfdswmr_mdlock_quiet_wait(int fd)
+{
+    double until;
+
+    if (vfdswmr_mdlock_unmarked_reader(fd) != 1)
+        return 0;
+    until = vfdswmr_now() + VFDSWMR_QUIET_WAIT_US / 1e6;
+    for (double now; (now = vfdswmr_now()) < until;)
+        vfdswmr_sleep(until - now);
+    return 1;
+}

@@ -143,6 +143,34 @@ void vfdswmr_rawlock_drop(int fd);
 vfdswmr_take_t vfdswmr_rawgate_take(int fd, short type, double timeout);
 void vfdswmr_rawgate_drop(int fd);
 
+/*
+ * The quiet window. A reader that holds the file as it is (no writer's
+ * metadata file) must notice a writer that starts under it before that
+ * writer writes any byte the reader's HDF5 may still read (its seal aside):
+ * it looks for one (the file's record and the metadata file's name, two
+ * system calls) after each metadata read -- or, once it looked and found
+ * none, not again for VFDSWMR_QUIET_US, counted from before it looked.
+ * A writer, once readers can find it (its metadata file at its name, its
+ * record on the file), asks whether a reader is registered on a byte of
+ * its own or the shared one (a reader holding no writer's snapshot is
+ * always; one registering later finds the writer); if so it waits
+ * VFDSWMR_QUIET_WAIT_US before it goes on, writing nothing of the file
+ * meanwhile. A reader's look that found nothing came before the writer
+ * could be found, so before the writer's wait began: each read the reader
+ * does not look after ended less than VFDSWMR_QUIET_US after that look,
+ * before the wait ended, so before the writer wrote anything. Only
+ * durations on each side's own monotonic clock are compared, so two
+ * processes' clocks need not agree, only run at the same rate.
+ */
+#define VFDSWMR_QUIET_US      20000
+#define VFDSWMR_QUIET_WAIT_US 40000
+_Static_assert(VFDSWMR_QUIET_WAIT_US >= VFDSWMR_QUIET_US, "a writer waits out every reader's quiet window");
+/* The writer's side, on the HDF5 file open on fd: wait VFDSWMR_QUIET_WAIT_US
+ * when a reader is registered on a byte of its own or the shared byte.
+ * 1 waited, 0 no such reader (or the file system cannot lock: no reader
+ * could register then either). */
+int vfdswmr_mdlock_quiet_wait(int fd);
+
 /* A reader's registration on the HDF5 file (fd < 0: none). */
 typedef struct vfdswmr_reg {
     int fd;    /* the HDF5 file, read-only is enough; owned */

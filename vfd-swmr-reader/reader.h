@@ -98,7 +98,10 @@ typedef struct rdr_md_t {
     /* holding the file as it was (no writer, or one that closed): our tick-0
      * mark in the table of a writer that started since */
     vfdswmr_mark_t succ_mark;
-    uint64_t succ_session;       /* that writer's session once the mark is in time, else 0 */
+    uint64_t succ_session; /* that writer's session once the mark is in time, else 0 */
+    /* holding the file as it is: reads that end before this time (vfdswmr_now)
+     * need no look for a writer (mdlock.h, the quiet window); 0 none */
+    double quiet_until;
     const vfdswmr_config_t *cfg; /* the reader's configuration (explicit tick_len/max_lag) */
     /* the writer's list of kept old bytes (kept.c): the read-mark table's
      * file of session kept_session, read-only; -1 none (for our live writer

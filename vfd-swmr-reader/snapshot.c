@@ -23,6 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "h5err.h"
 #include "mdlock.h"
 #include "superblock.h"
@@ -329,7 +330,7 @@ mark_tick0(rdr_t *r, const vfdswmr_mdhdr_t *h)
  * says whether we hold exactly its tick 0 (no writer, or the closed
  * writer's final empty snapshot). */
 static int
-check_successor(rdr_t *r, bool at_start)
+check_successor(rdr_t *r, bool at_start, bool *none)
 {
     vfdswmr_mdhdr_t h;
     vfdswmr_mderr_t err;
@@ -337,8 +338,12 @@ check_successor(rdr_t *r, bool at_start)
     ino_t ino;
     int fd, rc;
 
-    if (!vfdswmr_rdr_md_replaced(&r->md))
-        return vfdswmr_rdr_writer_unfound(r);
+    *none = false;
+    if (!vfdswmr_rdr_md_replaced(&r->md)) {
+        rc = vfdswmr_rdr_writer_unfound(r);
+        *none = rc == 0;
+        return rc;
+    }
     if ((rc = vfdswmr_rdr_md_open(r->md.path, &fd, &dev, &ino)) <= 0) {
         if (rc < 0)
             vfdswmr_rdr_md_open_error(r->md.path, (rdr_md_open_t)rc);
@@ -360,18 +365,47 @@ check_successor(rdr_t *r, bool at_start)
     return h.epoch >= h.max_lag ? lag_error(r, 0, h.epoch) : 0;
 }
 
+/* May this reader, holding the file as it is, skip its look for a writer
+ * for a while after a look that found none (mdlock.h, the quiet window)?
+ * Only where a writer that starts is sure to see it and to be found by it:
+ * registered on a byte of its own, on the writer's machine, on a file
+ * system that keeps the writer's record. */
+static bool
+may_be_quiet(const rdr_md_t *md)
+{
+    return md->cfg->presume_posix_semantics && !md->no_record && md->reg.fd >= 0 && md->reg.own >= 0 &&
+           md->reg.slot < 0 && md->succ_mark.fd < 0;
+}
+
+/* Holding the file as it is: has a writer started? (see check_successor) */
+static int
+look_for_writer(rdr_t *r)
+{
+    double now = vfdswmr_now(); /* after the read this look is for, before the look's first system call */
+    bool none;
+    int rc;
+
+    if (now < r->md.quiet_until) /* the read ended inside the window of a look that found no writer */
+        return 0;
+    rc = check_successor(r, true, &none);
+    r->md.quiet_until = rc == 0 && none && r->md.fd < 0 && may_be_quiet(&r->md) ? now + VFDSWMR_QUIET_US / 1e6 : 0;
+    return rc;
+}
+
 int
 vfdswmr_rdr_lag_check(rdr_t *r)
 {
     const vfdswmr_mdsnap_t *s = &r->md.snap;
     vfdswmr_mdhdr_t h;
     vfdswmr_mderr_t err;
+    bool none;
 
     vfdswmr_rdr_assert_marks(&r->md);
     if (r->md.foreign)
         return vfdswmr_rdr_writer_unfound(r); /* the file is not what this reader holds of it */
     if (r->md.fd < 0)
-        return check_successor(r, true);
+        return look_for_writer(r);
+    r->md.quiet_until = 0; /* a window is only ever that of a look made without a writer's snapshot */
     if ((err = vfdswmr_mdr_read_header(r->md.fd, &h)) != VFDSWMR_MD_OK)
         return header_error(r, err);
     if (h.session != s->hdr.session)
@@ -388,5 +422,5 @@ vfdswmr_rdr_lag_check(rdr_t *r)
     if (!vfdswmr_rdr_md_unlinked(&r->md)) /* a closed writer's kept FINAL one: a writer elsewhere? */
         return h.flags & VFDSWMR_MDHDR_FINAL ? vfdswmr_rdr_writer_unfound(r) : 0;
     /* The writer closed: its last header is final. */
-    return check_successor(r, h.tick == s->hdr.tick && s->idx.nentries == 0);
+    return check_successor(r, h.tick == s->hdr.tick && s->idx.nentries == 0, &none);
 }

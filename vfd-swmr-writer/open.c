@@ -266,6 +266,12 @@ go_live(vfdswmr_writer_t *w, const char *name, bool replace, int *old_fd)
     w->tick = vfdswmr_mdw_tick(w->mdw);
     w->epoch = 1; /* tick 0 is epoch 0 (pub_epoch, pub_eoa 0) */
     vfdswmr_mdw_index(w->mdw, &w->index_entries);
+    /* readers find us now: one that holds the file as it is and looked for
+     * a writer just before may read on without looking for a moment (the
+     * quiet window, mdlock.h); wait that moment out before writing */
+    if (w->hdf5_fd >= 0 && vfdswmr_mdlock_quiet_wait(w->hdf5_fd) == 1)
+        VFDSWMR_LOG(&w->log, "open", "waited %.0f ms for readers holding the file as it was to notice us",
+                    VFDSWMR_QUIET_WAIT_US / 1e3);
     if (vfdswmr_ticker_start(w) < 0) {
         VFDSWMR_ERR(H5E_CANTINIT, "%s: cannot start the tick thread: %s", VFDSWMR_WRITER_NAME, strerror(errno));
         return -1;

@@ -35,6 +35,7 @@
 #include "clock.h"
 #include "le.h"
 #include "lookup3.h"
+#include "mdlock.h"
 #include "mdwriter.h"
 #include "superblock.h"
 #include "vfdswmr.h"
@@ -143,6 +144,12 @@ start_writer(const fx_t *fx)
     o.hdf5_id = (uint64_t)st.st_ino;
     if (vfdswmr_mdw_open(&o, &w, err, sizeof err) < 0)
         fail_msg("%s", err);
+    /* as the writer driver does once readers can find it (mdlock.h): a
+     * reader holding the file as it is looks for a writer again by then */
+    int fd = open(fx->h5, O_RDONLY);
+    assert_true(fd >= 0);
+    vfdswmr_mdlock_quiet_wait(fd);
+    close(fd);
     return w;
 }
 
