@@ -169,9 +169,21 @@ vfdswmr_sessname_elsewhere(const char *h5_name, const char *md_path, vfdswmr_ses
     return rc;
 }
 
+_Static_assert(sizeof VFDSWMR_SESSNAME_ENDED == sizeof VFDSWMR_SESSNAME_PREFIX, "an ended record keeps its length");
+
 void
 vfdswmr_sessname_clear(int h5_fd)
 {
+    char value[VFDSWMR_SESSNAME_VALUE_MAX];
+    ssize_t n = vfdswmr_test_flag("no_xattr") ? -1 : fgetxattr(h5_fd, VFDSWMR_SESSNAME_XATTR, value, sizeof value);
+
+    if (n >= (ssize_t)PREFIX_LEN && memcmp(value, VFDSWMR_SESSNAME_ENDED, PREFIX_LEN) == 0)
+        return; /* ended already */
+    if (n >= (ssize_t)PREFIX_LEN && memcmp(value, VFDSWMR_SESSNAME_PREFIX, PREFIX_LEN) == 0) {
+        memcpy(value, VFDSWMR_SESSNAME_ENDED, PREFIX_LEN);
+        if (fsetxattr(h5_fd, VFDSWMR_SESSNAME_XATTR, value, (size_t)n, XATTR_REPLACE) == 0)
+            return;
+    }
     (void)fremovexattr(h5_fd, VFDSWMR_SESSNAME_XATTR);
 }
 

@@ -18,7 +18,9 @@
  *    VFDSWMR_SESSNAME_NONE for a writer keeping no metadata file): DEV the HDF5
  *    file's st_dev and SESSION the writer's session, 16 lower-case hex
  *    digits each, PATH absolute, at most VFDSWMR_SESSNAME_MAX bytes, no NUL;
- *    exactly one encoder and one decoder (below) write and read it;
+ *    exactly one encoder and one decoder (below) write and read it; when
+ *    the session ends the value stays, its prefix replaced by
+ *    VFDSWMR_SESSNAME_ENDED, which the decoder refuses (nothing recorded);
  *  - a record is followed only (vfdswmr_sessname_find) when the HDF5 file
  *    is on device DEV and PATH is a regular file (never a symbolic link:
  *    vfdswmr_open_md) whose metadata header decodes and names this file's
@@ -46,6 +48,13 @@
 
 #define VFDSWMR_SESSNAME_XATTR  "user.vfdswmr.md"
 #define VFDSWMR_SESSNAME_PREFIX "vfdswmr-md 1 "
+/* An ended session's record: the same bytes under this prefix, which no
+ * decoder takes for a session. Removing the attribute would free the
+ * block a record too long for the inode takes, at every session's close,
+ * and a file system mounted with `discard` waits for the device then (a
+ * few hundred microseconds measured on ext4); rewritten in place at the
+ * same length it stays where it is. */
+#define VFDSWMR_SESSNAME_ENDED "vfdswmr-md - "
 /* The path a writer keeping no metadata file (updater files only) records:
  * no metadata file is ever there, and every other one is "elsewhere". */
 #define VFDSWMR_SESSNAME_NONE "/(no metadata file)"
@@ -77,14 +86,16 @@ int vfdswmr_sessname_decode(const void *buf, size_t len, vfdswmr_sessname_t *r);
  * (the caller refuses to go on: the older record must stay). */
 int vfdswmr_sessname_record(int h5_fd, const char *md_path, uint64_t session, bool keep);
 
-/* Remove the record from the HDF5 file open on h5_fd if it names md_path
- * (as vfdswmr_sessname_record wrote it); anything else is left alone. */
+/* End the record on the HDF5 file open on h5_fd (vfdswmr_sessname_clear)
+ * if it names md_path (as vfdswmr_sessname_record wrote it); anything else
+ * is left alone. */
 void vfdswmr_sessname_erase(int h5_fd, const char *md_path);
 
-/* Remove the record from the HDF5 file open on h5_fd if it names session. */
+/* The same if it names session. */
 void vfdswmr_sessname_erase_session(int h5_fd, uint64_t session);
 
-/* Remove any record from the HDF5 file open on h5_fd. */
+/* End any record on the HDF5 file open on h5_fd: a session's becomes the
+ * ended form (VFDSWMR_SESSNAME_ENDED), anything else is removed. */
 void vfdswmr_sessname_clear(int h5_fd);
 
 /* The session the HDF5 file h5_name records, when it records one on its

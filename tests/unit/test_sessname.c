@@ -151,6 +151,24 @@ test_codec(void **state)
     assert_int_equal(vfdswmr_sessname_decode(big, sizeof big, &d), -1);
 }
 
+/* The record on fd ended: the live record's bytes under the ended prefix
+ * (its session's path ends in `tail`), which decodes as nothing. */
+static void
+assert_ended(int fd, const char *tail)
+{
+    char value[VFDSWMR_SESSNAME_VALUE_MAX];
+    vfdswmr_sessname_t r;
+    ssize_t n = fgetxattr(fd, VFDSWMR_SESSNAME_XATTR, value, sizeof value);
+    size_t k = strlen(tail), plen = sizeof VFDSWMR_SESSNAME_PREFIX - 1;
+
+    assert_true(n > (ssize_t)(plen + k));
+    assert_memory_equal(value, VFDSWMR_SESSNAME_ENDED, plen);
+    assert_memory_equal(value + n - (ssize_t)k, tail, k);
+    assert_int_equal(vfdswmr_sessname_decode(value, (size_t)n, &r), -1);
+    memcpy(value, VFDSWMR_SESSNAME_PREFIX, plen); /* the live record it was */
+    assert_int_equal(vfdswmr_sessname_decode(value, (size_t)n, &r), 0);
+}
+
 static void
 test_record_absolute_and_erase(void **state)
 {
@@ -179,6 +197,7 @@ test_record_absolute_and_erase(void **state)
     assert_int_equal(vfdswmr_sessname_read(h5, &r), 1);
     vfdswmr_sessname_erase(fd, md);
     assert_int_equal(vfdswmr_sessname_read(h5, &r), 0);
+    assert_ended(fd, want);
     /* a record that cannot be made removes the older one */
     assert_int_equal(vfdswmr_sessname_record(fd, md, 1, false), 0);
     assert_int_equal(vfdswmr_sessname_record(fd, "/nonexistent-dir-vfdswmr/f.md", 2, false), -1);
@@ -191,6 +210,20 @@ test_record_absolute_and_erase(void **state)
     assert_int_equal(r.session, 1);
     vfdswmr_sessname_clear(fd);
     assert_int_equal(vfdswmr_sessname_read(h5, &r), 0);
+    assert_ended(fd, "/f.h5.md");
+    vfdswmr_sessname_clear(fd); /* ended already: stays so */
+    assert_ended(fd, "/f.h5.md");
+    /* anything else is removed */
+    assert_int_equal(fsetxattr(fd, VFDSWMR_SESSNAME_XATTR, "junk", 4, 0), 0);
+    vfdswmr_sessname_clear(fd);
+    assert_int_equal(fgetxattr(fd, VFDSWMR_SESSNAME_XATTR, NULL, 0), -1);
+    assert_int_equal(errno, ENODATA);
+    /* and a new session records over an ended one */
+    assert_int_equal(vfdswmr_sessname_record(fd, md, 1, false), 0);
+    vfdswmr_sessname_clear(fd);
+    assert_int_equal(vfdswmr_sessname_record(fd, md, 2, false), 0);
+    assert_int_equal(vfdswmr_sessname_read(h5, &r), 1);
+    assert_int_equal(r.session, 2);
     close(fd);
 }
 
