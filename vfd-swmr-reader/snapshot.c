@@ -237,15 +237,15 @@ vfdswmr_rdr_refresh(rdr_t *r)
 
 /* (tick and writer_tick: epochs, the ticks max_lag counts) */
 static int
-lag_error(rdr_t *r, uint64_t tick, uint64_t writer_tick)
+lag_error(rdr_t *r, uint64_t tick, uint64_t writer_tick, uint32_t max_lag)
 {
     vfdswmr_rdr_log(r, "lag error snapshot epoch=%llu writer epoch=%llu max_lag=%u", (unsigned long long)tick,
-                    (unsigned long long)writer_tick, r->md.max_lag);
+                    (unsigned long long)writer_tick, max_lag);
     VFDSWMR_ERR(H5E_READERROR,
                 "%s: reader fell behind: its snapshot (tick %llu) is max_lag=%u or more ticks older than the "
                 "writer's (tick %llu): refresh more often (H5Drefresh/H5Grefresh/vfdswmr_refresh), or give the "
                 "writer a larger max_lag (readers adopt the writer's)",
-                RDR_NAME, (unsigned long long)tick, r->md.max_lag, (unsigned long long)writer_tick);
+                RDR_NAME, (unsigned long long)tick, max_lag, (unsigned long long)writer_tick);
     return -1;
 }
 
@@ -362,7 +362,7 @@ check_successor(rdr_t *r, bool at_start, bool *none)
     mark_tick0(r, &h);
     if (r->md.succ_session == h.session) /* our tick-0 mark holds the file as we read it */
         return vfdswmr_mark_released(&r->md.succ_mark, 0) == 1 ? released_error(r, 0, h.epoch) : 0;
-    return h.epoch >= h.max_lag ? lag_error(r, 0, h.epoch) : 0;
+    return h.epoch >= h.max_lag ? lag_error(r, 0, h.epoch, h.max_lag) : 0; /* the writer's max_lag: not adopted yet */
 }
 
 /* May this reader, holding the file as it is, skip its look for a writer
@@ -418,7 +418,7 @@ vfdswmr_rdr_lag_check(rdr_t *r)
             return released_error(r, s->hdr.epoch, h.epoch);
     }
     else if (h.epoch >= s->hdr.epoch + r->md.max_lag)
-        return lag_error(r, s->hdr.epoch, h.epoch);
+        return lag_error(r, s->hdr.epoch, h.epoch, r->md.max_lag);
     if (!vfdswmr_rdr_md_unlinked(&r->md)) /* a closed writer's kept FINAL one: a writer elsewhere? */
         return h.flags & VFDSWMR_MDHDR_FINAL ? vfdswmr_rdr_writer_unfound(r) : 0;
     /* The writer closed: its last header is final. */

@@ -268,10 +268,15 @@ go_live(vfdswmr_writer_t *w, const char *name, bool replace, int *old_fd)
     vfdswmr_mdw_index(w->mdw, &w->index_entries);
     /* readers find us now: one that holds the file as it is and looked for
      * a writer just before may read on without looking for a moment (the
-     * quiet window, mdlock.h); wait that moment out before writing */
-    if (w->hdf5_fd >= 0 && vfdswmr_mdlock_quiet_wait(w->hdf5_fd) == 1)
+     * quiet window, mdlock.h); wait that moment out before writing. A
+     * lower driver without a descriptor (stdio, ...): the file by name,
+     * where readers register (no such file: no reader registered on it). */
+    int fd = w->hdf5_fd >= 0 ? w->hdf5_fd : vfdswmr_open_regular(name, O_RDONLY);
+    if (fd >= 0 && vfdswmr_mdlock_quiet_wait(fd) == 1)
         VFDSWMR_LOG(&w->log, "open", "waited %.0f ms for readers holding the file as it was to notice us",
                     VFDSWMR_QUIET_WAIT_US / 1e3);
+    if (fd >= 0 && fd != w->hdf5_fd)
+        close(fd);
     if (vfdswmr_ticker_start(w) < 0) {
         VFDSWMR_ERR(H5E_CANTINIT, "%s: cannot start the tick thread: %s", VFDSWMR_WRITER_NAME, strerror(errno));
         return -1;
