@@ -82,6 +82,7 @@ vfdswmr_ccf_init(vfdswmr_ccfile_t *f, const vfdswmr_config_t *cfg, const char *d
     f->drv_name = drv_name;
     pthread_once(&tag_once, find_tag_fn);
     f->use_tag = cfg->chunk_cache_tag && tag_fn != NULL;
+    f->readahead = cfg->chunk_cache_readahead;
     if (pthread_mutex_init(&f->mu, NULL) != 0) {
         VFDSWMR_ERR(H5E_CANTINIT, "%s: cannot initialise the chunk cache's mutex", drv_name);
         return -1;
@@ -145,6 +146,72 @@ load_chunk(vfdswmr_ccfile_t *f, const vfdswmr_file_t *base, hid_t dxpl, haddr_t 
     return 1;
 }
 
+/* The stream of dset: its slot, or the least recently used one, reset. */
+static vfdswmr_ccf_stream_t *
+stream_of(vfdswmr_ccfile_t *f, uint64_t dset)
+{
+    vfdswmr_ccf_stream_t *s = &f->ra[0];
+
+    for (size_t i = 0; i < VFDSWMR_CCF_RA_STREAMS; i++) {
+        if (f->ra[i].used && f->ra[i].dset == dset) {
+            s = &f->ra[i];
+            break;
+        }
+        if (f->ra[i].used < s->used)
+            s = &f->ra[i];
+    }
+    if (!s->used || s->dset != dset)
+        *s = (vfdswmr_ccf_stream_t){.dset = dset};
+    s->used = ++f->ra_clock;
+    return s;
+}
+
+/* A miss of [addr, addr + size) too small to be cached (ccfile.h,
+ * read-ahead): counted in its stream; at a steady stride, the window ahead
+ * is loaded, inserted and served from. 1 served, 0 not, -1 failed. */
+static int
+read_ahead(vfdswmr_ccfile_t *f, const vfdswmr_file_t *base, uint64_t dset, hid_t dxpl, haddr_t addr, size_t size,
+           void *buf)
+{
+    vfdswmr_ccf_stream_t *s = stream_of(f, dset);
+    uint64_t from = s->wend > s->last ? s->wend : s->last + 1; /* the first byte no window holds */
+    vfdswmr_cc_limits_t l;
+    haddr_t eoa;
+    uint64_t len;
+    void *img;
+
+    if (s->stride && addr > s->last && (addr - s->last) % s->stride == 0 && addr >= from && addr - from < s->stride)
+        s->run++;
+    else {
+        s->stride = addr > s->last && addr - s->last <= VFDSWMR_CCF_RA_MAX_STRIDE ? addr - s->last : 0;
+        s->run = s->stride ? 2 : 1; /* this miss and the one before, at the new stride */
+        s->wend = 0;
+        s->window = VFDSWMR_CCF_RA_FIRST;
+    }
+    s->last = addr;
+    if (s->run < VFDSWMR_CCF_RA_RUN)
+        return 0;
+    vfdswmr_cc_get_limits(f->cc, &l);
+    len = s->window < l.max_entry ? s->window : l.max_entry;
+    if ((eoa = VFDSWMR_GUARDED(haddr_t, H5FDget_eoa(base->lower, H5FD_MEM_DRAW), _r == HADDR_UNDEF)) == HADDR_UNDEF ||
+        addr >= eoa)
+        return 0;
+    if (len > eoa - addr)
+        len = eoa - addr;
+    if (len <= size || NULL == (img = malloc((size_t)len)))
+        return 0;
+    if (vfdswmr_stack_read(base, H5FD_MEM_DRAW, dxpl, addr, (size_t)len, img) < 0) {
+        free(img);
+        return -1;
+    }
+    memcpy(buf, img, size);
+    vfdswmr_cc_insert(f->cc, dset, addr, (size_t)len, img, true);
+    free(img);
+    s->wend = addr + len;
+    s->window = s->window < l.max_entry / 2 ? s->window * 2 : l.max_entry;
+    return 1;
+}
+
 herr_t
 vfdswmr_ccf_read(vfdswmr_ccfile_t *f, const vfdswmr_file_t *base, H5FD_mem_t type, hid_t dxpl, haddr_t addr,
                  size_t size, void *buf)
@@ -161,6 +228,9 @@ vfdswmr_ccf_read(vfdswmr_ccfile_t *f, const vfdswmr_file_t *base, H5FD_mem_t typ
     else if (vfdswmr_cc_lookup(f->cc, dset = read_dset(f, addr, size), addr, size, buf) == 1)
         rc = 0;
     else if ((loaded = load_chunk(f, base, dxpl, addr, size, buf)) != 0)
+        rc = loaded < 0 ? -1 : 0;
+    else if (f->readahead && size < VFDSWMR_CCF_MIN_ENTRY &&
+             (loaded = read_ahead(f, base, dset, dxpl, addr, size, buf)) != 0)
         rc = loaded < 0 ? -1 : 0;
     else if ((rc = vfdswmr_stack_read(base, type, dxpl, addr, size, buf)) >= 0 && size >= VFDSWMR_CCF_MIN_ENTRY)
         vfdswmr_cc_insert(f->cc, dset, addr, size, buf, false); /* not cached when too big */

@@ -52,6 +52,37 @@
  * HDF5's cache misses are larger. */
 #define VFDSWMR_CCF_MIN_ENTRY 1024
 
+/*
+ * Read-ahead (chunk_cache_readahead): misses too small to be cached that
+ * follow one another at a steady stride (the next one lies where the
+ * stride says, after what an earlier window already holds) form a stream,
+ * one per dataset (the API context's tag; VFDSWMR_CC_ANON shares one).
+ * From the VFDSWMR_CCF_RA_RUN-th such miss on, the miss loads a window
+ * [addr, addr + w) instead -- clamped to the end of allocation and to
+ * max_entry, inserted as a partial entry -- and w doubles for the stream's
+ * next window, from VFDSWMR_CCF_RA_FIRST. A miss that does not follow
+ * resets its stream. So a column of a chunk larger than HDF5's own cache
+ * (one 4-byte read per row) costs a few growing reads per chunk instead
+ * of one a row, with no registration; random small reads never form a
+ * stream and cost what they did. What it can waste is bounded: a window
+ * is loaded only after RA_RUN reads at its stride, and holds at most twice
+ * the stream's bytes read so far plus RA_FIRST.
+ */
+#define VFDSWMR_CCF_RA_STREAMS    8
+#define VFDSWMR_CCF_RA_RUN        3
+#define VFDSWMR_CCF_RA_FIRST      (64u << 10)
+#define VFDSWMR_CCF_RA_MAX_STRIDE (1u << 20) /* a larger gap is not a stride */
+
+typedef struct vfdswmr_ccf_stream {
+    uint64_t dset;   /* whose stream (VFDSWMR_CC_ANON: unattributed reads) */
+    uint64_t last;   /* address of its last miss */
+    uint64_t stride; /* between its last two misses; 0: none yet */
+    uint64_t wend;   /* end of its last window; 0: none */
+    uint64_t window; /* size of its next window */
+    unsigned run;    /* misses in a row at the stride, the first included */
+    uint64_t used;   /* when it was last used (f->ra_clock), 0: slot free */
+} vfdswmr_ccf_stream_t;
+
 typedef struct vfdswmr_ccfile {
     bool ready; /* the mutex exists (vfdswmr_ccf_fini may always be called after init) */
     pthread_mutex_t mu;
@@ -59,6 +90,9 @@ typedef struct vfdswmr_ccfile {
     bool use_tag;     /* chunk_cache_tag, and the tag is usable here */
     const char *drv_name;
     const char *forbidden; /* why this file may not be cached (vfdswmr_ccf_forbid), or NULL */
+    bool readahead;        /* chunk_cache_readahead */
+    vfdswmr_ccf_stream_t ra[VFDSWMR_CCF_RA_STREAMS];
+    uint64_t ra_clock;
 } vfdswmr_ccfile_t;
 
 /* Set up from the configuration (chunk_cache_*); the cache is off with

@@ -100,6 +100,7 @@ static int parse_size(struct parse_ctx *, const struct key_spec *, const struct 
     X(chunk_cache_max_entry, parse_size, chunk_cache_max_entry, 0, 0, NULL)                             \
     X(chunk_cache_dset_min, parse_size, chunk_cache_dset_min, 0, 0, NULL)                               \
     X(chunk_cache_tag, parse_bool, chunk_cache_tag, 0, 1, NULL)                                         \
+    X(chunk_cache_readahead, parse_bool, chunk_cache_readahead, 0, 1, NULL)                             \
     X(versioned_max, parse_size, versioned_max, 0, 0, NULL)                                             \
     X(under, parse_under, under_name, 0, 0, NULL)
 
@@ -624,6 +625,7 @@ vfdswmr_config_defaults(vfdswmr_config_t *cfg)
     cfg->open_timeout = VFDSWMR_DEFAULT_OPEN_TIMEOUT;
     cfg->keep_metadata_file = false;
     cfg->chunk_cache_tag = true;
+    cfg->chunk_cache_readahead = true;
     cfg->chunk_cache_max_entry = UINT64_MAX; /* not given: from chunk_cache_size */
     cfg->chunk_cache_dset_min = UINT64_MAX;
     cfg->versioned_max = VFDSWMR_DEFAULT_VERSIONED_MAX;

@@ -56,6 +56,7 @@ typedef struct vfdswmr_config_t {
     uint64_t chunk_cache_max_entry;                   /* UINT64_MAX (not given): chunk_cache_size / 4 */
     uint64_t chunk_cache_dset_min;                    /* UINT64_MAX (not given): min(10 MiB, chunk_cache_size / 16) */
     bool chunk_cache_tag;                             /* attribute reads to datasets through HDF5's API context */
+    bool chunk_cache_readahead;                       /* load windows ahead of strided small misses (ccfile.c) */
     uint64_t versioned_max;                           /* writer: the versioned zone's largest extent, bytes */
     char md_file_path[VFDSWMR_MAX_PATH + 1];          /* "" = directory of the HDF5 file */
     char md_file_name[VFDSWMR_MAX_PATH + 1];          /* "" = <HDF5 file name>.md */

@@ -114,6 +114,12 @@
  *                          HDF5 versions checked: 1.14.5,
  *                          2.2.0);
  *                          otherwise through vfdswmr_cc_register
+ * chunk_cache_readahead    0/1: when raw reads too small to be    1
+ *                          cached miss at a steady stride (a
+ *                          column of a chunk larger than HDF5's
+ *                          own cache, a strided selection), load
+ *                          a window ahead of them, growing from
+ *                          64 KiB to chunk_cache_max_entry
  * versioned_max            writer: how much space HDF5 frees at   0
  *                          the end of the file, while a reader
  *                          may still read it, HDF5 may give to

@@ -8,6 +8,8 @@
 #  - reads are attributed to their datasets (HDF5's API context), and a
 #    registered chunk is loaded whole once for a column read -- but not when
 #    it is larger than the budget (chunk_cache_max_entry above the size);
+#  - without registration, read-ahead serves a column read from a few
+#    growing windows, and a column rewritten in place reads new;
 #  - h5dump prints the same through the cache (a budget small enough to
 #    evict) as through sec2, for the standalone driver and the reader;
 #  - an SWMR reader with the cache sees every row the writer appends into
@@ -45,6 +47,16 @@ out=$(with_driver vfd_chunk_cache "chunk_cache_size=64M;chunk_cache_tag=0" run "
     || fail "chunk_cache_tag=0: $out"
 ok "chunk_cache_tag=0: $out"
 out=$(with_driver vfd_chunk_cache "chunk_cache_size=64M" run "$WORK/col.h5" column 2>&1) || fail "$out"
+ok "$out"
+# Without registration, read-ahead finds the column's chunk itself (and a
+# column rewritten in place reads new through the windows); off, nothing.
+for drv in vfd_chunk_cache vfd_swmr_writer; do
+    out=$(with_driver $drv "tick_len=1;max_lag=3;chunk_cache_size=64M" run "$WORK/ra.h5" readahead on 2>&1) ||
+        fail "$drv: $out"
+    ok "$drv: $out"
+done
+out=$(with_driver vfd_chunk_cache "chunk_cache_size=64M;chunk_cache_readahead=0" run "$WORK/ra0.h5" readahead off 2>&1) ||
+    fail "$out"
 ok "$out"
 # A largest entry above the budget (key, then configure): a chunk too big to
 # keep is not loaded whole for each small read of it.

@@ -25,6 +25,14 @@
  *       column read makes one small read per row; after
  *       vfdswmr_chunk_cache_register the whole chunk is loaded once and
  *       every later read of the column is a hit.
+ *   cctest FILE readahead on|off
+ *       As column, without registration: the environment's configuration
+ *       says chunk_cache_readahead=1 (on: after a few misses at the row's
+ *       stride the cache loads growing windows ahead, so three columns cost
+ *       a few dozen misses and at most three chunks' bytes; every value
+ *       checked) or 0 (off: no read is served). Then (on) a column next to
+ *       the cached one is rewritten in place, one small write per row, and
+ *       read back: the windows took the new values.
  *   cctest FILE make
  *       A file of many kinds of objects (groups, compact, contiguous,
  *       chunked, filtered, variable-length, attributes) for h5dump to compare.
@@ -398,7 +406,7 @@ enum { BIG_ROWS = 1000, BIG_COLS = 500 };
 #define BIG_CHUNK ((unsigned long long)BIG_ROWS * BIG_COLS * sizeof(int))
 
 static hid_t
-big_dataset(hid_t f)
+big_dataset_as(hid_t f, bool reg)
 {
     hsize_t dims[2] = {BIG_ROWS, BIG_COLS};
     hid_t sp = H5Screate_simple(2, dims, NULL), dcpl = H5Pcreate(H5P_DATASET_CREATE),
@@ -412,28 +420,87 @@ big_dataset(hid_t f)
         for (int c = 0; c < BIG_COLS; c++)
             v[r][c] = r * BIG_COLS + c;
     CHECK(H5Dwrite(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v));
-    CHECK(vfdswmr_chunk_cache_register(d));
+    if (reg)
+        CHECK(vfdswmr_chunk_cache_register(d));
     H5Sclose(sp);
     H5Pclose(dcpl);
     H5Pclose(dapl);
     return d;
 }
 
-/* Read column c of the big dataset (one small read per row) and check it. */
+static hid_t
+big_dataset(hid_t f)
+{
+    return big_dataset_as(f, true);
+}
+
+/* Read (or write, with values r * BIG_COLS + c + add) column c of the big
+ * dataset: one small read or write per row. */
 static void
-big_column(hid_t d, hsize_t c)
+big_column_io(hid_t d, hsize_t c, bool write, int add)
 {
     hsize_t off[2] = {0, c}, cnt[2] = {BIG_ROWS, 1};
     hid_t fs = H5Dget_space(d), ms = H5Screate_simple(2, cnt, NULL);
     static int col[BIG_ROWS];
 
     CHECK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, off, NULL, cnt, NULL));
-    CHECK(H5Dread(d, H5T_NATIVE_INT, ms, fs, H5P_DEFAULT, col));
-    for (int r = 0; r < BIG_ROWS; r++)
-        if (col[r] != r * BIG_COLS + (int)c)
-            die("column %llu row %d: %d", (unsigned long long)c, r, col[r]);
+    if (write) {
+        for (int r = 0; r < BIG_ROWS; r++)
+            col[r] = r * BIG_COLS + (int)c + add;
+        CHECK(H5Dwrite(d, H5T_NATIVE_INT, ms, fs, H5P_DEFAULT, col));
+    }
+    else {
+        CHECK(H5Dread(d, H5T_NATIVE_INT, ms, fs, H5P_DEFAULT, col));
+        for (int r = 0; r < BIG_ROWS; r++)
+            if (col[r] != r * BIG_COLS + (int)c + add)
+                die("column %llu row %d: %d, expected %d", (unsigned long long)c, r, col[r],
+                    r * BIG_COLS + (int)c + add);
+    }
     H5Sclose(fs);
     H5Sclose(ms);
+}
+
+/* Read column c of the big dataset (one small read per row) and check it. */
+static void
+big_column(hid_t d, hsize_t c)
+{
+    big_column_io(d, c, false, 0);
+}
+
+static int
+readahead(const char *path, bool on)
+{
+    hid_t f = create_file(path), d;
+    vfdswmr_chunk_cache_stats_t s;
+
+    CHECK(vfdswmr_chunk_cache_configure(f, 64 << 20, 0, ~0ull));
+    d = big_dataset_as(f, false);
+    CHECK(vfdswmr_chunk_cache_evict(f));
+    CHECK(vfdswmr_chunk_cache_reset_stats(f));
+    for (int pass = 0; pass < 3; pass++)
+        big_column(d, (hsize_t)(7 + pass * 101));
+    CHECK(vfdswmr_chunk_cache_get_stats(f, &s));
+    if (s.lookups != 3 * BIG_ROWS)
+        die("readahead: %llu lookups for %d reads", s.lookups, 3 * BIG_ROWS);
+    if (!on) {
+        if (s.hits != 0 || s.bytes_loaded != 0)
+            die("readahead off: %llu hits, %llu bytes loaded; expected none", s.hits, s.bytes_loaded);
+        printf("ok: readahead off: %llu column reads, none served\n", s.lookups);
+    }
+    else {
+        if (s.misses > 64 || s.bytes_loaded > 3 * BIG_CHUNK)
+            die("readahead: %llu of %llu reads missed, %llu bytes loaded (the chunk is %llu)", s.misses, s.lookups,
+                s.bytes_loaded, BIG_CHUNK);
+        /* the windows hold column 8 too: rewritten in place, read back new */
+        big_column_io(d, 8, true, 1000000);
+        big_column_io(d, 8, false, 1000000);
+        big_column(d, 7);
+        printf("ok: readahead: %llu column reads, %llu missed, %llu bytes loaded; a rewritten column reads new\n",
+               s.lookups, s.misses, s.bytes_loaded);
+    }
+    H5Dclose(d);
+    CHECK(H5Fclose(f));
+    return 0;
 }
 
 static int
@@ -756,6 +823,8 @@ main(int argc, char **argv)
         return attribution(argv[1], true);
     if (argc == 3 && !strcmp(argv[2], "column"))
         return column(argv[1]);
+    if (argc == 4 && !strcmp(argv[2], "readahead") && (!strcmp(argv[3], "on") || !strcmp(argv[3], "off")))
+        return readahead(argv[1], !strcmp(argv[3], "on"));
     if (argc == 3 && !strcmp(argv[2], "make"))
         return make(argv[1]);
     if (argc == 3 && !strcmp(argv[2], "bigentry"))

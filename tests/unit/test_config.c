@@ -19,7 +19,8 @@
     "tick_len, max_lag, md_pages_reserved, presume_posix_semantics, maintain_metadata_file, "                   \
     "generate_updater_files, durable, flush_raw_data, publish, md_file_path, md_file_name, updater_file_path, " \
     "log_file_path, pb_expansion_threshold, open_timeout, keep_metadata_file, updater_keep_ticks, "             \
-    "chunk_cache_size, chunk_cache_max_entry, chunk_cache_dset_min, chunk_cache_tag, versioned_max, under"
+    "chunk_cache_size, chunk_cache_max_entry, chunk_cache_dset_min, chunk_cache_tag, chunk_cache_readahead, "   \
+    "versioned_max, under"
 
 #define UNDER_FORM ": expected a driver name ([A-Za-z0-9_]+), optionally followed by (its configuration)"
 
@@ -134,6 +135,7 @@ test_keys_table(void **state)
                                            "chunk_cache_max_entry",
                                            "chunk_cache_dset_min",
                                            "chunk_cache_tag",
+                                           "chunk_cache_readahead",
                                            "versioned_max",
                                            "under"};
     size_t n = sizeof expected / sizeof expected[0];
