@@ -404,6 +404,14 @@ vfdswmr_cc_lookup(vfdswmr_cc_t *c, uint64_t dset, uint64_t addr, size_t len, voi
     return 0;
 }
 
+bool
+vfdswmr_cc_keeps(const vfdswmr_cc_t *c, uint64_t dset, size_t len)
+{
+    const struct dset *d = dset_get(c, dset);
+
+    return len > 0 && len <= c->lim.max_entry && len <= c->lim.size && !(d && d->nocache);
+}
+
 int
 vfdswmr_cc_insert(vfdswmr_cc_t *c, uint64_t dset, uint64_t addr, size_t len, const void *img, bool partial)
 {

@@ -103,6 +103,10 @@ int vfdswmr_cc_lookup(vfdswmr_cc_t *c, uint64_t dset, uint64_t addr, size_t len,
  */
 int vfdswmr_cc_insert(vfdswmr_cc_t *c, uint64_t dset, uint64_t addr, size_t len, const void *img, bool partial);
 
+/* Would an entry of len bytes for dset be kept (insert, but for the
+ * address: its size within the limits, dset not set to no-cache)? */
+bool vfdswmr_cc_keeps(const vfdswmr_cc_t *c, uint64_t dset, size_t len);
+
 /* The file's bytes [addr, addr + len) are now `buf`: every entry
  * overlapping the range takes them (write-through coherence). */
 void vfdswmr_cc_update(vfdswmr_cc_t *c, uint64_t addr, size_t len, const void *buf);

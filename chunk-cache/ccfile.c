@@ -198,8 +198,8 @@ read_ahead(vfdswmr_ccfile_t *f, const vfdswmr_file_t *base, uint64_t dset, hid_t
         return 0;
     if (len > eoa - addr)
         len = eoa - addr;
-    if (len <= size || NULL == (img = malloc((size_t)len)))
-        return 0;
+    if (len <= size || !vfdswmr_cc_keeps(f->cc, dset, (size_t)len) || NULL == (img = malloc((size_t)len)))
+        return 0; /* a window the cache would not keep is never read */
     if (vfdswmr_stack_read(base, H5FD_MEM_DRAW, dxpl, addr, (size_t)len, img) < 0) {
         free(img);
         return -1;

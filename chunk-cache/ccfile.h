@@ -65,13 +65,17 @@
  * (one 4-byte read per row) costs a few growing reads per chunk instead
  * of one a row, with no registration; random small reads never form a
  * stream and cost what they did. What it can waste is bounded: a window
- * is loaded only after RA_RUN reads at its stride, and holds at most twice
- * the stream's bytes read so far plus RA_FIRST.
+ * is loaded only after RA_RUN misses at its stride, only when the cache
+ * would keep it (its dataset not set to no-cache, within max_entry), and
+ * each window at most doubles the span the stream covered so far (plus
+ * RA_FIRST); a stride over VFDSWMR_CCF_RA_MAX_STRIDE (wider than the rows
+ * of any chunk a window of RA_FIRST can hold four of) is no stream, so a
+ * window never costs more than that many bytes per element it may serve.
  */
 #define VFDSWMR_CCF_RA_STREAMS    8
 #define VFDSWMR_CCF_RA_RUN        3
 #define VFDSWMR_CCF_RA_FIRST      (64u << 10)
-#define VFDSWMR_CCF_RA_MAX_STRIDE (1u << 20) /* a larger gap is not a stride */
+#define VFDSWMR_CCF_RA_MAX_STRIDE (16u << 10) /* a larger gap is not a stride */
 
 typedef struct vfdswmr_ccf_stream {
     uint64_t dset;   /* whose stream (VFDSWMR_CC_ANON: unattributed reads) */

@@ -32,7 +32,9 @@
  *       a few dozen misses and at most three chunks' bytes; every value
  *       checked) or 0 (off: no read is served). Then (on) a column next to
  *       the cached one is rewritten in place, one small write per row, and
- *       read back: the windows took the new values.
+ *       read back: the windows took the new values; a dataset set not to
+ *       be cached reads no window (bytes read, /proc/self/io), nor does a
+ *       column at a 32 KiB stride ("wide").
  *   cctest FILE make
  *       A file of many kinds of objects (groups, compact, contiguous,
  *       chunked, filtered, variable-length, attributes) for h5dump to compare.
@@ -467,6 +469,49 @@ big_column(hid_t d, hsize_t c)
     big_column_io(d, c, false, 0);
 }
 
+/* "wide": 64 rows of 8192 int32 in one 2 MiB chunk, (r, c) = r * 8192 + c,
+ * HDF5's chunk cache off. */
+enum { WIDE_ROWS = 64, WIDE_COLS = 8192 };
+
+static hid_t
+wide_dataset(hid_t f)
+{
+    hsize_t dims[2] = {WIDE_ROWS, WIDE_COLS};
+    hid_t sp = H5Screate_simple(2, dims, NULL), dcpl = H5Pcreate(H5P_DATASET_CREATE),
+          dapl = H5Pcreate(H5P_DATASET_ACCESS), d;
+    static int v[WIDE_ROWS][WIDE_COLS];
+
+    CHECK(H5Pset_chunk(dcpl, 2, dims));
+    CHECK(H5Pset_chunk_cache(dapl, 0, 0, 1.0));
+    CHECK(d = H5Dcreate2(f, "wide", H5T_NATIVE_INT, sp, H5P_DEFAULT, dcpl, dapl));
+    for (int r = 0; r < WIDE_ROWS; r++)
+        for (int c = 0; c < WIDE_COLS; c++)
+            v[r][c] = r * WIDE_COLS + c;
+    CHECK(H5Dwrite(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v));
+    H5Sclose(sp);
+    H5Pclose(dcpl);
+    H5Pclose(dapl);
+    return d;
+}
+
+static void
+wide_column(hid_t d, hsize_t c)
+{
+    hsize_t off[2] = {0, c}, cnt[2] = {WIDE_ROWS, 1};
+    hid_t fs = H5Dget_space(d), ms = H5Screate_simple(2, cnt, NULL);
+    int col[WIDE_ROWS];
+
+    CHECK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, off, NULL, cnt, NULL));
+    CHECK(H5Dread(d, H5T_NATIVE_INT, ms, fs, H5P_DEFAULT, col));
+    for (int r = 0; r < WIDE_ROWS; r++)
+        if (col[r] != r * WIDE_COLS + (int)c)
+            die("wide column %llu row %d: %d", (unsigned long long)c, r, col[r]);
+    H5Sclose(fs);
+    H5Sclose(ms);
+}
+
+static unsigned long long bytes_read(void);
+
 static int
 readahead(const char *path, bool on)
 {
@@ -495,7 +540,24 @@ readahead(const char *path, bool on)
         big_column_io(d, 8, true, 1000000);
         big_column_io(d, 8, false, 1000000);
         big_column(d, 7);
-        printf("ok: readahead: %llu column reads, %llu missed, %llu bytes loaded; a rewritten column reads new\n",
+        /* a dataset set not to be cached: no window is read for it */
+        unsigned long long before = bytes_read(), got;
+        CHECK(vfdswmr_chunk_cache_set_dataset(d, ~0ull, 1));
+        big_column(d, 300);
+        if (before != ULLONG_MAX && (got = bytes_read() - before) > (64u << 10))
+            die("readahead: a column of a no-cache dataset read %llu bytes from the file", got);
+        CHECK(vfdswmr_chunk_cache_set_dataset(d, ~0ull, 0));
+        /* rows wider than a stream's stride limit (32 KiB): no window either */
+        vfdswmr_chunk_cache_stats_t w;
+        hid_t wide = wide_dataset(f);
+        CHECK(vfdswmr_chunk_cache_reset_stats(f));
+        wide_column(wide, 5);
+        CHECK(vfdswmr_chunk_cache_get_stats(wide, &w));
+        if (w.bytes_loaded != 0)
+            die("readahead: a column at a 32 KiB stride loaded %llu bytes", w.bytes_loaded);
+        H5Dclose(wide);
+        printf("ok: readahead: %llu column reads, %llu missed, %llu bytes loaded; a rewritten column reads new; no "
+               "window for a no-cache dataset or a 32 KiB stride\n",
                s.lookups, s.misses, s.bytes_loaded);
     }
     H5Dclose(d);
