@@ -407,23 +407,27 @@ attribution(const char *path, bool reg)
 enum { BIG_ROWS = 1000, BIG_COLS = 500 };
 #define BIG_CHUNK ((unsigned long long)BIG_ROWS * BIG_COLS * sizeof(int))
 
+/* A 2-D int32 dataset `name` of rows x cols in one chunk, (r, c) = r * cols
+ * + c, HDF5's chunk cache off; registered with the shared cache when reg. */
 static hid_t
-big_dataset_as(hid_t f, bool reg)
+grid_dataset(hid_t f, const char *name, hsize_t rows, hsize_t cols, bool reg)
 {
-    hsize_t dims[2] = {BIG_ROWS, BIG_COLS};
+    hsize_t dims[2] = {rows, cols};
     hid_t sp = H5Screate_simple(2, dims, NULL), dcpl = H5Pcreate(H5P_DATASET_CREATE),
           dapl = H5Pcreate(H5P_DATASET_ACCESS), d;
-    static int v[BIG_ROWS][BIG_COLS];
+    int *v = malloc(rows * cols * sizeof *v);
 
+    if (v == NULL)
+        die("out of memory");
     CHECK(H5Pset_chunk(dcpl, 2, dims));
     CHECK(H5Pset_chunk_cache(dapl, 0, 0, 1.0));
-    CHECK(d = H5Dcreate2(f, "big", H5T_NATIVE_INT, sp, H5P_DEFAULT, dcpl, dapl));
-    for (int r = 0; r < BIG_ROWS; r++)
-        for (int c = 0; c < BIG_COLS; c++)
-            v[r][c] = r * BIG_COLS + c;
+    CHECK(d = H5Dcreate2(f, name, H5T_NATIVE_INT, sp, H5P_DEFAULT, dcpl, dapl));
+    for (hsize_t i = 0; i < rows * cols; i++)
+        v[i] = (int)i;
     CHECK(H5Dwrite(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v));
     if (reg)
         CHECK(vfdswmr_chunk_cache_register(d));
+    free(v);
     H5Sclose(sp);
     H5Pclose(dcpl);
     H5Pclose(dapl);
@@ -433,31 +437,35 @@ big_dataset_as(hid_t f, bool reg)
 static hid_t
 big_dataset(hid_t f)
 {
-    return big_dataset_as(f, true);
+    return grid_dataset(f, "big", BIG_ROWS, BIG_COLS, true);
 }
 
-/* Read (or write, with values r * BIG_COLS + c + add) column c of the big
- * dataset: one small read or write per row. */
+/* Read (or write, with values r * cols + c + add) column c of a grid
+ * dataset of `rows` rows and `cols` columns: one small read or write per
+ * row; a read is checked. */
 static void
-big_column_io(hid_t d, hsize_t c, bool write, int add)
+grid_column_io(hid_t d, hsize_t rows, hsize_t cols, hsize_t c, bool write, int add)
 {
-    hsize_t off[2] = {0, c}, cnt[2] = {BIG_ROWS, 1};
+    hsize_t off[2] = {0, c}, cnt[2] = {rows, 1};
     hid_t fs = H5Dget_space(d), ms = H5Screate_simple(2, cnt, NULL);
-    static int col[BIG_ROWS];
+    int *col = malloc(rows * sizeof *col);
 
+    if (col == NULL)
+        die("out of memory");
     CHECK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, off, NULL, cnt, NULL));
     if (write) {
-        for (int r = 0; r < BIG_ROWS; r++)
-            col[r] = r * BIG_COLS + (int)c + add;
+        for (hsize_t r = 0; r < rows; r++)
+            col[r] = (int)(r * cols + c) + add;
         CHECK(H5Dwrite(d, H5T_NATIVE_INT, ms, fs, H5P_DEFAULT, col));
     }
     else {
         CHECK(H5Dread(d, H5T_NATIVE_INT, ms, fs, H5P_DEFAULT, col));
-        for (int r = 0; r < BIG_ROWS; r++)
-            if (col[r] != r * BIG_COLS + (int)c + add)
-                die("column %llu row %d: %d, expected %d", (unsigned long long)c, r, col[r],
-                    r * BIG_COLS + (int)c + add);
+        for (hsize_t r = 0; r < rows; r++)
+            if (col[r] != (int)(r * cols + c) + add)
+                die("column %llu row %llu: %d, expected %d", (unsigned long long)c, (unsigned long long)r, col[r],
+                    (int)(r * cols + c) + add);
     }
+    free(col);
     H5Sclose(fs);
     H5Sclose(ms);
 }
@@ -466,49 +474,11 @@ big_column_io(hid_t d, hsize_t c, bool write, int add)
 static void
 big_column(hid_t d, hsize_t c)
 {
-    big_column_io(d, c, false, 0);
+    grid_column_io(d, BIG_ROWS, BIG_COLS, c, false, 0);
 }
 
-/* "wide": 64 rows of 8192 int32 in one 2 MiB chunk, (r, c) = r * 8192 + c,
- * HDF5's chunk cache off. */
+/* "wide": 64 rows of 8192 int32 in one 2 MiB chunk (rows of 32 KiB). */
 enum { WIDE_ROWS = 64, WIDE_COLS = 8192 };
-
-static hid_t
-wide_dataset(hid_t f)
-{
-    hsize_t dims[2] = {WIDE_ROWS, WIDE_COLS};
-    hid_t sp = H5Screate_simple(2, dims, NULL), dcpl = H5Pcreate(H5P_DATASET_CREATE),
-          dapl = H5Pcreate(H5P_DATASET_ACCESS), d;
-    static int v[WIDE_ROWS][WIDE_COLS];
-
-    CHECK(H5Pset_chunk(dcpl, 2, dims));
-    CHECK(H5Pset_chunk_cache(dapl, 0, 0, 1.0));
-    CHECK(d = H5Dcreate2(f, "wide", H5T_NATIVE_INT, sp, H5P_DEFAULT, dcpl, dapl));
-    for (int r = 0; r < WIDE_ROWS; r++)
-        for (int c = 0; c < WIDE_COLS; c++)
-            v[r][c] = r * WIDE_COLS + c;
-    CHECK(H5Dwrite(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v));
-    H5Sclose(sp);
-    H5Pclose(dcpl);
-    H5Pclose(dapl);
-    return d;
-}
-
-static void
-wide_column(hid_t d, hsize_t c)
-{
-    hsize_t off[2] = {0, c}, cnt[2] = {WIDE_ROWS, 1};
-    hid_t fs = H5Dget_space(d), ms = H5Screate_simple(2, cnt, NULL);
-    int col[WIDE_ROWS];
-
-    CHECK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, off, NULL, cnt, NULL));
-    CHECK(H5Dread(d, H5T_NATIVE_INT, ms, fs, H5P_DEFAULT, col));
-    for (int r = 0; r < WIDE_ROWS; r++)
-        if (col[r] != r * WIDE_COLS + (int)c)
-            die("wide column %llu row %d: %d", (unsigned long long)c, r, col[r]);
-    H5Sclose(fs);
-    H5Sclose(ms);
-}
 
 static unsigned long long bytes_read(void);
 
@@ -519,7 +489,7 @@ readahead(const char *path, bool on)
     vfdswmr_chunk_cache_stats_t s;
 
     CHECK(vfdswmr_chunk_cache_configure(f, 64 << 20, 0, ~0ull));
-    d = big_dataset_as(f, false);
+    d = grid_dataset(f, "big", BIG_ROWS, BIG_COLS, false);
     CHECK(vfdswmr_chunk_cache_evict(f));
     CHECK(vfdswmr_chunk_cache_reset_stats(f));
     for (int pass = 0; pass < 3; pass++)
@@ -537,8 +507,8 @@ readahead(const char *path, bool on)
             die("readahead: %llu of %llu reads missed, %llu bytes loaded (the chunk is %llu)", s.misses, s.lookups,
                 s.bytes_loaded, BIG_CHUNK);
         /* the windows hold column 8 too: rewritten in place, read back new */
-        big_column_io(d, 8, true, 1000000);
-        big_column_io(d, 8, false, 1000000);
+        grid_column_io(d, BIG_ROWS, BIG_COLS, 8, true, 1000000);
+        grid_column_io(d, BIG_ROWS, BIG_COLS, 8, false, 1000000);
         big_column(d, 7);
         /* a dataset set not to be cached: no window is read for it */
         unsigned long long before = bytes_read(), got;
@@ -549,9 +519,9 @@ readahead(const char *path, bool on)
         CHECK(vfdswmr_chunk_cache_set_dataset(d, ~0ull, 0));
         /* rows wider than a stream's stride limit (32 KiB): no window either */
         vfdswmr_chunk_cache_stats_t w;
-        hid_t wide = wide_dataset(f);
+        hid_t wide = grid_dataset(f, "wide", WIDE_ROWS, WIDE_COLS, false);
         CHECK(vfdswmr_chunk_cache_reset_stats(f));
-        wide_column(wide, 5);
+        grid_column_io(wide, WIDE_ROWS, WIDE_COLS, 5, false, 0);
         CHECK(vfdswmr_chunk_cache_get_stats(wide, &w));
         if (w.bytes_loaded != 0)
             die("readahead: a column at a 32 KiB stride loaded %llu bytes", w.bytes_loaded);
