@@ -6,6 +6,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -13,6 +15,7 @@
 
 #include <sys/stat.h>
 
+#include "clock.h"
 #include "forked.h"
 #include "h5err.h"
 #include "mdlock.h"
@@ -159,17 +162,63 @@ remove_if_stale(const char *path, void *ctx)
         VFDSWMR_LOG(&w->log, "removed", "%s: a temporary metadata file of a writer killed while opening", path);
 }
 
+/* The directories this process looked through for stale temporaries, and
+ * when: reading a directory costs time in proportion to its entries
+ * (thousands of data files in a beamline's directory), and a temporary
+ * younger than STALE_TEMP_AGE is kept anyway, so one look per directory
+ * per STALE_TEMP_AGE is all a process needs -- a temporary left meanwhile
+ * goes at its next look, or at the first writer open of another process. */
+#define SCANNED_DIRS 8
+struct scanned_dir {
+    dev_t dev;
+    ino_t ino;
+    double at; /* vfdswmr_now(); 0: slot free */
+};
+static struct scanned_dir scanned[SCANNED_DIRS];
+static pthread_mutex_t scanned_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* Is it time to look through md_path's directory again? Marks it looked at. */
+static bool
+scan_due(const char *md_path)
+{
+    char *dir = vfdswmr_path_dir_dup(md_path);
+    struct stat st;
+    double now = vfdswmr_now();
+    size_t slot = 0;
+    bool due = true;
+
+    if (dir == NULL || stat(dir, &st) < 0) {
+        free(dir);
+        return true;
+    }
+    free(dir);
+    pthread_mutex_lock(&scanned_mu);
+    for (size_t i = 0; i < SCANNED_DIRS; i++) {
+        if (scanned[i].at > 0 && scanned[i].dev == st.st_dev && scanned[i].ino == st.st_ino) {
+            due = now - scanned[i].at >= STALE_TEMP_AGE;
+            slot = i;
+            break;
+        }
+        if (scanned[i].at < scanned[slot].at)
+            slot = i; /* the least recently looked at, or a free one */
+    }
+    if (due)
+        scanned[slot] = (struct scanned_dir){st.st_dev, st.st_ino, now};
+    pthread_mutex_unlock(&scanned_mu);
+    return due;
+}
+
 /* Step 3: our metadata file (and its read-mark table and raw-data log),
  * created and locked under a temporary name; it takes its name now unless
  * it must replace a crashed writer's (step 7). Temporaries earlier writers
  * left when killed while opening go first (not locked, older than
- * STALE_TEMP_AGE s). */
+ * STALE_TEMP_AGE s; looked for once per directory per STALE_TEMP_AGE s). */
 static int
 create_md(vfdswmr_writer_t *w, const vfdswmr_mdw_opts_t *o, bool replace)
 {
     char err[VFDSWMR_MDW_ERRLEN];
 
-    if (o->md_path)
+    if (o->md_path && scan_due(o->md_path))
         vfdswmr_temps_each(o->md_path, remove_if_stale, w);
     if (vfdswmr_mdw_open(o, &w->mdw, err, sizeof err) < 0) {
         VFDSWMR_ERR(H5E_CANTCREATE, "%s: %s", VFDSWMR_WRITER_NAME, err);
