@@ -320,7 +320,7 @@ go_live(vfdswmr_writer_t *w, const char *name, bool replace, int *old_fd)
      * quiet window, mdlock.h); wait that moment out before writing. A
      * lower driver without a descriptor (stdio, ...): the file by name,
      * where readers register (no such file: no reader registered on it). */
-    int fd = w->hdf5_fd >= 0 ? w->hdf5_fd : vfdswmr_open_regular(name, O_RDONLY);
+    int fd = vfdswmr_writer_name_fd(w, name);
     if (fd >= 0 && vfdswmr_mdlock_quiet_wait(fd) == 1)
         VFDSWMR_LOG(&w->log, "open", "waited %.0f ms for readers holding the file as it was to notice us",
                     VFDSWMR_QUIET_WAIT_US / 1e3);

@@ -78,10 +78,8 @@ refuse_unexplained_seal(const vfdswmr_writer_t *w, const char *name)
     return -1;
 }
 
-/* A descriptor on the HDF5 file for its record: hdf5_fd, or one opened by
- * name that the caller closes when it is not hdf5_fd; -1 none. */
-static int
-record_fd(const vfdswmr_writer_t *w, const char *name)
+int
+vfdswmr_writer_name_fd(const vfdswmr_writer_t *w, const char *name)
 {
     if (w->hdf5_fd >= 0)
         return w->hdf5_fd;
@@ -91,7 +89,7 @@ record_fd(const vfdswmr_writer_t *w, const char *name)
 void
 vfdswmr_seal_unname_session(vfdswmr_writer_t *w, const char *name)
 {
-    int fd = record_fd(w, name);
+    int fd = vfdswmr_writer_name_fd(w, name);
 
     if (fd < 0)
         return;
@@ -104,7 +102,7 @@ int
 vfdswmr_seal_name_session(vfdswmr_writer_t *w, const char *name, bool strict)
 {
     const char *path = w->base.cfg.maintain_metadata_file ? w->md_path : VFDSWMR_SESSNAME_NONE;
-    int fd = record_fd(w, name), rc = 0;
+    int fd = vfdswmr_writer_name_fd(w, name), rc = 0;
     vfdswmr_sessname_t before;
     bool had;
 

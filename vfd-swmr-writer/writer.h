@@ -353,6 +353,10 @@ int vfdswmr_seal_at_open(vfdswmr_writer_t *w, const char *name, bool recovered);
  * without (go_live, our metadata file has the recorded place now: the old
  * record leads to it), logged. */
 int vfdswmr_seal_name_session(vfdswmr_writer_t *w, const char *name, bool strict);
+/* A descriptor on the HDF5 file (for its record, the readers registered on
+ * it): hdf5_fd, or one opened read-only by name that the caller closes
+ * when it is not hdf5_fd (a lower driver without a descriptor); -1 none. */
+int vfdswmr_writer_name_fd(const vfdswmr_writer_t *w, const char *name);
 /* Remove the record of our session (w->session_named) from the HDF5 file
  * (through hdf5_fd, else by name: NULL, nothing), whatever else it holds. */
 void vfdswmr_seal_unname_session(vfdswmr_writer_t *w, const char *name);
