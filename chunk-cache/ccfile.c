@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "h5err.h"
 
 /* ---- dataset attribution through HDF5's API context ---------------------- */
@@ -120,6 +121,36 @@ vfdswmr_ccf_forbid(vfdswmr_ccfile_t *f, const char *why)
 
 /* ---- I/O ----------------------------------------------------------------------- */
 
+/* The lower file's end of allocation for raw data (HADDR_UNDEF: unknown). */
+static haddr_t
+raw_eoa(const vfdswmr_file_t *base)
+{
+    return VFDSWMR_GUARDED(haddr_t, H5FDget_eoa(base->lower, H5FD_MEM_DRAW), _r == HADDR_UNDEF);
+}
+
+/* Read [start, start + len) from the lower file, cache it as one entry of
+ * dset (partial when [addr, addr + size), which it holds, is less) and
+ * serve [addr, addr + size) from it. 1 served, 0 not tried (out of
+ * memory), -1 the read failed. */
+static int
+load_entry(vfdswmr_ccfile_t *f, const vfdswmr_file_t *base, uint64_t dset, hid_t dxpl, uint64_t start, size_t len,
+           haddr_t addr, size_t size, void *buf)
+{
+    void *img = malloc(len);
+
+    VFDSWMR_ASSERT(start <= addr && addr + size <= start + len);
+    if (img == NULL)
+        return 0;
+    if (vfdswmr_stack_read(base, H5FD_MEM_DRAW, dxpl, start, len, img) < 0) {
+        free(img);
+        return -1;
+    }
+    memcpy(buf, (char *)img + (addr - start), size);
+    vfdswmr_cc_insert(f->cc, dset, start, len, img, size < len);
+    free(img);
+    return 1;
+}
+
 /* A miss inside a registered chunk: load the whole chunk (when it fits the
  * cache and lies below the end of allocation). 1 served, 0 not tried, -1. */
 static int
@@ -129,21 +160,12 @@ load_chunk(vfdswmr_ccfile_t *f, const vfdswmr_file_t *base, hid_t dxpl, haddr_t 
     vfdswmr_cc_chunk_t ch;
     uint64_t dset;
     haddr_t eoa;
-    void *img;
 
     vfdswmr_cc_get_limits(f->cc, &l);
     if (vfdswmr_cc_find_chunk(f->cc, addr, size, &dset, &ch) != 1 || ch.size > l.max_entry ||
-        (eoa = VFDSWMR_GUARDED(haddr_t, H5FDget_eoa(base->lower, H5FD_MEM_DRAW), _r == HADDR_UNDEF)) == HADDR_UNDEF ||
-        ch.addr + ch.size > eoa || NULL == (img = malloc((size_t)ch.size)))
+        (eoa = raw_eoa(base)) == HADDR_UNDEF || ch.addr + ch.size > eoa)
         return 0;
-    if (vfdswmr_stack_read(base, H5FD_MEM_DRAW, dxpl, ch.addr, (size_t)ch.size, img) < 0) {
-        free(img);
-        return -1;
-    }
-    memcpy(buf, (char *)img + (addr - ch.addr), size);
-    vfdswmr_cc_insert(f->cc, dset, ch.addr, (size_t)ch.size, img, size < ch.size);
-    free(img);
-    return 1;
+    return load_entry(f, base, dset, dxpl, ch.addr, (size_t)ch.size, addr, size, buf);
 }
 
 /* The stream of dset: its slot, or the least recently used one, reset. */
@@ -178,7 +200,7 @@ read_ahead(vfdswmr_ccfile_t *f, const vfdswmr_file_t *base, uint64_t dset, hid_t
     vfdswmr_cc_limits_t l;
     haddr_t eoa;
     uint64_t len;
-    void *img;
+    int rc;
 
     if (s->stride && addr > s->last && (addr - s->last) % s->stride == 0 && addr >= from && addr - from < s->stride)
         s->run++;
@@ -193,23 +215,17 @@ read_ahead(vfdswmr_ccfile_t *f, const vfdswmr_file_t *base, uint64_t dset, hid_t
         return 0;
     vfdswmr_cc_get_limits(f->cc, &l);
     len = s->window < l.max_entry ? s->window : l.max_entry;
-    if ((eoa = VFDSWMR_GUARDED(haddr_t, H5FDget_eoa(base->lower, H5FD_MEM_DRAW), _r == HADDR_UNDEF)) == HADDR_UNDEF ||
-        addr >= eoa)
+    if ((eoa = raw_eoa(base)) == HADDR_UNDEF || addr >= eoa)
         return 0;
     if (len > eoa - addr)
         len = eoa - addr;
-    if (len <= size || !vfdswmr_cc_keeps(f->cc, dset, (size_t)len) || NULL == (img = malloc((size_t)len)))
+    if (len <= size || !vfdswmr_cc_keeps(f->cc, dset, (size_t)len))
         return 0; /* a window the cache would not keep is never read */
-    if (vfdswmr_stack_read(base, H5FD_MEM_DRAW, dxpl, addr, (size_t)len, img) < 0) {
-        free(img);
-        return -1;
+    if ((rc = load_entry(f, base, dset, dxpl, addr, (size_t)len, addr, size, buf)) == 1) {
+        s->wend = addr + len;
+        s->window = s->window < l.max_entry / 2 ? s->window * 2 : l.max_entry;
     }
-    memcpy(buf, img, size);
-    vfdswmr_cc_insert(f->cc, dset, addr, (size_t)len, img, true);
-    free(img);
-    s->wend = addr + len;
-    s->window = s->window < l.max_entry / 2 ? s->window * 2 : l.max_entry;
-    return 1;
+    return rc;
 }
 
 herr_t
