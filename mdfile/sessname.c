@@ -118,36 +118,71 @@ vfdswmr_sessname_record(int h5_fd, const char *md_path, uint64_t session, bool k
     return -1;
 }
 
-int
-vfdswmr_sessname_read_fd(int fd, vfdswmr_sessname_t *r)
+/* The attribute's value on fd into value: its length, or -1 (none, not
+ * readable, no extended attributes). */
+static ssize_t
+read_value(int fd, char value[VFDSWMR_SESSNAME_VALUE_MAX])
 {
-    char value[VFDSWMR_SESSNAME_VALUE_MAX];
-    ssize_t n = vfdswmr_test_flag("no_xattr") ? -1 : fgetxattr(fd, VFDSWMR_SESSNAME_XATTR, value, sizeof value);
+    return vfdswmr_test_flag("no_xattr") ? -1
+                                         : fgetxattr(fd, VFDSWMR_SESSNAME_XATTR, value, VFDSWMR_SESSNAME_VALUE_MAX);
+}
 
+/* value (n bytes, as read_value returned) decoded into *r: 1, or 0 (r zeroed). */
+static int
+decode_value(const char *value, ssize_t n, vfdswmr_sessname_t *r)
+{
     if (n > 0 && vfdswmr_sessname_decode(value, (size_t)n, r) == 0)
         return 1;
     memset(r, 0, sizeof *r);
     return 0;
 }
 
+_Static_assert(sizeof VFDSWMR_SESSNAME_ENDED == sizeof VFDSWMR_SESSNAME_PREFIX, "an ended record keeps its length");
+
+/* End the attribute on h5_fd whose value (n bytes, as read_value returned)
+ * is value: a session's record is rewritten in place under the ended
+ * prefix (sessname.h), an ended one stays, anything else goes. */
+static void
+end_value(int h5_fd, char *value, ssize_t n)
+{
+    if (n >= (ssize_t)PREFIX_LEN && memcmp(value, VFDSWMR_SESSNAME_ENDED, PREFIX_LEN) == 0)
+        return; /* ended already */
+    if (n >= (ssize_t)PREFIX_LEN && memcmp(value, VFDSWMR_SESSNAME_PREFIX, PREFIX_LEN) == 0) {
+        memcpy(value, VFDSWMR_SESSNAME_ENDED, PREFIX_LEN);
+        if (fsetxattr(h5_fd, VFDSWMR_SESSNAME_XATTR, value, (size_t)n, XATTR_REPLACE) == 0)
+            return;
+    }
+    (void)fremovexattr(h5_fd, VFDSWMR_SESSNAME_XATTR);
+}
+
+int
+vfdswmr_sessname_read_fd(int fd, vfdswmr_sessname_t *r)
+{
+    char value[VFDSWMR_SESSNAME_VALUE_MAX];
+
+    return decode_value(value, read_value(fd, value), r);
+}
+
 void
 vfdswmr_sessname_erase(int h5_fd, const char *md_path)
 {
     vfdswmr_sessname_t now;
-    char mine[VFDSWMR_SESSNAME_MAX + 1];
+    char value[VFDSWMR_SESSNAME_VALUE_MAX], mine[VFDSWMR_SESSNAME_MAX + 1];
+    ssize_t n = read_value(h5_fd, value);
 
-    if (vfdswmr_sessname_read_fd(h5_fd, &now) && absolute(md_path, mine, sizeof mine) == 0 &&
-        strcmp(now.path, mine) == 0)
-        vfdswmr_sessname_clear(h5_fd);
+    if (decode_value(value, n, &now) && absolute(md_path, mine, sizeof mine) == 0 && strcmp(now.path, mine) == 0)
+        end_value(h5_fd, value, n);
 }
 
 void
 vfdswmr_sessname_erase_session(int h5_fd, uint64_t session)
 {
     vfdswmr_sessname_t now;
+    char value[VFDSWMR_SESSNAME_VALUE_MAX];
+    ssize_t n = read_value(h5_fd, value);
 
-    if (vfdswmr_sessname_read_fd(h5_fd, &now) && now.session == session)
-        vfdswmr_sessname_clear(h5_fd);
+    if (decode_value(value, n, &now) && now.session == session)
+        end_value(h5_fd, value, n);
 }
 
 int
@@ -169,22 +204,12 @@ vfdswmr_sessname_elsewhere(const char *h5_name, const char *md_path, vfdswmr_ses
     return rc;
 }
 
-_Static_assert(sizeof VFDSWMR_SESSNAME_ENDED == sizeof VFDSWMR_SESSNAME_PREFIX, "an ended record keeps its length");
-
 void
 vfdswmr_sessname_clear(int h5_fd)
 {
     char value[VFDSWMR_SESSNAME_VALUE_MAX];
-    ssize_t n = vfdswmr_test_flag("no_xattr") ? -1 : fgetxattr(h5_fd, VFDSWMR_SESSNAME_XATTR, value, sizeof value);
 
-    if (n >= (ssize_t)PREFIX_LEN && memcmp(value, VFDSWMR_SESSNAME_ENDED, PREFIX_LEN) == 0)
-        return; /* ended already */
-    if (n >= (ssize_t)PREFIX_LEN && memcmp(value, VFDSWMR_SESSNAME_PREFIX, PREFIX_LEN) == 0) {
-        memcpy(value, VFDSWMR_SESSNAME_ENDED, PREFIX_LEN);
-        if (fsetxattr(h5_fd, VFDSWMR_SESSNAME_XATTR, value, (size_t)n, XATTR_REPLACE) == 0)
-            return;
-    }
-    (void)fremovexattr(h5_fd, VFDSWMR_SESSNAME_XATTR);
+    end_value(h5_fd, value, read_value(h5_fd, value));
 }
 
 int
