@@ -10,6 +10,7 @@
  */
 #include "pagebuf.h"
 
+#include <endian.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -128,6 +129,7 @@ vfdswmr_pb_new(uint32_t page_size)
 
     if (pb == NULL)
         return NULL;
+    VFDSWMR_ASSERT(page_size % 64 == 0); /* map_next reads the map 64 bits at a time */
     pb->ps = page_size;
     pb->img_size = page_size + page_size / 8;
     RB_INIT(&pb->tree);
@@ -272,26 +274,34 @@ map_set(uint8_t *map, uint32_t off, size_t n, bool meta)
         map[off / 8] = meta ? map[off / 8] | (uint8_t)(1u << off % 8) : map[off / 8] & (uint8_t) ~(1u << off % 8);
 }
 
-static bool
-map_get(const uint8_t *map, uint32_t i)
+/* The first byte in [i, end) whose map bit is `meta`, or end when none (end
+ * at most the page size): 64 bits a step. Bit i of a map is bit i % 8 of
+ * byte i / 8, so the 8 bytes from i / 64 * 8 read as a little-endian word
+ * hold it at bit i % 64; the map is page size / 8 bytes, a multiple of 8. */
+static uint32_t
+map_next(const uint8_t *map, uint32_t i, uint32_t end, bool meta)
 {
-    return (map[i / 8] >> (i % 8)) & 1u;
+    while (i < end) {
+        uint64_t word;
+        memcpy(&word, map + i / 64 * 8, sizeof word);
+        word = le64toh(word);
+        if (!meta)
+            word = ~word;
+        word &= ~(uint64_t)0 << (i % 64); /* bits from i on */
+        if (word) {
+            uint32_t at = i / 64 * 64 + (uint32_t)__builtin_ctzll(word);
+            return at < end ? at : end;
+        }
+        i = (i / 64 + 1) * 64;
+    }
+    return end;
 }
 
 /* Is any of bytes [off, off + n) marked as metadata? */
 static bool
 map_any(const uint8_t *map, uint32_t off, size_t n)
 {
-    for (uint32_t i = off; i < off + n; i++) {
-        if (i % 8 == 0 && i + 8 <= off + n) {
-            if (map[i / 8])
-                return true;
-            i += 7;
-        }
-        else if (map_get(map, i))
-            return true;
-    }
-    return false;
+    return map_next(map, off, off + (uint32_t)n, true) < off + n;
 }
 
 int
@@ -423,10 +433,7 @@ map_within(const uint8_t *a, const uint8_t *b, size_t bytes)
 static bool
 map_all(const uint8_t *map, uint32_t off, size_t n)
 {
-    for (uint32_t i = off; i < off + n; i++)
-        if (!map_get(map, i))
-            return false;
-    return true;
+    return map_next(map, off, off + (uint32_t)n, false) == off + n;
 }
 
 /* Does the newest snapshot -- the published one, and the one waiting, if
@@ -586,19 +593,10 @@ map_ranges(vfdswmr_pagebuf_t *pb, const uint8_t *map, uint32_t *count)
     uint32_t i = 0;
 
     *count = 0;
-    while (i < pb->ps) {
-        uint32_t start;
-        if (map[i / 8] == 0 && i % 8 == 0) { /* skip 8 raw bytes at a time */
-            i += 8;
-            continue;
-        }
-        if (!map_get(map, i)) {
-            i++;
-            continue;
-        }
-        for (start = i; i < pb->ps && map_get(map, i); i++)
-            if (i % 8 == 0 && map[i / 8] == 0xff && i + 8 <= pb->ps)
-                i += 7; /* a whole byte of metadata bits */
+    while ((i = map_next(map, i, pb->ps, true)) < pb->ps) {
+        uint32_t start = i;
+        i = map_next(map, i, pb->ps, false);
+        VFDSWMR_ASSERT(i > start && i <= pb->ps);
         if (vfdswmr_grow((void **)&pb->ranges, &pb->cap_ranges, pb->nranges + 1, sizeof *pb->ranges) < 0)
             return -1;
         pb->ranges[pb->nranges++] = (vfdswmr_mdrange_t){.offset = start, .length = i - start};

@@ -345,6 +345,68 @@ test_metadata_ranges(void **state)
     vfdswmr_pb_published(pb, 2 + MAX_LAG);
 }
 
+/* Ranges against a model of the page's bytes: random metadata and raw
+ * writes (runs that start and end anywhere in 64-bit words of the map, and at
+ * the page's ends), then the ranges a publish carries must be exactly the
+ * runs of bytes whose last write was metadata. */
+static void
+test_metadata_ranges_model(void **state)
+{
+    vfdswmr_pagebuf_t *pb = *state;
+    static uint8_t bytes[PS];
+    const vfdswmr_mdchange_t *c;
+    const uint64_t *r;
+    size_t nc, nr;
+    unsigned seed = 12345;
+
+    static bool model[PS]; /* the page's map carries every write since it came in */
+
+    memset(bytes, 0x55, sizeof bytes);
+    for (uint64_t t = 1; t <= 200; t++) {
+        uint64_t page = 3;
+        for (int k = 0, n = 1 + (int)(t % 7); k < n; k++) {
+            seed = seed * 1103515245u + 12345u;
+            uint32_t off = (seed >> 8) % PS;
+            seed = seed * 1103515245u + 12345u;
+            uint32_t len = 1 + (seed >> 8) % (k % 3 == 0 ? 8u : 200u);
+            if (k == 0 && t % 5 == 0)
+                off = 0; /* from the page's start */
+            if (k == 1 && t % 4 == 0)
+                off = PS - len % PS; /* to its end */
+            if (off + len > PS)
+                len = PS - off;
+            bool meta = k % 2 == 0 || t % 3 == 0;
+            if (meta)
+                assert_int_equal(vfdswmr_pb_write(pb, page * PS + off, len, bytes, fill, NULL), 0);
+            else
+                vfdswmr_pb_write_raw(pb, page * PS + off, len, bytes);
+            for (uint32_t i = off; i < off + len; i++)
+                model[i] = meta;
+        }
+        assert_int_equal(vfdswmr_pb_consistency_point(pb, FILE_PAGES * PS), 0);
+        assert_int_equal(vfdswmr_pb_prepare(pb, t, MAX_LAG, false, &c, &nc, &r, &nr), 0);
+        assert_int_equal(nc, 1);
+        {
+            uint32_t k = 0, i = 0;
+            while (i < PS) {
+                if (!model[i]) {
+                    i++;
+                    continue;
+                }
+                uint32_t start = i;
+                while (i < PS && model[i])
+                    i++;
+                assert_true(k < c[0].nranges);
+                assert_int_equal(c[0].ranges[k].offset, start);
+                assert_int_equal(c[0].ranges[k].length, i - start);
+                k++;
+            }
+            assert_int_equal(k, c[0].nranges);
+        }
+        vfdswmr_pb_published(pb, t);
+    }
+}
+
 /* Raw data over bytes a published image marks as metadata: readers read
  * those bytes from the image, so the page is published again, with ranges
  * that leave them to the file; with a snapshot waiting, that one does it. */
@@ -1092,6 +1154,7 @@ main(void)
         cmocka_unit_test_setup_teardown(test_freed_space_dropped, setup, teardown),
         cmocka_unit_test_setup_teardown(test_close_all, setup, teardown),
         cmocka_unit_test_setup_teardown(test_metadata_ranges, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_metadata_ranges_model, setup, teardown),
         cmocka_unit_test_setup_teardown(test_raw_over_published_metadata, setup, teardown),
         cmocka_unit_test_setup_teardown(test_raw_over_stored_metadata, setup, teardown),
         cmocka_unit_test_setup_teardown(test_keep_old, setup, teardown),
