@@ -51,7 +51,7 @@ vfdswmr_rawlog_name(char *out, size_t len, const char *md_path)
 }
 
 int
-vfdswmr_rawlog_create(const char *md_path, uint64_t session, vfdswmr_rawlog_t **out)
+vfdswmr_rawlog_create(const char *md_path, uint64_t session, uint64_t first_tick, vfdswmr_rawlog_t **out)
 {
     vfdswmr_rawlog_t *l = calloc(1, sizeof *l);
     size_t plen = strlen(md_path) + 8;
@@ -62,10 +62,12 @@ vfdswmr_rawlog_create(const char *md_path, uint64_t session, vfdswmr_rawlog_t **
         e = ENOMEM;
         goto fail;
     }
+    VFDSWMR_ASSERT(first_tick >= 1); /* tick 0 wrote nothing: the file as it was */
     l->session = session;
-    l->first_tick = 1; /* tick 0 wrote nothing: the file as it was */
+    l->first_tick = first_tick;
     l->file_len = vfdswmr_rawlog_size(0);
-    vfdswmr_rawlog_encode(&(vfdswmr_rawloghdr_t){session, 1, 0, 0}, NULL, l->buf);
+    /* lists ticks first_tick .. first_tick - 1: nothing yet */
+    vfdswmr_rawlog_encode(&(vfdswmr_rawloghdr_t){session, first_tick, first_tick - 1, 0}, NULL, l->buf);
     if ((l->fd = vfdswmr_create_named(l->path, l->buf, l->file_len, 0644, &l->id)) < 0) {
         e = errno;
         goto fail;

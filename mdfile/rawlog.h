@@ -34,8 +34,11 @@ typedef struct vfdswmr_rawlog vfdswmr_rawlog_t;
 int vfdswmr_rawlog_name(char *out, size_t len, const char *md_path);
 
 /* ---- writer ---- */
-/* Create an empty log for `session` (under a temporary name, then renamed). */
-int vfdswmr_rawlog_create(const char *md_path, uint64_t session, vfdswmr_rawlog_t **out);
+/* Create an empty log for `session` (under a temporary name, then renamed)
+ * that lists the writes of ticks first_tick (>= 1) on: every later write is
+ * added, none of an earlier tick is (a writer that creates it mid-session
+ * passes the tick after the last one it wrote in unlogged). */
+int vfdswmr_rawlog_create(const char *md_path, uint64_t session, uint64_t first_tick, vfdswmr_rawlog_t **out);
 /* The writer wrote [addr, addr + len) (len 0: nothing), to be published at
  * `tick`. Never fails: when memory runs out, the log says so at the next
  * publish by starting after this tick. l may be NULL. */

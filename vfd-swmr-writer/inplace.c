@@ -66,7 +66,7 @@ write_direct(vfdswmr_writer_t *w, hid_t dxpl, haddr_t addr, size_t size, const v
     if (lk == VFDSWMR_TAKEN)
         vfdswmr_rawlock_drop(fd);
     vfdswmr_ccf_written(&w->cc, addr, size, buf, rc >= 0);
-    vfdswmr_rawlog_add(w->rawlog, vfdswmr_writer_write_tick(w), addr, size); /* even failed: bytes unknown */
+    vfdswmr_writer_log_write(w, addr, size); /* even failed: bytes unknown */
     if (rc >= 0 && vfdswmr_pb_write_raw(w->pb, addr, size, buf) < 0) {
         /* A page of the publish under way cannot take the raw bytes: its
          * published image must never reach the HDF5 file. Stop publishing;

@@ -25,6 +25,7 @@
 #include "superblock.h"
 #include "safefile.h"
 #include "mdreader.h"
+#include "rawlog.h"
 #include "writer.h"
 
 #define LOWER(w) ((w)->base.lower)
@@ -230,10 +231,9 @@ create_md(vfdswmr_writer_t *w, const vfdswmr_mdw_opts_t *o, bool replace)
      * keep the max_lag contract. */
     if (o->md_path && vfdswmr_marks_create(w->md_path, vfdswmr_mdw_session(w->mdw), &w->marks) < 0)
         VFDSWMR_LOG(&w->log, "warning", "no read-mark table: %s", strerror(errno));
-    /* Without the raw-data write log, caching readers drop their chunk
-     * cache at every snapshot. */
-    if (o->md_path && vfdswmr_rawlog_create(w->md_path, vfdswmr_mdw_session(w->mdw), &w->rawlog) < 0)
-        VFDSWMR_LOG(&w->log, "warning", "no raw-data write log: %s", strerror(errno));
+    /* The raw-data write log comes once a reader is registered (publish.c,
+     * start_rawlog); a writer keeping no metadata file has none. */
+    w->rawlog_done = !o->md_path;
     if (!replace && vfdswmr_mdw_link(w->mdw, false, err, sizeof err) < 0) {
         VFDSWMR_ERR(H5E_CANTCREATE, "%s: %s", VFDSWMR_WRITER_NAME, err);
         return -1;
@@ -287,8 +287,15 @@ go_live(vfdswmr_writer_t *w, const char *name, bool replace, int *old_fd)
         VFDSWMR_ERR(H5E_CANTCREATE, "%s: %s", VFDSWMR_WRITER_NAME, err);
         return -1;
     }
-    if (*old_fd >= 0)
+    if (*old_fd >= 0) {
         close(*old_fd); /* releases the crashed writer's file, replaced now */
+        /* and its raw-data log: ours comes with a reader (publish.c), if at
+         * all, and nobody reads the dead session's (vfd_swmr_recover
+         * removes it the same way) */
+        char raw[sizeof w->md_path + 8];
+        if (vfdswmr_rawlog_name(raw, sizeof raw, w->md_path) == 0)
+            (void)unlink(raw);
+    }
     *old_fd = -1;
     if (w->pred) { /* ours has the name now: the file records our session */
         w->pred = false;

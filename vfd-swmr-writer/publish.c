@@ -28,6 +28,8 @@
 #include <string.h>
 
 #include "clock.h"
+#include "mdlock.h"
+#include "rawlog.h"
 #include "writer.h"
 
 /* What a publish does to the epoch (writer.h). */
@@ -63,6 +65,17 @@ uint64_t
 vfdswmr_writer_write_tick(const vfdswmr_writer_t *w)
 {
     return w->tick + 1 + (w->publishing || w->error[0] ? 1 : 0);
+}
+
+void
+vfdswmr_writer_log_write(vfdswmr_writer_t *w, uint64_t addr, uint64_t len)
+{
+    uint64_t tick = vfdswmr_writer_write_tick(w);
+
+    if (w->rawlog)
+        vfdswmr_rawlog_add(w->rawlog, tick, addr, len);
+    else if (len && tick > w->unlogged_tick)
+        w->unlogged_tick = tick;
 }
 
 /* Wait, under the lock, until no publish is being written. */
@@ -104,6 +117,31 @@ rawlog_window(const vfdswmr_writer_t *w, const publish_t *p)
         return w->lag > p->tick ? w->lag : p->tick;
     first = w->epoch_first_tick[(p->epoch - w->lag + 1) % VFDSWMR_EPOCH_RING];
     return first && first <= p->tick ? p->tick - first + 1 : w->lag;
+}
+
+/* The raw-data write log, at the first publish that finds a reader
+ * registered on the HDF5 file (every reader registers before it reads; a
+ * lower driver without a descriptor: at the first publish). It lists the
+ * ticks after the last one written unlogged: no earlier write is in it, and
+ * a reader asking for those ticks drops its whole cache (rawlog.h). Without
+ * it, caching readers drop their chunk cache at every snapshot. */
+static void
+start_rawlog(vfdswmr_writer_t *w, uint64_t tick)
+{
+    vfdswmr_rawlog_t *l;
+
+    if (w->rawlog_done || (w->hdf5_fd >= 0 && vfdswmr_mdlock_any_reader(w->hdf5_fd) == 0))
+        return;
+    w->rawlog_done = true;
+    /* writes made since the last publish are of this tick at most */
+    VFDSWMR_ASSERT(w->unlogged_tick <= tick);
+    if (vfdswmr_rawlog_create(w->md_path, vfdswmr_mdw_session(w->mdw), w->unlogged_tick + 1, &l) < 0) {
+        VFDSWMR_LOG(&w->log, "warning", "no raw-data write log: %s", strerror(errno));
+        return;
+    }
+    w->rawlog = l; /* whole before it is seen: a fork child's handler reads it without the lock (close.c) */
+    VFDSWMR_LOG(&w->log, "rawlog", "created at tick %llu: lists ticks %llu on", (unsigned long long)tick,
+                (unsigned long long)(w->unlogged_tick + 1));
 }
 
 static int
@@ -153,6 +191,7 @@ begin(vfdswmr_writer_t *w, bool final, epoch_step_t step, publish_t *p)
     /* the old bytes kept on disk (keepdisk.c): new entries, and those this
      * consistency point no longer reads */
     vfdswmr_writer_dk_merge(w, p->cps, final, &p->changes, &p->nc, &p->removals, &p->nr);
+    start_rawlog(w, p->tick);
     if (w->rawlog)
         vfdswmr_rawlog_prepare(w->rawlog, p->tick, rawlog_window(w, p));
     return 0;
@@ -187,7 +226,9 @@ finish(vfdswmr_writer_t *w, const publish_t *p)
     if (p->rawlog_errno) {
         VFDSWMR_LOG(&w->log, "warning", "cannot write the raw-data write log: %s", strerror(p->rawlog_errno));
         vfdswmr_rawlog_t *l = w->rawlog;
-        w->rawlog = NULL;        /* first: a fork child's handler reads it without the lock (close.c) */
+        w->rawlog = NULL; /* first: a fork child's handler reads it without the lock (close.c) */
+        /* no log from now on: the writes it listed are unlogged */
+        w->unlogged_tick = vfdswmr_writer_write_tick(w);
         vfdswmr_rawlog_close(l); /* readers then drop their caches at every snapshot */
     }
     vfdswmr_writer_dk_done(w, p->cps, p->final, !p->failed);

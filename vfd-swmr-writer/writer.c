@@ -78,7 +78,7 @@ vfdswmr_writer_store_page(void *ctx, uint64_t page, const uint8_t *image, size_t
         herr_t, H5FDwrite(LOWER(w), H5FD_MEM_DEFAULT, H5P_DEFAULT, page * VFDSWMR_WRITER_PAGE_SIZE, len, out), _r < 0);
 
     vfdswmr_ccf_written(&w->cc, page * VFDSWMR_WRITER_PAGE_SIZE, len, image, rc >= 0);
-    vfdswmr_rawlog_add(w->rawlog, vfdswmr_writer_write_tick(w), page * VFDSWMR_WRITER_PAGE_SIZE, len);
+    vfdswmr_writer_log_write(w, page * VFDSWMR_WRITER_PAGE_SIZE, len);
     w->pages_stored++;
     if (rc >= 0 && w->sb_addr != UINT64_MAX && w->sb_addr / VFDSWMR_WRITER_PAGE_SIZE == page)
         w->sb_shown = true;
@@ -309,7 +309,7 @@ vfdswmr_writer_truncated(vfdswmr_writer_t *w, bool ok)
     VFDSWMR_ASSERT_LOCKED(w);
     eof = eof == HADDR_UNDEF ? 0 : eof; /* bytes unknown: everything changed */
     vfdswmr_ccf_truncated(&w->cc, eof);
-    vfdswmr_rawlog_add(w->rawlog, vfdswmr_writer_write_tick(w), eof, UINT64_MAX - eof);
+    vfdswmr_writer_log_write(w, eof, UINT64_MAX - eof);
 }
 
 static herr_t

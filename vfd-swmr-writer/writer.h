@@ -99,6 +99,12 @@ typedef struct vfdswmr_writer_t {
     vfdswmr_mdw_t *mdw;
     vfdswmr_marks_t *marks;   /* read marks of local readers (marks.h), or NULL */
     vfdswmr_rawlog_t *rawlog; /* what this session wrote to the HDF5 file, per tick (rawlog.h) */
+    /* The log is created at the first publish that finds a reader registered
+     * (publish.c, start_rawlog); until then unlogged_tick is the newest tick
+     * a write was made for (it lists ticks from unlogged_tick + 1 on).
+     * rawlog_done: created once (or failed); never again this session. */
+    uint64_t unlogged_tick;
+    bool rawlog_done;
     uint32_t lag;             /* what is kept for readers: max_lag, or more for read marks */
     unsigned marked_readers;  /* live read marks at the last tick */
     /* End of allocation (eoa.c): `eoa` is the HDF5 file's (the lower
@@ -408,5 +414,8 @@ int vfdswmr_writer_publish_fresh(vfdswmr_writer_t *w);
 void vfdswmr_writer_stop_publishing(vfdswmr_writer_t *w, const char *why);
 /* The tick that publishes what is written to the HDF5 file now. */
 uint64_t vfdswmr_writer_write_tick(const vfdswmr_writer_t *w);
+/* The session wrote [addr, addr + len) of the HDF5 file (raw data, a page,
+ * a truncation): into the raw-data log, or remembered as unlogged. */
+void vfdswmr_writer_log_write(vfdswmr_writer_t *w, uint64_t addr, uint64_t len);
 
 #endif

@@ -115,7 +115,7 @@ test_window(void **state)
 
     (void)state;
     assert_int_equal(ask(9, 0, 0, &g), 0); /* no log */
-    assert_int_equal(vfdswmr_rawlog_create(md, 9, &l), 0);
+    assert_int_equal(vfdswmr_rawlog_create(md, 9, 1, &l), 0);
     assert_int_equal(ask(9, 0, 0, &g), 1); /* nothing written yet */
     vfdswmr_rawlog_add(l, 1, 1000, 10);
     vfdswmr_rawlog_add(l, 1, 1010, 10); /* an append: one range */
@@ -149,6 +149,30 @@ test_window(void **state)
     assert_int_equal(access(path, F_OK), -1);
 }
 
+/* A log created mid-session (a reader registered at tick 5, after the
+ * writer wrote in tick 5 unlogged): it lists ticks 6 on, so a reader asking
+ * about tick 5 or earlier cannot be told, and one from 5 on can. */
+static void
+test_created_late(void **state)
+{
+    vfdswmr_rawlog_t *l;
+    struct got g;
+
+    (void)state;
+    assert_int_equal(vfdswmr_rawlog_create(md, 4, 6, &l), 0);
+    assert_int_equal(ask(4, 5, 5, &g), 1); /* nothing in ticks 6 .. 5 */
+    assert_int_equal(ask(4, 4, 5, &g), 0); /* tick 5 was not logged */
+    assert_int_equal(publish(l, 5, 10), 0);  /* published at tick 5 */
+    assert_int_equal(ask(4, 4, 5, &g), 0);
+    vfdswmr_rawlog_add(l, 6, 300, 7);
+    assert_int_equal(publish(l, 6, 10), 0);
+    assert_int_equal(ask(4, 5, 6, &g), 1);
+    assert_true(g.n == 1 && g.addr[0] == 300 && g.len[0] == 7);
+    assert_int_equal(ask(4, 4, 6, &g), 0);
+    assert_int_equal(ask(4, 0, 6, &g), 0);
+    vfdswmr_rawlog_close(l);
+}
+
 static void
 test_cap(void **state)
 {
@@ -156,7 +180,7 @@ test_cap(void **state)
     struct got g;
 
     (void)state;
-    assert_int_equal(vfdswmr_rawlog_create(md, 3, &l), 0);
+    assert_int_equal(vfdswmr_rawlog_create(md, 3, 1, &l), 0);
     for (uint64_t i = 0; i < VFDSWMR_RAWLOG_CAP; i++)
         vfdswmr_rawlog_add(l, 1, i * 100, 10); /* not adjacent: one range each */
     vfdswmr_rawlog_add(l, 2, 10, 1);           /* full: tick 1 goes */
@@ -719,6 +743,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_codec),
         cmocka_unit_test(test_window),
+        cmocka_unit_test(test_created_late),
         cmocka_unit_test(test_cap),
         cmocka_unit_test(test_kept_layout),
         cmocka_unit_test(test_kept_roundtrip),
