@@ -105,8 +105,8 @@ typedef struct vfdswmr_writer_t {
      * rawlog_done: created once (or failed); never again this session. */
     uint64_t unlogged_tick;
     bool rawlog_done;
-    uint32_t lag;             /* what is kept for readers: max_lag, or more for read marks */
-    unsigned marked_readers;  /* live read marks at the last tick */
+    uint32_t lag;            /* what is kept for readers: max_lag, or more for read marks */
+    unsigned marked_readers; /* live read marks at the last tick */
     /* End of allocation (eoa.c): `eoa` is the HDF5 file's (the lower
      * driver's), at least lib_eoa, higher while a reader may read above
      * HDF5's end; lib_eoa is HDF5's own, as it last set it, which get_eoa

@@ -160,9 +160,9 @@ test_created_late(void **state)
 
     (void)state;
     assert_int_equal(vfdswmr_rawlog_create(md, 4, 6, &l), 0);
-    assert_int_equal(ask(4, 5, 5, &g), 1); /* nothing in ticks 6 .. 5 */
-    assert_int_equal(ask(4, 4, 5, &g), 0); /* tick 5 was not logged */
-    assert_int_equal(publish(l, 5, 10), 0);  /* published at tick 5 */
+    assert_int_equal(ask(4, 5, 5, &g), 1);  /* nothing in ticks 6 .. 5 */
+    assert_int_equal(ask(4, 4, 5, &g), 0);  /* tick 5 was not logged */
+    assert_int_equal(publish(l, 5, 10), 0); /* published at tick 5 */
     assert_int_equal(ask(4, 4, 5, &g), 0);
     vfdswmr_rawlog_add(l, 6, 300, 7);
     assert_int_equal(publish(l, 6, 10), 0);
