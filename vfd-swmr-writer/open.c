@@ -209,8 +209,9 @@ scan_due(const char *md_path)
     return due;
 }
 
-/* Step 3: our metadata file (and its read-mark table and raw-data log),
- * created and locked under a temporary name; it takes its name now unless
+/* Step 3: our metadata file (and its read-mark table; the raw-data log
+ * comes with a reader, publish.c), created and locked under a temporary
+ * name; it takes its name now unless
  * it must replace a crashed writer's (step 7). Temporaries earlier writers
  * left when killed while opening go first (not locked, older than
  * STALE_TEMP_AGE s; looked for once per directory per STALE_TEMP_AGE s). */
