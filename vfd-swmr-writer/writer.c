@@ -122,17 +122,6 @@ vfdswmr_writer_check_error(vfdswmr_writer_t *w)
 
 /* ---- I/O ------------------------------------------------------------------ */
 
-/* Every callback of the application's on a live session takes the lock
- * here; a tick thread waiting to start starts once its first tick is over
- * (ticker.c). A closing call does not start it. */
-static void
-enter(vfdswmr_writer_t *w, bool closing)
-{
-    vfdswmr_writer_lock(w);
-    if (!closing)
-        vfdswmr_ticker_due(w);
-}
-
 static herr_t
 writer_read(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, void *buf)
 {
@@ -143,7 +132,7 @@ writer_read(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size
 
     if (!w->active)
         return vfdswmr_ccf_read(&w->cc, &w->base, type, dxpl, addr, size, buf);
-    enter(w, false);
+    vfdswmr_writer_lock(w);
     rc = vfdswmr_ccf_read(&w->cc, &w->base, type, dxpl, addr, size, buf);
     if (rc >= 0)
         rc = vfdswmr_seal_incoming(w, addr, size, buf);
@@ -187,7 +176,7 @@ writer_write(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t siz
         vfdswmr_ccf_written(&w->cc, addr, size, buf, rc >= 0);
         return rc;
     }
-    enter(w, false);
+    vfdswmr_writer_lock(w);
     if (type == H5FD_MEM_DRAW) /* raw data and the global heap: inplace.c */
         rc = vfdswmr_writer_raw_write(w, dxpl, addr, size, buf);
     else if (vfdswmr_pb_write(w->pb, addr, size, buf, vfdswmr_writer_fill_page, w) < 0) {
@@ -240,7 +229,7 @@ writer_flush(H5FD_t *file, hid_t dxpl, hbool_t closing)
             vfdswmr_ccf_invalidate_all(&w->cc);
         return prc;
     }
-    enter(w, closing);
+    vfdswmr_writer_lock(w);
     if (closing)
         w->closing_flushed = true;
     /* Before this flush publishes: a page HDF5 rewrites at every flush is
@@ -325,7 +314,7 @@ writer_truncate(H5FD_t *file, hid_t dxpl, hbool_t closing)
         vfdswmr_ccf_truncated(&w->cc, rc < 0 ? 0 : vfdswmr_pt_get_eof(file, H5FD_MEM_DEFAULT));
         return rc;
     }
-    enter(w, closing);
+    vfdswmr_writer_lock(w);
     if (closing && w->closing_flushed)
         w->hdf5_closing = true;
     rc = vfdswmr_pt_truncate(file, dxpl, closing);
@@ -347,7 +336,7 @@ writer_set_eoa(H5FD_t *file, H5FD_mem_t type, haddr_t addr)
 
     if (!w->active)
         return vfdswmr_pt_set_eoa(file, type, addr);
-    enter(w, false);
+    vfdswmr_writer_lock(w);
     rc = vfdswmr_writer_set_eoa(w, type, addr);
     vfdswmr_writer_unlock(w);
     return rc;
@@ -370,7 +359,7 @@ writer_alloc(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, hsize_t size)
             return HADDR_UNDEF;
         return addr;
     }
-    enter(w, false);
+    vfdswmr_writer_lock(w);
     addr = vfdswmr_writer_alloc(w, file, type, size);
     vfdswmr_writer_unlock(w);
     return addr;
@@ -497,7 +486,7 @@ writer_ctl(H5FD_t *file, uint64_t op, uint64_t flags, const void *in, void **out
     }
     if (!w->active)
         return vfdswmr_pt_ctl(file, op, flags, in, out);
-    enter(w, false);
+    vfdswmr_writer_lock(w);
     rc = ctl_locked(w, op, in, out);
     vfdswmr_writer_unlock(w);
     return rc == 1 ? vfdswmr_pt_ctl(file, op, flags, in, out) : rc;

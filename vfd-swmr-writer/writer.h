@@ -93,7 +93,6 @@ typedef struct vfdswmr_writer_t {
     pthread_cond_t published; /* signalled when `publishing` ends */
     pthread_t ticker;
     bool ticker_running, stop;
-    bool ticker_deferred; /* publish=flush: the thread starts at the first call after next_tick (ticker.c) */
 
     vfdswmr_pagebuf_t *pb;
     vfdswmr_mdw_t *mdw;
@@ -385,9 +384,6 @@ int vfdswmr_seal_clear(vfdswmr_writer_t *w);
 
 /* ticker.c (a tick's length: vfdswmr_tick_seconds, common/drvconfig.h) */
 int vfdswmr_ticker_start(vfdswmr_writer_t *w);
-/* With `lock` held, at every callback of the application's: start a
- * deferred tick thread once its first tick is over. */
-void vfdswmr_ticker_due(vfdswmr_writer_t *w);
 void vfdswmr_ticker_stop(vfdswmr_writer_t *w);
 
 /* publish.c; called with `lock` held (asserted). Publish the tick after

@@ -5,10 +5,7 @@
  *   inplace write FILE ROUNDS
  *       create FILE with a contiguous dataset /x of N int64 (one raw write
  *       each time it is written), write round 1 (every element 1), H5Fflush,
- *       print "ready", wait for a line on stdin -- flushing every 10 ms
- *       meanwhile, as an application that polls does (a flush with nothing
- *       new publishes nothing; the tick thread starts at such a call once
- *       the first tick is over); then rounds 2..ROUNDS, each
+ *       print "ready", wait for a line on stdin; then rounds 2..ROUNDS, each
  *       writing every element with the round's number in place and
  *       flushing, 2 ms apart; H5Fclose, print "done ROUNDS".
  *   inplace read FILE ROUNDS
@@ -29,7 +26,6 @@
 #include <fcntl.h>
 #include <hdf5.h>
 #include <inttypes.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,9 +70,6 @@ write_file(const char *name, int64_t rounds)
         return 1;
     printf("ready\n");
     fflush(stdout);
-    for (struct pollfd in = {.fd = 0, .events = POLLIN}; poll(&in, 1, 10) == 0;)
-        if (H5Fflush(f, H5F_SCOPE_GLOBAL) < 0)
-            return fail("H5Fflush");
     step_wait();
     for (int64_t r = 2; r <= rounds; r++) {
         if (write_round(f, d, v, r))
