@@ -60,9 +60,13 @@ for _ in $(seq 600); do grep -q open "$dir/counts.idle" 2>/dev/null && break; sl
 count "read beside an idle writer (per pass)" vfd_swmr_reader 5 HDF5_DRIVER=vfd_swmr_reader -- "$ops" read "$small" 5
 exec 9>&-
 wait "$idle"
-count "create, write, flush, close (per session)" sec2 50 -- "$ops" cycle "$cyc" 50
-count "create, write, flush, close (per session)" vfd_swmr_writer 50 HDF5_DRIVER=vfd_swmr_writer \
-    HDF5_DRIVER_CONFIG="tick_len=1;max_lag=3" -- "$ops" cycle "$cyc" 50
+for mode in cyclenew cycle; do
+    label="create a new file, write, flush, close (per session)"
+    [ $mode = cyclenew ] || label="the same over the previous file (H5F_ACC_TRUNC, h5py's \"w\") (per session)"
+    count "$label" sec2 50 -- "$ops" $mode "$cyc" 50
+    count "$label" vfd_swmr_writer 50 HDF5_DRIVER=vfd_swmr_writer \
+        HDF5_DRIVER_CONFIG="tick_len=1;max_lag=3" -- "$ops" $mode "$cyc" 50
+done
 for cfg in sec2 "tick_len=1;max_lag=3" "tick_len=1;max_lag=3;publish=tick"; do
     HDF5_DRIVER= "$ops" make400 "$apf"
     if [ "$cfg" = sec2 ]; then

@@ -4,7 +4,9 @@
  *   bench_ops make FILE         1000 datasets of 3200 int32, chunks of 256 (bench_reader's small file)
  *   bench_ops make400 FILE      400 empty extensible int32 datasets, chunks of 1024 (bench_stall's)
  *   bench_ops read FILE N       N times: open read-only, read every dataset whole, close
- *   bench_ops cycle FILE N      N times: create, write 1000 ints, H5Fflush, close (bench_close's cycle)
+ *   bench_ops cycle FILE N      N times: create (H5F_ACC_TRUNC over the file left by the previous
+ *                               time, as h5py's mode "w" does), write 1000 ints, H5Fflush, close
+ *   bench_ops cyclenew FILE N   the same, removing FILE first each time (bench_close's cycle)
  *   bench_ops append FILE N     open read-write (HDF5's chunk cache off), N rounds of one 4 KiB chunk
  *                               appended to each of the 400 datasets, H5Fflush after each round
  *   bench_ops idle FILE         open read-write, print "open", wait for the end of input, close */
@@ -61,12 +63,14 @@ read_one(hid_t g, const char *name, const H5L_info2_t *info, void *op)
 }
 
 static void
-cycle(const char *path)
+cycle(const char *path, int fresh)
 {
     static int v[1000];
     hsize_t n = 1000;
     hid_t f, s, d;
 
+    if (fresh)
+        unlink(path);
     CHECK(f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT));
     CHECK(s = H5Screate_simple(1, &n, NULL));
     CHECK(d = H5Dcreate2(f, "d", H5T_NATIVE_INT, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
@@ -127,9 +131,9 @@ main(int argc, char **argv)
             CHECK(H5Literate2(f, H5_INDEX_NAME, H5_ITER_NATIVE, NULL, read_one, NULL));
             CHECK(H5Fclose(f));
         }
-    else if (argc == 4 && !strcmp(argv[1], "cycle"))
+    else if (argc == 4 && (!strcmp(argv[1], "cycle") || !strcmp(argv[1], "cyclenew")))
         for (int i = 0; i < n; i++)
-            cycle(argv[2]);
+            cycle(argv[2], !strcmp(argv[1], "cyclenew"));
     else if (argc == 4 && !strcmp(argv[1], "append"))
         append(argv[2], n);
     else if (argc == 3 && !strcmp(argv[1], "idle")) {
