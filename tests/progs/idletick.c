@@ -13,8 +13,9 @@
  * max_lag ticks for a reader that holds an older snapshot); never
  * (tick_len=0): they do not, three ticks' time later the tick is the
  * same. Then rewrites "d" (5i), flushes, closes, and reads "d" back through
- * plain HDF5. The process must have one thread more than before the open
- * from the open to the close with at-open, none with never.
+ * plain HDF5. With at-open the process has more threads once the file is
+ * open than before, and one fewer after the close than while it was open;
+ * with never, no more.
  * One "ok: ..." line per check on stdout; exit status 0, 1 on a failure
  * (message on stderr), 2 bad usage.
  */
@@ -99,7 +100,7 @@ main(int argc, char **argv)
 {
     hsize_t n = N;
     hid_t fapl, f, s, d;
-    int v[N], before, at_open;
+    int v[N], before, live, at_open;
     unsigned tick_len;
     unsigned long long t0;
 
@@ -117,7 +118,11 @@ main(int argc, char **argv)
         return 1;
     }
     write_d(f, 3);
-    check(threads() == before + at_open, "threads after open and a flush", threads() - before, at_open);
+    /* a sanitizer may start a thread of its own with the first thread the
+     * program creates: that one stays to the end */
+    live = threads();
+    check(at_open ? live > before : live == before, "threads after open and a flush, more than before", live - before,
+          at_open);
     t0 = tick_of(f, &tick_len);
     if (at_open) {
         /* the thread ends ticks with no call of ours but the query */
@@ -136,7 +141,7 @@ main(int argc, char **argv)
         fprintf(stderr, "idletick: close failed\n");
         return 1;
     }
-    check(threads() == before, "threads after close", threads() - before, 0);
+    check(threads() == live - at_open, "threads after close, fewer than while open", live - threads(), at_open);
     if ((f = H5Fopen(argv[1], H5F_ACC_RDONLY, H5P_DEFAULT)) < 0 || (d = H5Dopen2(f, "d", H5P_DEFAULT)) < 0 ||
         H5Dread(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) < 0 || H5Dclose(d) < 0 || H5Fclose(f) < 0) {
         fprintf(stderr, "idletick: reading %s back through plain HDF5 failed\n", argv[1]);
