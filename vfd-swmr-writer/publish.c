@@ -227,8 +227,7 @@ finish(vfdswmr_writer_t *w, const publish_t *p)
         VFDSWMR_LOG(&w->log, "warning", "cannot write the raw-data write log: %s", strerror(p->rawlog_errno));
         vfdswmr_rawlog_t *l = w->rawlog;
         w->rawlog = NULL; /* first: a fork child's handler reads it without the lock (close.c) */
-        /* no log from now on: the writes it listed are unlogged */
-        w->unlogged_tick = vfdswmr_writer_write_tick(w);
+        /* no log again this session: rawlog_done stays set */
         vfdswmr_rawlog_close(l); /* readers then drop their caches at every snapshot */
     }
     vfdswmr_writer_dk_done(w, p->cps, p->final, !p->failed);
