@@ -261,7 +261,10 @@ vfdswmr_writer_close(H5FD_t *file)
 
     if (w->active && w->base.fork_gen != vfdswmr_fork_gen())
         return close_in_child(w);
-    if (!w->active) {
+    /* read-only; or never set up (a deferred open HDF5 closes unused, as
+     * its tentative open; or one whose setup failed and was undone): the
+     * lower file is all there is, and closing it drops the writer's lock */
+    if (!w->active || w->pending || w->setup_failed) {
         vfdswmr_fork_untrack(w);
         vfdswmr_writer_free(w);
         return vfdswmr_stack_close(&w->base);

@@ -39,6 +39,8 @@ vfdswmr_writer_free(vfdswmr_writer_t *w)
     vfdswmr_log_close(&w->log);
     free(w->rec_name);
     w->rec_name = NULL;
+    free(w->pend_name);
+    w->pend_name = NULL;
     pthread_mutex_destroy(&w->lock);
     pthread_cond_destroy(&w->wake);
     pthread_cond_destroy(&w->published);
@@ -243,9 +245,9 @@ create_md(vfdswmr_writer_t *w, const vfdswmr_mdw_opts_t *o, bool replace)
 }
 
 /* Step 4: the HDF5 file through the lower driver, with the writer's lock on
- * it; its inode goes into the metadata file. */
+ * it (open_lower); its inode goes into the metadata file. */
 static int
-open_hdf5(vfdswmr_writer_t *w, const char *name, unsigned flags, haddr_t maxaddr)
+open_lower(vfdswmr_writer_t *w, const char *name, unsigned flags, haddr_t maxaddr)
 {
     struct stat st;
 
@@ -261,11 +263,6 @@ open_hdf5(vfdswmr_writer_t *w, const char *name, unsigned flags, haddr_t maxaddr
     if (take_hdf5_lock(w, name) < 0)
         return -1;
     w->hdf5_id = stat(name, &st) == 0 ? (uint64_t)st.st_ino : 0;
-    if (vfdswmr_mdw_set_hdf5_id(w->mdw, w->hdf5_id) < 0) {
-        VFDSWMR_ERR(H5E_WRITEERROR, "%s: cannot write metadata file %s: %s", VFDSWMR_WRITER_NAME, w->md_path,
-                    strerror(errno));
-        return -1;
-    }
     if (w->base.cfg.durable && w->hdf5_fd < 0) {
         VFDSWMR_ERR(H5E_BADVALUE,
                     "%s: durable=1 needs a lower driver with a POSIX file descriptor to fsync (sec2, log), "
@@ -274,6 +271,22 @@ open_hdf5(vfdswmr_writer_t *w, const char *name, unsigned flags, haddr_t maxaddr
         return -1;
     }
     return 0;
+}
+
+static int
+set_hdf5_id(vfdswmr_writer_t *w)
+{
+    if (vfdswmr_mdw_set_hdf5_id(w->mdw, w->hdf5_id) == 0)
+        return 0;
+    VFDSWMR_ERR(H5E_WRITEERROR, "%s: cannot write metadata file %s: %s", VFDSWMR_WRITER_NAME, w->md_path,
+                strerror(errno));
+    return -1;
+}
+
+static int
+open_hdf5(vfdswmr_writer_t *w, const char *name, unsigned flags, haddr_t maxaddr)
+{
+    return open_lower(w, name, flags, maxaddr) == 0 && set_hdf5_id(w) == 0 ? 0 : -1;
 }
 
 /* Step 7: our metadata file replaces the crashed writer's (old_fd, which is
@@ -345,55 +358,14 @@ go_live(vfdswmr_writer_t *w, const char *name, bool replace, int *old_fd)
     return 0;
 }
 
-/*
- * Open for writing. Order matters (a refused writer changes nothing):
- *  1. configuration and paths (no file touched);
- *  2. the metadata file at its name -- or, with none there, at the name the
- *     HDF5 file records (mdfile/sessname.h), which this session then uses:
- *     a live writer's is refused, a crashed writer's is locked and kept for
- *     recovery (vfdswmr_claim_md);
- *  3. our own metadata file, created and locked under a temporary name; with
- *     no metadata file there, it takes the name now, so a second writer
- *     starting at the same moment is refused before it opens the HDF5 file;
- *  4. the HDF5 file, through the lower driver, with the caller's flags;
- *  5. recovery from the crashed writer's metadata file (not when truncating);
- *  6. the HDF5 file records our metadata file's name, then the seal on its
- *     superblock (seal.c): plain HDF5 refuses the file from now until close
- *     or recovery;
- *  7. our metadata file replaces the crashed writer's.
- */
-static int
-start_swmr(vfdswmr_writer_t *w, const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr)
+/* A refused writer changes nothing: the seal it set goes (the file is as
+ * found, or as recovered, which the seal must not hide either), our
+ * metadata file and side files go, and so does our record. */
+static void
+abandon(vfdswmr_writer_t *w, const char *name, int *old_fd)
 {
-    const vfdswmr_config_t *cfg = &w->base.cfg;
-    char ud_base[VFDSWMR_MAX_PATH + 64], err[VFDSWMR_MDW_ERRLEN];
-    vfdswmr_mdw_opts_t o = {.page_size = VFDSWMR_WRITER_PAGE_SIZE,
-                            .reserved_pages = cfg->md_pages_reserved,
-                            .max_lag = cfg->max_lag,
-                            .tick_len = cfg->tick_len,
-                            .durable = cfg->durable,
-                            .defer_link = true};
-    int old_fd = -1;
-    vfdswmr_claim_t claim = VFDSWMR_CLAIM_FREE;
-    bool replace, recovered = false, trunc = (flags & H5F_ACC_TRUNC) != 0;
+    char err[VFDSWMR_MDW_ERRLEN];
 
-    if (prepare_swmr(w, name, fapl, ud_base, sizeof ud_base) < 0)
-        return -1;
-    o.md_path = cfg->maintain_metadata_file ? w->md_path : NULL;
-    o.ud_base = cfg->generate_updater_files ? ud_base : NULL;
-    o.ud_keep_ticks = cfg->updater_keep_ticks ? cfg->updater_keep_ticks : cfg->max_lag + 1;
-    if (o.md_path && (claim = vfdswmr_claim_md(w, name, &old_fd)) == VFDSWMR_CLAIM_REFUSED)
-        return -1;
-    if (claim == VFDSWMR_CLAIM_AGAIN)
-        return open_again(w, name, flags, maxaddr);
-    replace = claim == VFDSWMR_CLAIM_CRASHED || claim == VFDSWMR_CLAIM_REPLACE;
-    if (create_md(w, &o, replace) == 0 && open_hdf5(w, name, flags, maxaddr) == 0 &&
-        (old_fd < 0 || trunc || recover_crashed(w, old_fd, name, &recovered) == 0) &&
-        (trunc ? vfdswmr_seal_name_session(w, name, true) : vfdswmr_seal_at_open(w, name, recovered)) == 0 &&
-        go_live(w, name, replace, &old_fd) == 0)
-        return 0;
-    /* A refused writer changes nothing: the seal it set goes (the file is
-     * as found, or as recovered, which the seal must not hide either). */
     if (w->sb_sealed) {
         vfdswmr_writer_lock(w);
         (void)vfdswmr_seal_clear(w); /* a failure is on the error stack: the file stays refused, never wrong */
@@ -415,8 +387,131 @@ start_swmr(vfdswmr_writer_t *w, const char *name, unsigned flags, hid_t fapl, ha
         vfdswmr_seal_unname_session(w, name);
     free(w->rec_name);
     w->rec_name = NULL;
-    if (old_fd >= 0)
-        close(old_fd);
+    if (*old_fd >= 0)
+        close(*old_fd);
+    *old_fd = -1;
+}
+
+/*
+ * The deferred open (writer.h, `pending`). HDF5 opens a file it is asked to
+ * create with H5F_ACC_TRUNC first without TRUNC and CREAT, only to compare
+ * it with the files it has open, and closes that handle again (H5F_open's
+ * "tentative" open): done in full, a session of its own -- metadata file,
+ * read-mark table, record, seal, tick thread, all made and undone -- for
+ * every h5py File(name, "w") over an existing file. So an existing file
+ * opened without TRUNC and CREAT, with no metadata file anywhere (nothing
+ * to recover or claim), gets only step 4 now: the lower file, opened
+ * without changing it, and the writer's lock on it (a lower driver
+ * without a descriptor has none: the rest follows at once), which refuses
+ * every other writer from here (they look for it at their step 2 and take it at
+ * their step 4; such an open changes nothing either). Steps 3, 6 and 7 come
+ * at the first call that reaches the file (vfdswmr_writer_setup); until
+ * then nothing of the file is written, so readers read it as it is and a
+ * crash leaves nothing to recover. A writer starting at the same moment
+ * may have linked its metadata file meanwhile (it is refused at its step
+ * 4 and removes it): then our setup fails too, as a refused writer.
+ */
+static int
+defer_setup(vfdswmr_writer_t *w, const char *name, unsigned flags, haddr_t maxaddr, const vfdswmr_mdw_opts_t *o,
+            const char *ud_base)
+{
+    int none = -1;
+
+    if (NULL == (w->pend_name = strdup(name))) {
+        VFDSWMR_ERR(H5E_CANTALLOC, "%s: out of memory", VFDSWMR_WRITER_NAME);
+        return -1;
+    }
+    w->pend_o = *o;
+    snprintf(w->pend_ud_base, sizeof w->pend_ud_base, "%s", ud_base);
+    w->pend_o.ud_base = o->ud_base ? w->pend_ud_base : NULL;
+    if (open_lower(w, name, flags, maxaddr) < 0) {
+        abandon(w, name, &none);
+        return -1;
+    }
+    w->pending = true;
+    /* a lower driver without a descriptor holds no writer's lock: only the
+     * metadata file's link keeps other writers out, so it comes now */
+    if (w->hdf5_fd < 0)
+        return vfdswmr_writer_setup(w);
+    VFDSWMR_LOG(&w->log, "open", "file=%s: setup deferred to the first call that reaches the file", name);
+    return 0;
+}
+
+int
+vfdswmr_writer_setup(vfdswmr_writer_t *w)
+{
+    int none = -1;
+
+    if (!w->pending && w->setup_failed)
+        VFDSWMR_ERR(H5E_CANTOPENFILE,
+                    "%s: \"%s\" could not be opened for writing (the reason was reported at its "
+                    "first use); close it",
+                    VFDSWMR_WRITER_NAME, w->pend_name);
+    if (!w->pending)
+        return w->setup_failed ? -1 : 0;
+    w->pending = false;
+    VFDSWMR_ASSERT(!w->ticker_running && w->mdw == NULL);
+    bool tainted = w->kept.tainted; /* slot bytes held at open or now: kept.c */
+    vfdswmr_writer_kept_open(w);
+    w->kept.tainted = w->kept.tainted || tainted;
+    if (create_md(w, &w->pend_o, false) == 0 && set_hdf5_id(w) == 0 &&
+        vfdswmr_seal_at_open(w, w->pend_name, false) == 0 && go_live(w, w->pend_name, false, &none) == 0)
+        return 0;
+    abandon(w, w->pend_name, &none);
+    w->setup_failed = true;
+    return -1;
+}
+
+/*
+ * Open for writing. Order matters (a refused writer changes nothing):
+ *  1. configuration and paths (no file touched);
+ *  2. the metadata file at its name -- or, with none there, at the name the
+ *     HDF5 file records (mdfile/sessname.h), which this session then uses:
+ *     a live writer's is refused, a crashed writer's is locked and kept for
+ *     recovery (vfdswmr_claim_md);
+ *  3. our own metadata file, created and locked under a temporary name; with
+ *     no metadata file there, it takes the name now, so a second writer
+ *     starting at the same moment is refused before it opens the HDF5 file;
+ *  4. the HDF5 file, through the lower driver, with the caller's flags;
+ *  5. recovery from the crashed writer's metadata file (not when truncating);
+ *  6. the HDF5 file records our metadata file's name, then the seal on its
+ *     superblock (seal.c): plain HDF5 refuses the file from now until close
+ *     or recovery;
+ *  7. our metadata file replaces the crashed writer's.
+ */
+static int
+start_swmr(vfdswmr_writer_t *w, const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr)
+{
+    const vfdswmr_config_t *cfg = &w->base.cfg;
+    char ud_base[VFDSWMR_MAX_PATH + 64];
+    vfdswmr_mdw_opts_t o = {.page_size = VFDSWMR_WRITER_PAGE_SIZE,
+                            .reserved_pages = cfg->md_pages_reserved,
+                            .max_lag = cfg->max_lag,
+                            .tick_len = cfg->tick_len,
+                            .durable = cfg->durable,
+                            .defer_link = true};
+    int old_fd = -1;
+    vfdswmr_claim_t claim = VFDSWMR_CLAIM_FREE;
+    bool replace, recovered = false, trunc = (flags & H5F_ACC_TRUNC) != 0;
+
+    if (prepare_swmr(w, name, fapl, ud_base, sizeof ud_base) < 0)
+        return -1;
+    o.md_path = cfg->maintain_metadata_file ? w->md_path : NULL;
+    o.ud_base = cfg->generate_updater_files ? ud_base : NULL;
+    o.ud_keep_ticks = cfg->updater_keep_ticks ? cfg->updater_keep_ticks : cfg->max_lag + 1;
+    if (o.md_path && (claim = vfdswmr_claim_md(w, name, &old_fd)) == VFDSWMR_CLAIM_REFUSED)
+        return -1;
+    if (claim == VFDSWMR_CLAIM_AGAIN)
+        return open_again(w, name, flags, maxaddr);
+    replace = claim == VFDSWMR_CLAIM_CRASHED || claim == VFDSWMR_CLAIM_REPLACE;
+    if (claim == VFDSWMR_CLAIM_FREE && !(flags & (H5F_ACC_TRUNC | H5F_ACC_CREAT)) && o.md_path && !w->pred && !w->named)
+        return defer_setup(w, name, flags, maxaddr, &o, ud_base);
+    if (create_md(w, &o, replace) == 0 && open_hdf5(w, name, flags, maxaddr) == 0 &&
+        (old_fd < 0 || trunc || recover_crashed(w, old_fd, name, &recovered) == 0) &&
+        (trunc ? vfdswmr_seal_name_session(w, name, true) : vfdswmr_seal_at_open(w, name, recovered)) == 0 &&
+        go_live(w, name, replace, &old_fd) == 0)
+        return 0;
+    abandon(w, name, &old_fd);
     return -1;
 }
 

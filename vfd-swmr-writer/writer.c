@@ -36,6 +36,9 @@
  * (forked.h; close only lets go of it, close.c). */
 #define CHILD(w, what) ((w)->active && vfdswmr_forked((w)->base.fork_gen, VFDSWMR_WRITER_NAME, what))
 #define LOWER(w)       ((w)->base.lower)
+/* A live writer whose open was deferred (open.c, vfdswmr_writer_setup):
+ * set up now, at the first call that reaches the file. */
+#define NOT_READY(w) ((w)->active && ((w)->pending || (w)->setup_failed) && vfdswmr_writer_setup(w) < 0)
 
 /* ---- page buffer callbacks: the HDF5 file through the lower driver ---- */
 
@@ -129,6 +132,8 @@ writer_read(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size
     herr_t rc;
     if (CHILD(w, "reading"))
         return -1;
+    if (NOT_READY(w))
+        return -1;
 
     if (!w->active)
         return vfdswmr_ccf_read(&w->cc, &w->base, type, dxpl, addr, size, buf);
@@ -169,6 +174,8 @@ writer_write(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t siz
     vfdswmr_writer_t *w = W(file);
     herr_t rc = 0;
     if (CHILD(w, "writing"))
+        return -1;
+    if (NOT_READY(w))
         return -1;
 
     if (!w->active) {
@@ -221,6 +228,8 @@ writer_flush(H5FD_t *file, hid_t dxpl, hbool_t closing)
     vfdswmr_writer_t *w = W(file);
     herr_t rc = 0;
     if (CHILD(w, "flushing"))
+        return -1;
+    if (NOT_READY(w))
         return -1;
 
     if (!w->active) {
@@ -308,6 +317,8 @@ writer_truncate(H5FD_t *file, hid_t dxpl, hbool_t closing)
     herr_t rc;
     if (CHILD(w, "truncating"))
         return -1;
+    if (NOT_READY(w))
+        return -1;
 
     if (!w->active) {
         rc = vfdswmr_pt_truncate(file, dxpl, closing);
@@ -333,6 +344,8 @@ writer_set_eoa(H5FD_t *file, H5FD_mem_t type, haddr_t addr)
     herr_t rc;
     if (CHILD(w, "setting the end of allocation"))
         return -1;
+    if (NOT_READY(w))
+        return -1;
 
     if (!w->active)
         return vfdswmr_pt_set_eoa(file, type, addr);
@@ -349,6 +362,8 @@ writer_alloc(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, hsize_t size)
     vfdswmr_writer_t *w = W(file);
     haddr_t addr;
     if (CHILD(w, "allocating"))
+        return HADDR_UNDEF;
+    if (NOT_READY(w))
         return HADDR_UNDEF;
 
     (void)dxpl;
@@ -370,10 +385,12 @@ writer_alloc(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, hsize_t size)
 static haddr_t
 writer_get_eoa(const H5FD_t *file, H5FD_mem_t type)
 {
-    const vfdswmr_writer_t *w = (const vfdswmr_writer_t *)file;
+    vfdswmr_writer_t *w = (vfdswmr_writer_t *)(uintptr_t)file; /* a deferred open is set up now */
 
     if (!w->active)
         return vfdswmr_pt_get_eoa(file, type);
+    if (NOT_READY(w))
+        return HADDR_UNDEF;
     return vfdswmr_writer_get_eoa(w, type);
 }
 
@@ -382,9 +399,12 @@ writer_get_eoa(const H5FD_t *file, H5FD_mem_t type)
 static haddr_t
 writer_get_eof(const H5FD_t *file, H5FD_mem_t type)
 {
-    const vfdswmr_writer_t *w = (const vfdswmr_writer_t *)file;
-    haddr_t eof = vfdswmr_pt_get_eof(file, type);
+    vfdswmr_writer_t *w = (vfdswmr_writer_t *)(uintptr_t)file; /* a deferred open is set up now */
+    haddr_t eof;
 
+    if (NOT_READY(w))
+        return HADDR_UNDEF;
+    eof = vfdswmr_pt_get_eof(file, type);
     if (w->active && eof != HADDR_UNDEF && eof < w->eoa)
         eof = w->eoa;
     return eof;
@@ -398,7 +418,7 @@ writer_get_eof(const H5FD_t *file, H5FD_mem_t type)
 static herr_t
 writer_lock(H5FD_t *file, hbool_t rw)
 {
-    if (CHILD(W(file), "locking"))
+    if (CHILD(W(file), "locking") || NOT_READY(W(file)))
         return -1;
     return vfdswmr_pt_lock(file, W(file)->active ? true : rw);
 }
@@ -476,6 +496,8 @@ writer_ctl(H5FD_t *file, uint64_t op, uint64_t flags, const void *in, void **out
     vfdswmr_writer_t *w = W(file);
     herr_t rc;
     if (CHILD(w, "a ctl operation"))
+        return -1;
+    if (NOT_READY(w))
         return -1;
 
     if ((rc = vfdswmr_ccf_ctl(&w->cc, op, in, out)) != 1)

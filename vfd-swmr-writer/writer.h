@@ -80,6 +80,15 @@ typedef struct vfdswmr_writer_t {
     bool pred;
     uint64_t pred_session;
     char *rec_name; /* the HDF5 file's name, to reach its record without hdf5_fd (malloc'd), or NULL */
+    /* Setup deferred (open.c, vfdswmr_writer_setup): an existing file opened
+     * without H5F_ACC_TRUNC/CREAT and no metadata file anywhere has only the
+     * lower file and the writer's lock on it until the first call that
+     * reaches the file; pend_* keep what the rest of the open needs.
+     * setup_failed: that call failed, every later one does too. */
+    bool pending, setup_failed;
+    char *pend_name;
+    vfdswmr_mdw_opts_t pend_o;
+    char pend_ud_base[VFDSWMR_MAX_PATH + 64];
     vfdswmr_log_t log;
     /* the shared raw-data chunk cache: the HDF5 file's bytes, page buffer
      * not included (reads add it on top); own mutex, taken inside `lock` */
@@ -381,6 +390,12 @@ const uint8_t *vfdswmr_seal_outgoing(vfdswmr_writer_t *w, uint64_t addr, const u
 int vfdswmr_seal_show(vfdswmr_writer_t *w);
 /* At close, every page written: clear the seal (the file is whole). 0, or -1. */
 int vfdswmr_seal_clear(vfdswmr_writer_t *w);
+
+/* open.c: the rest of a deferred open (pending), at the first call of
+ * HDF5's that reaches the file, without `lock`: 0 when the writer is live
+ * (or was not pending), -1 with the reason on the error stack (then and at
+ * every later call). */
+int vfdswmr_writer_setup(vfdswmr_writer_t *w);
 
 /* ticker.c (a tick's length: vfdswmr_tick_seconds, common/drvconfig.h) */
 int vfdswmr_ticker_start(vfdswmr_writer_t *w);
