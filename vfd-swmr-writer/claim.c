@@ -208,21 +208,21 @@ check_owner(int fd, const char *md_path, const char *h5_name)
 }
 
 /*
- * The HDF5 file itself: a live writer holds its writer lock there too
- * (mdlock.h), which still refuses a second writer when the metadata file
- * was removed or moved. FREE (or no such file yet), AGAIN (this process's
+ * The HDF5 file itself (fd, opened read-only by the caller; -1: not there
+ * yet, or not a file, which the lower driver will say): a live writer holds
+ * its writer lock there too (mdlock.h), which still refuses a second writer
+ * when the metadata file was removed or moved. FREE, AGAIN (this process's
  * own writer has it) or REFUSED.
  */
 static vfdswmr_claim_t
-check_hdf5_lock(const char *h5_name, const char *md_path)
+check_hdf5_lock(int fd, const char *h5_name, const char *md_path)
 {
     struct stat st;
-    int fd = vfdswmr_open_regular(h5_name, O_RDONLY), held;
+    int held;
 
     if (fd < 0)
-        return VFDSWMR_CLAIM_FREE; /* not there yet (or not a file: the lower driver will say so) */
+        return VFDSWMR_CLAIM_FREE;
     held = fstat(fd, &st) == 0 ? vfdswmr_mdlock_hdf5_held(fd) : -1;
-    close(fd);
     if (held <= 0)
         return VFDSWMR_CLAIM_FREE;
     if (registry_has_hdf5(st.st_dev, st.st_ino))
@@ -333,15 +333,22 @@ vfdswmr_claim_md(vfdswmr_writer_t *w, const char *h5_name, int *old_fd)
     char configured[sizeof w->md_path], rec[VFDSWMR_SESSNAME_MAX + 1];
     vfdswmr_claim_t rc;
 
+    int h5 = vfdswmr_open_regular(h5_name, O_RDONLY), found = 0; /* one look at the HDF5 file for both */
+
     *old_fd = -1;
-    if ((rc = check_hdf5_lock(h5_name, w->md_path)) != VFDSWMR_CLAIM_FREE)
-        return rc;
+    rc = check_hdf5_lock(h5, h5_name, w->md_path);
     /* The session the HDF5 file records comes first, wherever its writer
      * kept its metadata file (reached by another name or configuration):
      * this session takes its place there, as at the configured name.
      * Whatever the superblock says: recovery refuses a snapshot an
      * unsealed file does not hold (recover.c). */
-    if (vfdswmr_sessname_find(h5_name, NULL, rec, sizeof rec) != 1 || strcmp(rec, w->md_path) == 0)
+    if (rc == VFDSWMR_CLAIM_FREE && h5 >= 0)
+        found = vfdswmr_sessname_find_fd(h5, NULL, rec, sizeof rec);
+    if (h5 >= 0)
+        close(h5);
+    if (rc != VFDSWMR_CLAIM_FREE)
+        return rc;
+    if (found != 1 || strcmp(rec, w->md_path) == 0)
         return claim_at(w, h5_name, old_fd);
     memcpy(configured, w->md_path, sizeof configured);
     memcpy(w->md_path, rec, strlen(rec) + 1); /* fits: VFDSWMR_SESSNAME_MAX */
