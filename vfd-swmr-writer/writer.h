@@ -102,6 +102,9 @@ typedef struct vfdswmr_writer_t {
     pthread_cond_t published; /* signalled when `publishing` ends */
     pthread_t ticker;
     bool ticker_running, stop;
+    /* ticker.c: the tick thread has left this session (ticker_left) and
+     * parked for the next one instead of ending (ticker_parks: no join) */
+    bool ticker_left, ticker_parks;
 
     vfdswmr_pagebuf_t *pb;
     vfdswmr_mdw_t *mdw;

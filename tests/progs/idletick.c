@@ -12,10 +12,12 @@
  * finds the pages due that the idle ticks made due, instead of waiting
  * max_lag ticks for a reader that holds an older snapshot); never
  * (tick_len=0): they do not, three ticks' time later the tick is the
- * same. Then rewrites "d" (5i), flushes, closes, and reads "d" back through
- * plain HDF5. With at-open the process has more threads once the file is
- * open than before, and one fewer after the close than while it was open;
- * with never, no more.
+ * same. Then rewrites "d" (4i), flushes and closes; opens it again for
+ * writing (the same thread, parked since the close, runs the new session:
+ * no thread more; its ticks advance by themselves too), rewrites "d" (5i),
+ * flushes, closes, and reads "d" back through plain HDF5. With at-open the
+ * process has more threads once the file is open than before, and as many
+ * from then on; with never, no more.
  * One "ok: ..." line per check on stdout; exit status 0, 1 on a failure
  * (message on stderr), 2 bad usage.
  */
@@ -136,12 +138,31 @@ main(int argc, char **argv)
         check(tick_of(f, NULL) == t0, "ticks published while the application was idle",
               (long long)(tick_of(f, NULL) - t0), 0);
     }
+    write_d(f, 4);
+    if (H5Fclose(f) < 0) {
+        fprintf(stderr, "idletick: close failed\n");
+        return 1;
+    }
+    /* the tick thread waits for the process's next session (ticker.c) */
+    check(threads() == live, "threads after close, as while open", threads() - before, live - before);
+    if ((f = H5Fopen(argv[1], H5F_ACC_RDWR, fapl)) < 0) {
+        fprintf(stderr, "idletick: opening %s again failed\n", argv[1]);
+        return 1;
+    }
+    check(threads() == live, "threads in the next session, as in the first: it took that thread", threads() - before,
+          live - before);
+    t0 = tick_of(f, NULL);
+    if (at_open) {
+        unsigned long long t = t0;
+        for (int i = 0; i < 6000 && (t = tick_of(f, NULL)) < t0 + 3; i++)
+            nap(0.01);
+        check(t >= t0 + 3, "ticks published while idle in the next session", (long long)(t - t0), 3);
+    }
     write_d(f, 5);
     if (H5Fclose(f) < 0 || H5Pclose(fapl) < 0) {
         fprintf(stderr, "idletick: close failed\n");
         return 1;
     }
-    check(threads() == live - at_open, "threads after close, fewer than while open", live - threads(), at_open);
     if ((f = H5Fopen(argv[1], H5F_ACC_RDONLY, H5P_DEFAULT)) < 0 || (d = H5Dopen2(f, "d", H5P_DEFAULT)) < 0 ||
         H5Dread(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) < 0 || H5Dclose(d) < 0 || H5Fclose(f) < 0) {
         fprintf(stderr, "idletick: reading %s back through plain HDF5 failed\n", argv[1]);
