@@ -219,6 +219,7 @@ close_in_child(vfdswmr_writer_t *w)
     vfdswmr_writer_dk_free(w);
     vfdswmr_ccf_fini(&w->cc);
     free(w->rec_name);
+    free(w->pend_name);
     return vfdswmr_stack_close(&w->base);
 }
 
@@ -237,6 +238,10 @@ vfdswmr_writer_drop_in_child(void *obj, int devnull)
         vfdswmr_marks_forget(w->marks);
     if (w->rawlog)
         vfdswmr_rawlog_forget(w->rawlog);
+    /* the parent's lock stays: its own descriptor holds the description */
+    if (w->hdf5_lock_fd >= 0)
+        close(w->hdf5_lock_fd);
+    w->hdf5_lock_fd = -1;
 }
 
 /*

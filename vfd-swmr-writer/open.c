@@ -23,6 +23,7 @@
 #include "recover.h"
 #include "sessname.h"
 #include "superblock.h"
+#include "testhook.h"
 #include "safefile.h"
 #include "mdreader.h"
 #include "rawlog.h"
@@ -41,6 +42,9 @@ vfdswmr_writer_free(vfdswmr_writer_t *w)
     w->rec_name = NULL;
     free(w->pend_name);
     w->pend_name = NULL;
+    if (w->hdf5_lock_fd >= 0)
+        close(w->hdf5_lock_fd);
+    w->hdf5_lock_fd = -1;
     pthread_mutex_destroy(&w->lock);
     pthread_cond_destroy(&w->wake);
     pthread_cond_destroy(&w->published);
@@ -88,7 +92,16 @@ take_hdf5_lock(vfdswmr_writer_t *w, const char *name)
 {
     int fd = w->hdf5_fd;
     vfdswmr_take_t rc;
+    struct stat a, b;
 
+    if (w->hdf5_lock_fd >= 0) {
+        /* taken before the truncating open (pre_lock): of this very file? */
+        if (fd < 0 ||
+            (fstat(fd, &a) == 0 && fstat(w->hdf5_lock_fd, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino))
+            return 0;
+        close(w->hdf5_lock_fd); /* the name was given to another file meanwhile: lock that one */
+        w->hdf5_lock_fd = -1;
+    }
     if (fd < 0 || (rc = vfdswmr_mdlock_hdf5_take(fd)) == VFDSWMR_TAKEN)
         return 0;
     if (rc == VFDSWMR_TAKE_ERROR) { /* a file system (or descriptor) without locks: the metadata file's lock alone */
@@ -244,6 +257,33 @@ create_md(vfdswmr_writer_t *w, const vfdswmr_mdw_opts_t *o, bool replace)
     return 0;
 }
 
+/* Before a truncating open of an existing file: the writer's lock, on a
+ * descriptor of our own, so that a writer refused for another's lock has
+ * truncated nothing. Checking it at step 2 is not enough: a writer whose
+ * setup is deferred holds it with no metadata file at its name yet, and a
+ * live writer's metadata file may have been removed by hand. */
+static int
+pre_lock(vfdswmr_writer_t *w, const char *name)
+{
+    int fd = vfdswmr_open_regular(name, O_RDWR);
+    vfdswmr_take_t rc;
+
+    if (fd < 0)
+        return 0; /* not there (created now), or not a file: the lower driver says so */
+    if ((rc = vfdswmr_mdlock_hdf5_take(fd)) == VFDSWMR_TAKEN) {
+        w->hdf5_lock_fd = fd;
+        return 0;
+    }
+    close(fd);
+    if (rc == VFDSWMR_TAKE_ERROR) /* no locks here: as take_hdf5_lock */
+        return 0;
+    VFDSWMR_ERR(H5E_CANTOPENFILE,
+                "%s: another writer has \"%s\" open (it holds the file's writer lock): not truncated; nothing was "
+                "changed",
+                VFDSWMR_WRITER_NAME, name);
+    return -1;
+}
+
 /* Step 4: the HDF5 file through the lower driver, with the writer's lock on
  * it (open_lower); its inode goes into the metadata file. */
 static int
@@ -251,6 +291,8 @@ open_lower(vfdswmr_writer_t *w, const char *name, unsigned flags, haddr_t maxadd
 {
     struct stat st;
 
+    if ((flags & H5F_ACC_TRUNC) && pre_lock(w, name) < 0)
+        return -1;
     if (vfdswmr_stack_open_lower(&w->base, name, flags, maxaddr) < 0)
         return -1;
     w->hdf5_fd = vfdswmr_lower_fd(LOWER(w)); /* asked of HDF5 once: the ticker must not */
@@ -503,6 +545,7 @@ start_swmr(vfdswmr_writer_t *w, const char *name, unsigned flags, hid_t fapl, ha
         return -1;
     if (claim == VFDSWMR_CLAIM_AGAIN)
         return open_again(w, name, flags, maxaddr);
+    vfdswmr_test_kill_point("claimed"); /* found no writer: another may take the file now (deferred_open.sh) */
     replace = claim == VFDSWMR_CLAIM_CRASHED || claim == VFDSWMR_CLAIM_REPLACE;
     if (claim == VFDSWMR_CLAIM_FREE && !(flags & (H5F_ACC_TRUNC | H5F_ACC_CREAT)) && o.md_path && !w->pred && !w->named)
         return defer_setup(w, name, flags, maxaddr, &o, ud_base);
@@ -657,7 +700,7 @@ vfdswmr_writer_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxadd
         return NULL;
     }
     w->sb_addr = UINT64_MAX;
-    w->hdf5_fd = -1;
+    w->hdf5_fd = w->hdf5_lock_fd = -1;
     /* from now until its descriptors are closed (the drop copes with any
      * state); out of memory: a fork child keeps its locks */
     (void)vfdswmr_fork_track(w, vfdswmr_writer_drop_in_child);

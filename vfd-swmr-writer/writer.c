@@ -389,6 +389,8 @@ writer_get_eoa(const H5FD_t *file, H5FD_mem_t type)
 
     if (!w->active)
         return vfdswmr_pt_get_eoa(file, type);
+    if (w->pending && CHILD(w, "getting the end of allocation")) /* a fork child never sets up its parent's open */
+        return HADDR_UNDEF;
     if (NOT_READY(w))
         return HADDR_UNDEF;
     return vfdswmr_writer_get_eoa(w, type);
@@ -402,6 +404,8 @@ writer_get_eof(const H5FD_t *file, H5FD_mem_t type)
     vfdswmr_writer_t *w = (vfdswmr_writer_t *)(uintptr_t)file; /* a deferred open is set up now */
     haddr_t eof;
 
+    if (w->pending && CHILD(w, "getting the end of file")) /* a fork child never sets up its parent's open */
+        return HADDR_UNDEF;
     if (NOT_READY(w))
         return HADDR_UNDEF;
     eof = vfdswmr_pt_get_eof(file, type);
@@ -418,9 +422,23 @@ writer_get_eof(const H5FD_t *file, H5FD_mem_t type)
 static herr_t
 writer_lock(H5FD_t *file, hbool_t rw)
 {
-    if (CHILD(W(file), "locking") || NOT_READY(W(file)))
+    vfdswmr_writer_t *w = W(file);
+
+    if (CHILD(w, "locking"))
         return -1;
-    return vfdswmr_pt_lock(file, W(file)->active ? true : rw);
+    /* A deferred open (open.c) takes HDF5's lock before its setup seals the
+     * file: a plain HDF5 writer that got in first keeps the file unsealed. */
+    if (w->active && w->pending) {
+        if (vfdswmr_pt_lock(file, true) < 0)
+            return -1;
+        if (vfdswmr_writer_setup(w) == 0)
+            return 0;
+        (void)vfdswmr_pt_unlock(file);
+        return -1;
+    }
+    if (NOT_READY(w))
+        return -1;
+    return vfdswmr_pt_lock(file, w->active ? true : rw);
 }
 
 /* In a fork child, flock's lock is its parent's too (one open file

@@ -85,6 +85,11 @@ typedef struct vfdswmr_writer_t {
      * lower file and the writer's lock on it until the first call that
      * reaches the file; pend_* keep what the rest of the open needs.
      * setup_failed: that call failed, every later one does too. */
+    /* -1, or a descriptor of our own on the HDF5 file that holds the
+     * writer's lock (mdlock.h): taken before a truncating open, so that a
+     * writer refused for another's lock never truncates (open.c,
+     * open_lower); closed last (vfdswmr_writer_free). */
+    int hdf5_lock_fd;
     bool pending, setup_failed;
     char *pend_name;
     vfdswmr_mdw_opts_t pend_o;

@@ -6,6 +6,7 @@
 # unused changes nothing, and H5Fcreate(H5F_ACC_TRUNC) over an existing
 # file (HDF5's tentative open first) makes one metadata file, not two.
 . "${VFDSWMR_TESTLIB:?}"
+. "${VFDSWMR_PROCLIB:?}"
 
 # (a lower driver without a descriptor -- stdio -- holds no writer lock: its
 # open sets up at once, as before)
@@ -15,4 +16,44 @@ for cfg in "tick_len=1;max_lag=3" "tick_len=0;max_lag=3;publish=tick"; do
         fail "$cfg: $(printf '%s\n' "$out" | tail -3)"
     ok "$cfg: $(printf '%s\n' "$out" | grep -c '^ok:') checks: $(printf '%s\n' "$out" | tr '\n' ' ' | cut -c1-400)"
 done
+# A writer truncating the file (H5Fcreate(H5F_ACC_TRUNC)) that found no
+# writer at its step 2 and is stopped right there (test hook "claimed"; its
+# second open -- the first is HDF5's tentative one); then another writer
+# opens the file and waits with its setup deferred: it holds the writer's
+# lock but no metadata file has its name. The truncating writer, let go,
+# must be refused without truncating (it takes the writer's lock before
+# its truncating open); the waiting writer then sets up and reads the file.
+if [ "${VFDSWMR_TEST_HOOKS:-1}" = 1 ]; then
+    f=$WORK/race.h5
+    rm -f "$f" "$f".md*
+    HDF5_DRIVER= "$VFDSWMR_PROGS/rowwriter" "$f" create <<<"append 10" >/dev/null || fail "cannot make $f"
+    sum=$(md5sum <"$f")
+    sh -c 'echo $$ >"$0"; exec "$@"' "$WORK/race.pid" env HDF5_DRIVER=vfd_swmr_writer \
+        HDF5_DRIVER_CONFIG="tick_len=1;max_lag=3" VFDSWMR_TEST_STOP_AT=claimed:2 \
+        "$VFDSWMR_PROGS/tryopen" "$f" trunc >"$WORK/race.out" 2>&1 &
+    bg=$!
+    until [ -s "$WORK/race.pid" ]; do kill -0 $bg 2>/dev/null || fail "the truncating writer ended before it started"; done
+    tpid=$(cat "$WORK/race.pid")
+    until [ "$(awk '{print $3}' "/proc/$tpid/stat" 2>/dev/null)" = T ]; do
+        kill -0 "$tpid" 2>/dev/null || fail "the truncating writer did not stop at its test hook: $(cat "$WORK/race.out")"
+        sleep 0.01
+    done
+    proc_start a ${VFDSWMR_VALGRIND:-} "$VFDSWMR_PROGS/deferred" hold "$f" "tick_len=1;max_lag=3"
+    proc_read a
+    [ "$ANSWER" = pending ] || fail "the waiting writer: $ANSWER $(proc_err a)"
+    kill -CONT "$tpid"
+    wait $bg && fail "the truncating writer was not refused: $(cat "$WORK/race.out")"
+    grep -q "not truncated; nothing was changed" "$WORK/race.out" ||
+        fail "the truncating writer's refusal does not say why: $(cat "$WORK/race.out")"
+    [ "$(md5sum <"$f")" = "$sum" ] || fail "the refused truncating writer changed the file ($(stat -c %s "$f") bytes)"
+    ok "a truncating writer that found no writer, then met one whose setup waits, is refused and truncates nothing"
+    proc_expect a go "set up"
+    proc_expect a go closed
+    proc_end a
+    [ "$PROC_STATUS" = 0 ] || fail "the waiting writer: exit $PROC_STATUS $(proc_err a)"
+    out=$("$VFDSWMR_PROGS/rowreader" "$f" check 10 2>&1) || fail "plain HDF5 after both: $out"
+    ok "the waiting writer then set up, read the file and closed; plain HDF5 reads its 10 rows ($out)"
+else
+    echo "# no test hooks in this build (not configured --enable-invariants): the race not tried"
+fi
 finish

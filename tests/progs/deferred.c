@@ -6,7 +6,10 @@
  *
  * 1. FILE is made through plain HDF5 (dataset "d": 100 ints, i).
  * 2. H5FDopen(FILE, RDWR) through vfd_swmr_writer (CONFIG): no metadata
- *    file yet; a second H5FDopen(RDWR) is refused (the first holds the
+ *    file yet; a fork child's call on it is refused and makes none; while
+ *    plain HDF5 has the file open for writing, its H5FDlock is refused
+ *    before anything is written (no seal, no metadata file); a
+ *    second H5FDopen(RDWR) is refused (the first holds the
  *    writer's lock on the file) with a message saying so; closing the first
  *    unused leaves FILE byte for byte as it was and no metadata file.
  * 3. H5Fcreate(FILE, H5F_ACC_TRUNC) through the writer, watched with
@@ -20,6 +23,12 @@
  *    metadata file and leaves FILE as it was.
  * One "ok: ..." line per check; exit status 0, 1 on a failure (message on
  * stderr), 2 bad usage.
+ *
+ *   deferred hold FILE CONFIG
+ *
+ * H5FDopen(FILE, RDWR) through the writer: "pending"; on a line, its end
+ * of file (the first call that reaches the file) and a read of the
+ * superblock's signature: "set up"; on the next, closes: "closed".
  */
 #include <hdf5.h>
 #include <H5FDdevelop.h>
@@ -31,6 +40,7 @@
 #include <string.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "vfdswmr.h"
@@ -129,6 +139,34 @@ last_msg(unsigned n, const H5E_error2_t *e, void *out)
     return 0;
 }
 
+/* The hold mode (above). */
+static int
+hold(void)
+{
+    char line[64], sig[8];
+    hid_t fapl = writer_fapl();
+    H5FD_t *h = H5FDopen(file, H5F_ACC_RDWR, fapl, HADDR_UNDEF);
+    haddr_t eof;
+
+    if (h == NULL)
+        return 1;
+    printf("pending\n");
+    fflush(stdout);
+    if (fgets(line, sizeof line, stdin) == NULL || (eof = H5FDget_eof(h, H5FD_MEM_SUPER)) == HADDR_UNDEF ||
+        H5FDset_eoa(h, H5FD_MEM_SUPER, eof) < 0 || H5FDread(h, H5FD_MEM_SUPER, H5P_DEFAULT, 0, 8, sig) < 0 ||
+        memcmp(sig, "\211HDF\r\n\032\n", 8) != 0) {
+        printf("setup failed\n");
+        return 1;
+    }
+    printf("set up\n");
+    fflush(stdout);
+    if (fgets(line, sizeof line, stdin) == NULL || H5FDclose(h) < 0)
+        return 1;
+    printf("closed\n");
+    H5Pclose(fapl);
+    return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -138,8 +176,13 @@ main(int argc, char **argv)
     hid_t fapl;
     H5FD_t *h, *h2;
 
+    if (argc == 4 && !strcmp(argv[1], "hold")) {
+        file = argv[2];
+        config = argv[3];
+        return hold();
+    }
     if (argc != 3) {
-        fprintf(stderr, "usage: deferred FILE CONFIG\n");
+        fprintf(stderr, "usage: deferred FILE CONFIG | deferred hold FILE CONFIG\n");
         return 2;
     }
     file = argv[1];
@@ -153,6 +196,40 @@ main(int argc, char **argv)
     h = H5FDopen(file, H5F_ACC_RDWR, fapl, HADDR_UNDEF);
     ok(h != NULL, "H5FDopen(RDWR) through the writer");
     ok(!exists(md), "no metadata file before the first call that reaches the file");
+    /* a fork child's copy is not set up by the child (forked.h) */
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        haddr_t e;
+        H5E_BEGIN_TRY
+        {
+            e = H5FDget_eof(h, H5FD_MEM_SUPER);
+        }
+        H5E_END_TRY
+        _exit(e == HADDR_UNDEF && !exists(md) ? 0 : 1);
+    }
+    int status = -1;
+    ok(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+       "a fork child's first call on the waiting open is refused, and sets nothing up");
+    ok(!exists(md), "no metadata file after the child");
+    /* a plain HDF5 writer that has the file (HDF5's lock): the waiting
+     * writer's lock fails before its setup seals anything */
+    hid_t plain = H5Fopen(file, H5F_ACC_RDWR, H5P_DEFAULT);
+    herr_t locked;
+    ok(plain >= 0, "plain HDF5 opens the file for writing meanwhile");
+    size_t len2;
+    unsigned char *opened = slurp(&len2); /* its superblock says "open for writing" now */
+    H5E_BEGIN_TRY
+    {
+        locked = H5FDlock(h, true);
+    }
+    H5E_END_TRY
+    after = slurp(&len1);
+    ok(locked < 0 && !exists(md) && len2 == len1 && memcmp(opened, after, len2) == 0,
+       "the waiting writer's HDF5 lock is refused: no metadata file, not a byte changed (no seal)");
+    free(after);
+    free(opened);
+    ok(H5Fclose(plain) >= 0, "plain HDF5 closes it");
     H5E_BEGIN_TRY
     {
         h2 = H5FDopen(file, H5F_ACC_RDWR, fapl, HADDR_UNDEF);
