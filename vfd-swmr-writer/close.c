@@ -270,9 +270,14 @@ vfdswmr_writer_close(H5FD_t *file)
      * its tentative open; or one whose setup failed and was undone): the
      * lower file is all there is, and closing it drops the writer's lock */
     if (!w->active || w->pending || w->setup_failed) {
+        int lock_fd = w->hdf5_lock_fd; /* released last, after the lower file */
+        w->hdf5_lock_fd = -1;
         vfdswmr_fork_untrack(w);
         vfdswmr_writer_free(w);
-        return vfdswmr_stack_close(&w->base);
+        rc = vfdswmr_stack_close(&w->base);
+        if (lock_fd >= 0)
+            close(lock_fd);
+        return rc;
     }
     vfdswmr_ticker_stop(w);
     vfdswmr_registry_remove(w);
@@ -325,9 +330,13 @@ vfdswmr_writer_close(H5FD_t *file)
         vfdswmr_seal_unname_session(w, w->rec_name);
     vfdswmr_fork_release();
     vfdswmr_writer_unlock(w);
+    int lock_fd = w->hdf5_lock_fd; /* the writer's lock, if a descriptor of our own holds it: released last */
+    w->hdf5_lock_fd = -1;
     vfdswmr_writer_free(w);
     vfdswmr_fork_untrack(w); /* last: sec2's descriptor, closed next, holds the locks on the HDF5 file */
     if (vfdswmr_stack_close(&w->base) < 0)
         rc = -1;
+    if (lock_fd >= 0)
+        close(lock_fd);
     return rc;
 }

@@ -265,9 +265,15 @@ create_md(vfdswmr_writer_t *w, const vfdswmr_mdw_opts_t *o, bool replace)
 static int
 pre_lock(vfdswmr_writer_t *w, const char *name)
 {
-    int fd = vfdswmr_open_regular(name, O_RDWR);
+    /* through symbolic links, as the lower driver's own open goes */
+    int fd = open(name, O_RDWR | O_CLOEXEC | O_NONBLOCK);
     vfdswmr_take_t rc;
+    struct stat st;
 
+    if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))) {
+        close(fd);
+        fd = -1;
+    }
     if (fd < 0)
         return 0; /* not there (created now), or not a file: the lower driver says so */
     if ((rc = vfdswmr_mdlock_hdf5_take(fd)) == VFDSWMR_TAKEN) {

@@ -55,7 +55,10 @@ static void
 park_child(void)
 {
     pthread_mutex_unlock(&park.mu);
-    park.state = NONE; /* the parked thread stayed with the parent */
+    /* the parked thread stayed with the parent, and so did its wait on cv:
+     * a copy that still counts it would make a broadcast wait for ever */
+    pthread_cond_init(&park.cv, NULL);
+    park.state = NONE;
     park.job = NULL;
 }
 static void

@@ -24,13 +24,17 @@ done
 # must be refused without truncating (it takes the writer's lock before
 # its truncating open); the waiting writer then sets up and reads the file.
 if [ "${VFDSWMR_TEST_HOOKS:-1}" = 1 ]; then
+  # the truncating writer by the file's name, and through a symbolic link to it
+  for via in name link; do
     f=$WORK/race.h5
-    rm -f "$f" "$f".md*
+    rm -f "$f" "$f".md* "$WORK/link.h5"*
+    target=$f
+    [ $via = name ] || { ln -s race.h5 "$WORK/link.h5"; target=$WORK/link.h5; }
     HDF5_DRIVER= "$VFDSWMR_PROGS/rowwriter" "$f" create <<<"append 10" >/dev/null || fail "cannot make $f"
     sum=$(md5sum <"$f")
     sh -c 'echo $$ >"$0"; exec "$@"' "$WORK/race.pid" env HDF5_DRIVER=vfd_swmr_writer \
         HDF5_DRIVER_CONFIG="tick_len=1;max_lag=3" VFDSWMR_TEST_STOP_AT=claimed:2 \
-        "$VFDSWMR_PROGS/tryopen" "$f" trunc >"$WORK/race.out" 2>&1 &
+        "$VFDSWMR_PROGS/tryopen" "$target" trunc >"$WORK/race.out" 2>&1 &
     bg=$!
     until [ -s "$WORK/race.pid" ]; do kill -0 $bg 2>/dev/null || fail "the truncating writer ended before it started"; done
     tpid=$(cat "$WORK/race.pid")
@@ -46,13 +50,14 @@ if [ "${VFDSWMR_TEST_HOOKS:-1}" = 1 ]; then
     grep -q "not truncated; nothing was changed" "$WORK/race.out" ||
         fail "the truncating writer's refusal does not say why: $(cat "$WORK/race.out")"
     [ "$(md5sum <"$f")" = "$sum" ] || fail "the refused truncating writer changed the file ($(stat -c %s "$f") bytes)"
-    ok "a truncating writer that found no writer, then met one whose setup waits, is refused and truncates nothing"
+    ok "by $via: a truncating writer that found no writer, then met one whose setup waits, is refused and truncates nothing"
     proc_expect a go "set up"
     proc_expect a go closed
     proc_end a
     [ "$PROC_STATUS" = 0 ] || fail "the waiting writer: exit $PROC_STATUS $(proc_err a)"
     out=$("$VFDSWMR_PROGS/rowreader" "$f" check 10 2>&1) || fail "plain HDF5 after both: $out"
-    ok "the waiting writer then set up, read the file and closed; plain HDF5 reads its 10 rows ($out)"
+    ok "by $via: the waiting writer then set up, read the file and closed; plain HDF5 reads its 10 rows ($out)"
+  done
 else
     echo "# no test hooks in this build (not configured --enable-invariants): the race not tried"
 fi

@@ -15,7 +15,9 @@
  * same. Then rewrites "d" (4i), flushes and closes; opens it again for
  * writing (the same thread, parked since the close, runs the new session:
  * no thread more; its ticks advance by themselves too), rewrites "d" (5i),
- * flushes, closes, and reads "d" back through plain HDF5. With at-open the
+ * flushes, closes; a fork child then runs three writer sessions of its own
+ * (the parent's parked thread stays with the parent) and must exit 0; and
+ * "d" is read back through plain HDF5. With at-open the
  * process has more threads once the file is open than before, and as many
  * from then on; with never, no more.
  * One "ok: ..." line per check on stdout; exit status 0, 1 on a failure
@@ -27,6 +29,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/wait.h>
 
 #include "vfdswmr.h"
 
@@ -159,10 +163,31 @@ main(int argc, char **argv)
         check(t >= t0 + 3, "ticks published while idle in the next session", (long long)(t - t0), 3);
     }
     write_d(f, 5);
-    if (H5Fclose(f) < 0 || H5Pclose(fapl) < 0) {
+    if (H5Fclose(f) < 0) {
         fprintf(stderr, "idletick: close failed\n");
         return 1;
     }
+    /* A fork child of a process with a parked thread: three sessions of
+     * its own, then exit (each parks and hands over in the child). */
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        char name[4200];
+        alarm(60); /* a hang fails the check below instead of the test run */
+        for (int k = 0; k < 3; k++) {
+            hid_t g;
+            snprintf(name, sizeof name, "%s.child%d", argv[1], k);
+            if ((g = H5Fcreate(name, H5F_ACC_TRUNC, H5P_DEFAULT, fapl)) < 0 || H5Fclose(g) < 0)
+                _exit(1);
+            remove(name);
+        }
+        exit(0);
+    }
+    int status = -1;
+    check(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+          "a fork child runs three writer sessions of its own and exits", status, 0);
+    if (H5Pclose(fapl) < 0)
+        return 1;
     if ((f = H5Fopen(argv[1], H5F_ACC_RDONLY, H5P_DEFAULT)) < 0 || (d = H5Dopen2(f, "d", H5P_DEFAULT)) < 0 ||
         H5Dread(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) < 0 || H5Dclose(d) < 0 || H5Fclose(f) < 0) {
         fprintf(stderr, "idletick: reading %s back through plain HDF5 failed\n", argv[1]);
