@@ -32,21 +32,14 @@ if [ "${VFDSWMR_TEST_HOOKS:-1}" = 1 ]; then
     [ $via = name ] || { ln -s race.h5 "$WORK/link.h5"; target=$WORK/link.h5; }
     HDF5_DRIVER= "$VFDSWMR_PROGS/rowwriter" "$f" create <<<"append 10" >/dev/null || fail "cannot make $f"
     sum=$(md5sum <"$f")
-    sh -c 'echo $$ >"$0"; exec "$@"' "$WORK/race.pid" env HDF5_DRIVER=vfd_swmr_writer \
+    hook_start "the truncating writer" "$WORK/race.out" env HDF5_DRIVER=vfd_swmr_writer \
         HDF5_DRIVER_CONFIG="tick_len=1;max_lag=3" VFDSWMR_TEST_STOP_AT=claimed:2 \
-        "$VFDSWMR_PROGS/tryopen" "$target" trunc >"$WORK/race.out" 2>&1 &
-    bg=$!
-    until [ -s "$WORK/race.pid" ]; do kill -0 $bg 2>/dev/null || fail "the truncating writer ended before it started"; done
-    tpid=$(cat "$WORK/race.pid")
-    until [ "$(awk '{print $3}' "/proc/$tpid/stat" 2>/dev/null)" = T ]; do
-        kill -0 "$tpid" 2>/dev/null || fail "the truncating writer did not stop at its test hook: $(cat "$WORK/race.out")"
-        sleep 0.01
-    done
+        "$VFDSWMR_PROGS/tryopen" "$target" trunc
     proc_start a ${VFDSWMR_VALGRIND:-} "$VFDSWMR_PROGS/deferred" hold "$f" "tick_len=1;max_lag=3"
     proc_read a
     [ "$ANSWER" = pending ] || fail "the waiting writer: $ANSWER $(proc_err a)"
-    kill -CONT "$tpid"
-    wait $bg && fail "the truncating writer was not refused: $(cat "$WORK/race.out")"
+    kill -CONT "$HOOK_PID"
+    wait $HOOK_BG && fail "the truncating writer was not refused: $(cat "$WORK/race.out")"
     grep -q "not truncated; nothing was changed" "$WORK/race.out" ||
         fail "the truncating writer's refusal does not say why: $(cat "$WORK/race.out")"
     [ "$(md5sum <"$f")" = "$sum" ] || fail "the refused truncating writer changed the file ($(stat -c %s "$f") bytes)"

@@ -111,6 +111,24 @@ proc_kill() {
     [ "$PROC_STATUS" = 137 ] || fail "$1 was not killed by SIGKILL (status $PROC_STATUS)"
 }
 
+# hook_start WHAT OUT CMD...: run CMD in the background (stdout and stderr
+# to OUT) and wait until it stops at its test hook (VFDSWMR_TEST_STOP_AT in
+# its environment, common/testhook.h); HOOK_PID gets its process id (to
+# SIGCONT), HOOK_BG the job's (to wait for). WHAT names it in failures.
+hook_start() {
+    local what=$1 out=$2 pidfile
+    shift 2
+    pidfile=$(mktemp "$WORK/hook.XXXXXX")
+    sh -c 'echo $$ >"$0"; exec "$@"' "$pidfile" "$@" >"$out" 2>&1 &
+    HOOK_BG=$!
+    until [ -s "$pidfile" ]; do kill -0 $HOOK_BG 2>/dev/null || fail "$what ended before it started: $(cat "$out")"; done
+    HOOK_PID=$(cat "$pidfile")
+    until [ "$(awk '{print $3}' "/proc/$HOOK_PID/stat" 2>/dev/null)" = T ]; do
+        kill -0 "$HOOK_PID" 2>/dev/null || fail "$what did not stop at its test hook: $(cat "$out")"
+        sleep 0.01
+    done
+}
+
 # stack_check FILE WHAT: the first error stack a row program (rows.h) printed
 # to FILE after "WHAT failed" has 1 to 32 entries, as many as H5Eget_num
 # reported (HDF5 holds 32; more printed means a stack overran). Its text

@@ -58,20 +58,12 @@ if [ "${VFDSWMR_TEST_HOOKS:-1}" = 1 ]; then
     proc_start w env HDF5_DRIVER=vfd_swmr_writer "$VFDSWMR_PROGS/rowwriter" "$h" create --unflushed
     proc_read w
     [ "$ANSWER" = "ready 0" ] || fail "the writer (race) answered \"$ANSWER\": $(proc_err w)"
-    sh -c 'echo $$ >"$0"; exec "$@"' "$WORK/race.pid" env HDF5_DRIVER=vfd_swmr_reader \
-        VFDSWMR_TEST_STOP_AT=reader_attached:1 ${VFDSWMR_VALGRIND:-} "$VFDSWMR_PROGS/rowreader" "$h" check 0 300 \
-        >"$WORK/race.out" 2>&1 &
-    bg=$!
-    until [ -s "$WORK/race.pid" ]; do kill -0 $bg 2>/dev/null || fail "the reader ended before it started"; done
-    rpid=$(cat "$WORK/race.pid")
-    until [ "$(awk '{print $3}' "/proc/$rpid/stat" 2>/dev/null)" = T ]; do
-        kill -0 "$rpid" 2>/dev/null || fail "the reader did not stop at its test hook: $(cat "$WORK/race.out")"
-        sleep 0.01
-    done
+    hook_start "the reader" "$WORK/race.out" env HDF5_DRIVER=vfd_swmr_reader \
+        VFDSWMR_TEST_STOP_AT=reader_attached:1 ${VFDSWMR_VALGRIND:-} "$VFDSWMR_PROGS/rowreader" "$h" check 0 300
     proc_ask w "groups 300" # the first flush: published, then the superblock's page on disk
     [ "$ANSWER" = "flushed groups 300" ] || fail "the writer (race) answered \"$ANSWER\": $(proc_err w)"
-    kill -CONT "$rpid"
-    wait $bg || fail "the reader that loaded tick 0 before the writer's first flush failed: $(cat "$WORK/race.out")"
+    kill -CONT "$HOOK_PID"
+    wait $HOOK_BG || fail "the reader that loaded tick 0 before the writer's first flush failed: $(cat "$WORK/race.out")"
     ok "a reader that loaded tick 0 before the writer's first flush and opened the file after it reads the 300 groups the flush published"
     proc_ask w close
     proc_end w
