@@ -13,10 +13,7 @@ raw=$f.md.raw
 # first_tick and last_tick of the log on disk (u64 at offsets 16 and 24)
 ticks() { od -An -t u8 -j 16 -N 16 "$raw" | awk '{ print $1, $2 }'; }
 
-proc_start w env HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="tick_len=0;max_lag=3;log_file_path=$log" \
-    ${VFDSWMR_VALGRIND:-} "$VFDSWMR_PROGS/rowwriter" "$f" create
-proc_read w
-[ "$ANSWER" = "ready 0" ] || fail "writer: $ANSWER $(proc_err w)"
+writer_start w "tick_len=0;max_lag=3;log_file_path=$log" "$f"
 proc_expect w "append 100" "flushed 100"
 proc_expect w tick ticked
 [ -e "$f.md" ] || fail "no metadata file while the writer runs"
