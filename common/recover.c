@@ -344,6 +344,7 @@ typedef struct {
     const vfdswmr_recover_io_t *io;
     uint64_t sb_addr;
     uint64_t *bytes;
+    bool dry; /* count, write nothing (vfdswmr_recover_predict) */
 } restore_t;
 
 /* Pass 2's piece: overlay the metadata ranges, keep the superblock sealed
@@ -359,6 +360,8 @@ restore_piece(void *ctx, const snap_t *s, const vfdswmr_mdentry_t *e, uint32_t *
     if (ranges_in_piece(s, e, k, off, n, buf, ibuf, true, &copied) < 0)
         return -1;
     *r->bytes += copied;
+    if (r->dry)
+        return 0;
     if (at != SIZE_MAX)
         vfdswmr_sb_set_seal(buf + at, n - at, true);
     return r->io->write(r->io->ctx, pos, buf, n) < 0 ? -1 : 0;
@@ -369,13 +372,14 @@ restore_piece(void *ctx, const snap_t *s, const vfdswmr_mdentry_t *e, uint32_t *
  * and the image's, overlay, write back. buf and ibuf hold PIECE bytes. */
 static int
 restore_entry(const vfdswmr_recover_io_t *io, const snap_t *s, const vfdswmr_mdentry_t *e, uint64_t sb_addr,
-              uint8_t *buf, uint8_t *ibuf, uint64_t *bytes)
+              uint8_t *buf, uint8_t *ibuf, uint64_t *bytes, bool dry)
 {
-    restore_t r = {io, sb_addr, bytes};
+    restore_t r = {io, sb_addr, bytes, dry};
 
     if (each_piece(io, s, e, buf, ibuf, restore_piece, &r) < 0)
         return -1;
-    vfdswmr_test_kill_point("recover");
+    if (!dry)
+        vfdswmr_test_kill_point("recover");
     return 0;
 }
 
@@ -601,10 +605,12 @@ load_snapshot(int md_fd, vfdswmr_mdhdr_t *h, vfdswmr_mdidx_file_t *x, char *why,
                            rc == VFDSWMR_MD_EIO ? strerror(errno) : "");
 }
 
-int
-vfdswmr_recover_run(int md_fd, const char *md_name, const vfdswmr_recover_io_t *io, const char *h5_name,
-                    uint64_t hdf5_id, const vfdswmr_sessname_t *recorded, bool force, vfdswmr_recover_report_t *rep,
-                    char *err, size_t errlen)
+/* vfdswmr_recover_run, or with `dry` vfdswmr_recover_predict: the same
+ * checks and passes, with every write (republish, extend, restore, sync,
+ * superblock) left out. */
+static int
+run(int md_fd, const char *md_name, const vfdswmr_recover_io_t *io, const char *h5_name, uint64_t hdf5_id,
+    const vfdswmr_sessname_t *recorded, bool force, bool dry, vfdswmr_recover_report_t *rep, char *err, size_t errlen)
 {
     vfdswmr_mdhdr_t hdr;
     vfdswmr_mdidx_file_t idx;
@@ -687,9 +693,9 @@ vfdswmr_recover_run(int md_fd, const char *md_name, const vfdswmr_recover_io_t *
     }
     if (verify_images(&s, md_name, buf, err, errlen) < 0 ||
         (!force && check_unsealed(io, &s, md_name, h5_name, err, errlen) < 0) ||
-        republish(&s, md_name, hdf5_id, buf, err, errlen) < 0)
+        (!dry && republish(&s, md_name, hdf5_id, buf, err, errlen) < 0))
         goto done;
-    if (io->extend(io->ctx, hdr.eoa) < 0)
+    if (!dry && io->extend(io->ctx, hdr.eoa) < 0)
         goto io_failed;
     snap_view_t view = {.io = io, .s = &s};
     if ((found = vfdswmr_sb_find(snap_read, &view, hdr.eoa > size ? hdr.eoa : size, &sb_addr)) < 0)
@@ -698,9 +704,13 @@ vfdswmr_recover_run(int md_fd, const char *md_name, const vfdswmr_recover_io_t *
         sb_addr = UINT64_MAX;
     for (uint32_t i = 0; i < idx.head.nentries; i++) {
         if (vfdswmr_mdidx_file_entry(&idx, i, &e) < 0 ||
-            restore_entry(io, &s, &e, sb_addr, buf, buf + PIECE, &rep->bytes) < 0)
+            restore_entry(io, &s, &e, sb_addr, buf, buf + PIECE, &rep->bytes, dry) < 0)
             goto io_failed;
         rep->pages += e.nranges > 0;
+    }
+    if (dry) {
+        rc = 0;
+        goto done;
     }
     /* Everything restored and durable; only then the superblock: HDF5's
      * "open for writing" flags and the seal cleared, its end of file at
@@ -726,6 +736,22 @@ done:
     free(buf);
     vfdswmr_mdidx_file_close(&idx);
     return rc;
+}
+
+int
+vfdswmr_recover_run(int md_fd, const char *md_name, const vfdswmr_recover_io_t *io, const char *h5_name,
+                    uint64_t hdf5_id, const vfdswmr_sessname_t *recorded, bool force, vfdswmr_recover_report_t *rep,
+                    char *err, size_t errlen)
+{
+    return run(md_fd, md_name, io, h5_name, hdf5_id, recorded, force, false, rep, err, errlen);
+}
+
+int
+vfdswmr_recover_predict(int md_fd, const char *md_name, const vfdswmr_recover_io_t *io, const char *h5_name,
+                        uint64_t hdf5_id, const vfdswmr_sessname_t *recorded, vfdswmr_recover_report_t *rep, char *err,
+                        size_t errlen)
+{
+    return run(md_fd, md_name, io, h5_name, hdf5_id, recorded, false, true, rep, err, errlen);
 }
 
 /* ---- the HDF5 file through a lower driver ---------------------------------- */

@@ -79,6 +79,17 @@ int vfdswmr_recover_run(int md_fd, const char *md_name, const vfdswmr_recover_io
                         char *err, size_t errlen);
 
 /*
+ * What vfdswmr_recover_run (without force) would do, doing none of it: the
+ * same checks, refusals and messages, every image verified, *rep filled as
+ * the recovery would fill it (pages and bytes counted as it would write
+ * them), and nothing written anywhere -- io needs read and size only, and
+ * md_fd may be read-only and unlocked (vfd_swmr_inspect). A metadata file
+ * its live writer changes meanwhile can make it fail; the caller says so.
+ */
+int vfdswmr_recover_predict(int md_fd, const char *md_name, const vfdswmr_recover_io_t *io, const char *h5_name,
+                            uint64_t hdf5_id, const vfdswmr_sessname_t *recorded, vfdswmr_recover_report_t *rep,
+                            char *err, size_t errlen);
+/*
  * Does a dead writer's snapshot s (metadata file md_fd) NOT hold over the
  * HDF5 file? 1 when the file's superblock is on disk without a writer's
  * seal and a metadata byte of the snapshot differs from the file's -- the

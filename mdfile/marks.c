@@ -115,23 +115,28 @@ fail:
     return -1;
 }
 
-/* A slot as the writer sees it: 1 live with a tick (*tick), 0 live but not
- * marked yet, -1 free (or unreadable). A slot holds tick + 1, so that 0
- * means "none" and tick 0 can be marked. */
-static vfdswmr_slot_t
-slot_state(const vfdswmr_marks_t *m, unsigned slot, uint64_t *tick)
+/* A slot holds tick + 1, so that 0 means "none" and tick 0 can be marked.
+ * A descriptor open read-only is enough (F_OFD_GETLK needs no write access). */
+vfdswmr_slot_t
+vfdswmr_marks_slot(int fd, unsigned slot, uint64_t *tick)
 {
     struct flock fl;
     uint8_t b[8];
     uint64_t v;
 
-    if (slot_lock(m->fd, F_OFD_GETLK, F_WRLCK, slot, SLOT_MARK, &fl) < 0 || fl.l_type == F_UNLCK ||
-        vfdswmr_pread_all(m->fd, b, sizeof b, (uint64_t)slot_offset(slot)) < 0)
+    if (slot_lock(fd, F_OFD_GETLK, F_WRLCK, slot, SLOT_MARK, &fl) < 0 || fl.l_type == F_UNLCK ||
+        vfdswmr_pread_all(fd, b, sizeof b, (uint64_t)slot_offset(slot)) < 0)
         return VFDSWMR_SLOT_FREE;
     if ((v = vfdswmr_le64_decode(b)) == 0)
         return VFDSWMR_SLOT_UNMARKED;
     *tick = v - 1;
     return VFDSWMR_SLOT_MARKED;
+}
+
+static vfdswmr_slot_t
+slot_state(const vfdswmr_marks_t *m, unsigned slot, uint64_t *tick)
+{
+    return vfdswmr_marks_slot(m->fd, slot, tick);
 }
 
 /* Does any reader hold a lock in the slots (one call instead of one per

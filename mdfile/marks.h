@@ -77,6 +77,9 @@ typedef enum vfdswmr_slot_t {
     VFDSWMR_SLOT_FREE = -1     /* free, unreadable, or m NULL: nothing to honour */
 } vfdswmr_slot_t;
 vfdswmr_slot_t vfdswmr_marks_tick(const vfdswmr_marks_t *m, unsigned slot, uint64_t *tick);
+/* The same for the table open on fd (vfdswmr_marks_open, read-only is
+ * enough), which inspecting tools read without being its writer. */
+vfdswmr_slot_t vfdswmr_marks_slot(int fd, unsigned slot, uint64_t *tick);
 /* The table's descriptor (the file also holds the kept old bytes, kept.h);
  * -1 when m is NULL. */
 int vfdswmr_marks_fd(const vfdswmr_marks_t *m);

@@ -231,6 +231,17 @@ vfdswmr_mdlock_readers(int fd, unsigned *count)
     return shared ? VFDSWMR_COUNT_SHARED : VFDSWMR_COUNTED;
 }
 
+vfdswmr_count_t
+vfdswmr_mdlock_registered(int fd, unsigned *count)
+{
+    vfdswmr_count_t rc = vfdswmr_mdlock_readers(fd, count);
+
+    if (rc != VFDSWMR_COUNT_ERROR &&
+        count_locked(fd, VFDSWMR_MARKED_OFFSET, VFDSWMR_MARKED_OFFSET + VFDSWMR_MARKED_SLOTS, count) < 0)
+        return VFDSWMR_COUNT_ERROR;
+    return rc;
+}
+
 int
 vfdswmr_mdlock_any_reader(int fd)
 {

@@ -203,6 +203,9 @@ typedef enum vfdswmr_count_t {
  * byte may be counted; one that registered is counted until it moves to a
  * slot's byte or closes. */
 vfdswmr_count_t vfdswmr_mdlock_readers(int fd, unsigned *count);
+/* All readers registered on the HDF5 file open on fd: those on bytes of
+ * their own and those on a read mark's byte (vfd_swmr_inspect). */
+vfdswmr_count_t vfdswmr_mdlock_registered(int fd, unsigned *count);
 /* Is some reader registered on read mark slot's byte? 1, 0, -1 (errno). */
 int vfdswmr_mdlock_marked(int fd, unsigned slot);
 /* Is any reader registered at all (a byte of its own, the shared byte, a

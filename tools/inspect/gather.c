@@ -1,0 +1,430 @@
+/*
+ * The state of one session, found without writing or locking anything; see
+ * inspect.h. The writer's state follows from who holds the drivers' locks
+ * (mdfile/mdlock.h) and from the metadata file's header flags, as a reader
+ * tells it (vfdswmr_status_t.writer_state):
+ *   a lock held            running (failed: the header says FAILED)
+ *   no lock, header FINAL  closed
+ *   no lock, otherwise     died (recovery predicted, dry)
+ *   no metadata file       running when the HDF5 file's writer lock is
+ *                          held, died when its superblock is sealed, else none
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "errtext.h"
+#include "inspect.h"
+#include "io.h"
+#include "marks.h"
+#include "mdlock.h"
+#include "paths.h"
+#include "rawlog.h"
+#include "safefile.h"
+#include "sessname.h"
+#include "superblock.h"
+
+/* ---- the HDF5 file, read-only, for recovery's dry run ---- */
+
+static int
+fd_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+    ssize_t n = vfdswmr_pread_upto(*(int *)ctx, buf, len, addr);
+
+    if (n < 0)
+        return -1;
+    memset((uint8_t *)buf + n, 0, len - (size_t)n); /* zeros past the end, as the io promises */
+    return 0;
+}
+
+static int
+fd_size(void *ctx, uint64_t *size)
+{
+    struct stat st;
+
+    if (fstat(*(int *)ctx, &st) < 0)
+        return -1;
+    *size = (uint64_t)st.st_size;
+    return 0;
+}
+
+/* A dry run writes nothing; should it ever try, it fails. */
+static int
+fd_write(void *ctx, uint64_t addr, const void *buf, size_t len)
+{
+    (void)ctx, (void)addr, (void)buf, (void)len;
+    errno = EROFS;
+    return -1;
+}
+
+static int
+fd_extend(void *ctx, uint64_t size)
+{
+    (void)ctx, (void)size;
+    errno = EROFS;
+    return -1;
+}
+
+static int
+fd_sync(void *ctx)
+{
+    (void)ctx;
+    errno = EROFS;
+    return -1;
+}
+
+uint32_t
+insp_reserved_pages(const insp_opts_t *o)
+{
+    return o->cfg.md_pages_reserved;
+}
+
+/* Open the metadata file at path read-only: 0 (s->md_fd set, -1 when there
+ * is none), or -1 with the message printed. */
+static int
+open_md(const char *path, insp_t *s)
+{
+    char why[8192];
+
+    s->md_fd = vfdswmr_open_md(path, O_RDONLY);
+    if (s->md_fd >= 0)
+        return 0;
+    if (s->md_fd == VFDSWMR_OPEN_FAILED && errno == ENOENT) {
+        s->md_fd = -1;
+        return 0;
+    }
+    if (s->md_fd == VFDSWMR_OPEN_LINK) {
+        vfdswmr_md_link_text(path, why, sizeof why);
+        fprintf(stderr, PROG ": %s\n", why);
+    }
+    else if (s->md_fd == VFDSWMR_OPEN_NOT_REGULAR)
+        fprintf(stderr,
+                PROG ": metadata file %s is not a regular file (a FIFO, device or directory): no writer made it\n",
+                path);
+    else
+        fprintf(stderr, PROG ": cannot open metadata file %s: %s\n", path, strerror(errno));
+    s->md_fd = -1;
+    return -1;
+}
+
+void
+insp_reload(insp_t *s)
+{
+    struct stat st;
+    char why[512];
+    vfdswmr_mdr_io_t io = vfdswmr_mdr_fd_io(&s->md_fd);
+    vfdswmr_mdr_opts_t opts;
+
+    if (s->have_snap)
+        vfdswmr_mdsnap_free(&s->snap);
+    s->have_hdr = s->have_snap = s->have_age = false;
+    s->load_err[0] = '\0';
+    if (s->md_fd < 0)
+        return;
+    if (fstat(s->md_fd, &st) == 0) {
+        struct timespec now;
+        s->md_size = (uint64_t)st.st_size;
+        clock_gettime(CLOCK_REALTIME, &now);
+        s->age_s = (double)(now.tv_sec - st.st_mtim.tv_sec) + (double)(now.tv_nsec - st.st_mtim.tv_nsec) * 1e-9;
+        s->have_age = true;
+    }
+    vfdswmr_mderr_t rc = vfdswmr_mdr_read_header(s->md_fd, &s->hdr);
+    if (rc != VFDSWMR_MD_OK) {
+        snprintf(s->load_err, sizeof s->load_err, "header: %s%s%s", vfdswmr_mderr_str(rc),
+                 rc == VFDSWMR_MD_EIO ? ": " : "", rc == VFDSWMR_MD_EIO ? strerror(errno) : "");
+        return;
+    }
+    s->have_hdr = true;
+    vfdswmr_mdr_opts_default(&opts);
+    if (vfdswmr_mdr_load(&io, &opts, &s->snap, why, sizeof why) == VFDSWMR_MD_OK) {
+        s->hdr = s->snap.hdr; /* the header of the snapshot loaded, which may be newer */
+        s->have_snap = true;
+    }
+    else
+        snprintf(s->load_err, sizeof s->load_err, "%s", why);
+}
+
+void
+insp_readers(insp_t *s)
+{
+    vfdswmr_markshdr_t mh;
+    unsigned count;
+    int fd;
+
+    s->registered = -1;
+    s->have_readers = false;
+    s->nmarks = s->unmarked = 0;
+    if (s->h5_fd >= 0 && vfdswmr_mdlock_registered(s->h5_fd, &count) == VFDSWMR_COUNTED)
+        s->registered = (long)count;
+    if (!s->have_hdr || (fd = vfdswmr_marks_open(s->md_path, s->hdr.session, O_RDONLY, &mh)) < 0)
+        return;
+    insp_mark_t *m = realloc(s->marks, (size_t)mh.nslots * sizeof *m);
+    if (m == NULL) {
+        close(fd);
+        return;
+    }
+    s->marks = m;
+    s->release_below = mh.release_below;
+    for (unsigned slot = 0; slot < mh.nslots; slot++) {
+        uint64_t tick;
+        switch (vfdswmr_marks_slot(fd, slot, &tick)) {
+        case VFDSWMR_SLOT_MARKED:
+            s->marks[s->nmarks++] = (insp_mark_t){slot, tick};
+            break;
+        case VFDSWMR_SLOT_UNMARKED:
+            s->unmarked++;
+            break;
+        case VFDSWMR_SLOT_FREE:
+            break;
+        }
+    }
+    close(fd);
+    s->have_readers = true;
+}
+
+int
+insp_rawlog(const insp_t *s, vfdswmr_rawloghdr_t *h, char *why, size_t whylen)
+{
+    char path[VFDSWMR_MAX_PATH + 128];
+    size_t max = vfdswmr_rawlog_size(VFDSWMR_RAWLOG_MAX);
+    vfdswmr_mderr_t rc = VFDSWMR_MD_EIO;
+    uint8_t *buf;
+    int fd;
+
+    memset(h, 0, sizeof *h);
+    if (vfdswmr_rawlog_name(path, sizeof path, s->md_path) < 0)
+        return 0;
+    if ((fd = vfdswmr_open_md(path, O_RDONLY)) < 0) {
+        if (fd == VFDSWMR_OPEN_FAILED && errno == ENOENT)
+            return 0;
+        snprintf(why, whylen, "%s",
+                 fd == VFDSWMR_OPEN_LINK          ? "a symbolic link"
+                 : fd == VFDSWMR_OPEN_NOT_REGULAR ? "not a regular file"
+                                                  : strerror(errno));
+        return -1;
+    }
+    if ((buf = malloc(max)) == NULL) {
+        close(fd);
+        snprintf(why, whylen, "out of memory");
+        return -1;
+    }
+    for (int attempt = 0; attempt < 20; attempt++) {
+        vfdswmr_rawrange_t *r = NULL;
+        ssize_t n = vfdswmr_pread_upto(fd, buf, max, 0);
+        if (n < 0) {
+            rc = VFDSWMR_MD_EIO;
+            break;
+        }
+        rc = vfdswmr_rawlog_decode(buf, (size_t)n, h, &r);
+        free(r);
+        if (rc == VFDSWMR_MD_OK || !vfdswmr_mderr_retryable(rc))
+            break;
+        struct timespec ts = {0, 1000000}; /* the writer rewrites it in place: read it again */
+        nanosleep(&ts, NULL);
+    }
+    free(buf);
+    close(fd);
+    if (rc == VFDSWMR_MD_OK)
+        return 1;
+    snprintf(why, whylen, "%s", vfdswmr_mderr_str(rc));
+    return -1;
+}
+
+/* The raw-data log of the session, when it decodes. */
+static void
+read_rawlog(insp_t *s)
+{
+    char why[256];
+
+    s->have_rawlog = s->have_hdr && insp_rawlog(s, &s->raw, why, sizeof why) == 1 && s->raw.session == s->hdr.session;
+}
+
+static void
+predict_recovery(const insp_opts_t *o, insp_t *s)
+{
+    vfdswmr_recover_io_t io = {fd_read, fd_write, fd_extend, fd_size, fd_sync, &s->h5_fd};
+    vfdswmr_sessname_t recorded;
+    bool elsewhere;
+
+    s->have_recovery = true;
+    s->refused[0] = '\0';
+    if (s->h5_fd < 0) {
+        snprintf(s->refused, sizeof s->refused, "the HDF5 file %s cannot be opened", o->file);
+        return;
+    }
+    elsewhere = vfdswmr_sessname_elsewhere(o->file, s->md_path, &recorded);
+    if (vfdswmr_recover_predict(s->md_fd, s->md_path, &io, o->file, s->h5_ino, elsewhere ? &recorded : NULL, &s->rep,
+                                s->refused, sizeof s->refused) == 0)
+        s->refused[0] = '\0';
+    else if (s->refused[0] == '\0')
+        snprintf(s->refused, sizeof s->refused, "recovery would fail");
+}
+
+/* Decide the writer's state (see the top of this file); predict a dead
+ * writer's recovery when `predict`. */
+static void
+writer_state(const insp_opts_t *o, insp_t *s, bool predict)
+{
+    bool locked = s->h5_locked || s->md_locked;
+
+    s->foreign = false;
+    s->have_recovery = false;
+
+    if (s->md_fd < 0) {
+        int sealed = s->h5_fd >= 0 ? vfdswmr_sb_sealed_fd(s->h5_fd) : 0;
+        if (locked) {
+            s->state = "running";
+            snprintf(s->message, sizeof s->message,
+                     "a writer holds %s but has no metadata file at %s: it has not set up yet (nothing published "
+                     "yet), keeps no metadata file (updater files only), or keeps it elsewhere (give its "
+                     "md_file_path/md_file_name with --config)",
+                     o->file, s->md_path);
+        }
+        else if (sealed == 1) {
+            s->state = "died";
+            snprintf(s->message, sizeof s->message,
+                     "%s is sealed by a vfd_swmr_writer that died, but there is no metadata file at %s", o->file,
+                     s->md_path);
+            s->have_recovery = true;
+            snprintf(s->refused, sizeof s->refused,
+                     "no metadata file %s to recover from: give the writer's md_file_path/md_file_name with --config; "
+                     "if its metadata file is lost, vfd_swmr_recover --force clears the seal and leaves the file as "
+                     "its writer left it on disk",
+                     s->md_path);
+        }
+        else {
+            s->state = "none";
+            snprintf(s->message, sizeof s->message,
+                     "no writer session: no metadata file at %s and no writer holds the file", s->md_path);
+        }
+        return;
+    }
+    if (!s->have_hdr) {
+        s->state = locked ? "running" : "died";
+        snprintf(s->message, sizeof s->message, "metadata file %s cannot be read: %s", s->md_path, s->load_err);
+        if (!locked && predict)
+            predict_recovery(o, s);
+        return;
+    }
+    if (vfdswmr_hdf5_id_foreign(&s->hdr, s->h5_ino)) {
+        s->state = "none";
+        s->foreign = true;
+        snprintf(s->message, sizeof s->message,
+                 "metadata file %s belongs to another HDF5 file (inode %" PRIu64 ", but %s is inode %" PRIu64
+                 "): a stale or foreign metadata file, not this file's session",
+                 s->md_path, s->hdr.hdf5_id, o->file, s->h5_ino);
+        return;
+    }
+    if (locked) {
+        bool failed = s->hdr.flags & VFDSWMR_MDHDR_FAILED;
+        s->state = failed ? "failed" : "running";
+        snprintf(s->message, sizeof s->message, "%s",
+                 failed ? "the writer runs but can no longer publish: readers keep its last snapshot; it completes "
+                          "the HDF5 file at close"
+                        : "a live writer holds the metadata file");
+        return;
+    }
+    if (s->hdr.flags & VFDSWMR_MDHDR_FINAL) {
+        s->state = "closed";
+        snprintf(s->message, sizeof s->message, "the writer closed the file cleanly: the HDF5 file is complete");
+        return;
+    }
+    s->state = "died";
+    snprintf(s->message, sizeof s->message,
+             "the writer is gone without closing; readers keep its last snapshot; recovery (vfd_swmr_recover, or "
+             "the next writer) turns the HDF5 file into it");
+    if (predict)
+        predict_recovery(o, s);
+}
+
+void
+insp_restate(const insp_opts_t *o, insp_t *s)
+{
+    struct stat now, have;
+
+    if (s->md_fd >= 0 && (stat(s->md_path, &now) < 0 || fstat(s->md_fd, &have) < 0 || now.st_ino != have.st_ino ||
+                          now.st_dev != have.st_dev)) {
+        close(s->md_fd); /* removed or replaced (a new session): look again */
+        s->md_fd = -1;
+    }
+    if (s->md_fd < 0 && open_md(s->md_path, s) < 0)
+        s->md_fd = -1;
+    s->h5_locked = s->h5_fd >= 0 && vfdswmr_mdlock_hdf5_held(s->h5_fd) > 0;
+    s->md_locked = s->md_fd >= 0 && vfdswmr_mdlock_held(s->md_fd) > 0;
+    insp_reload(s);
+    writer_state(o, s, false);
+    insp_readers(s);
+}
+
+int
+insp_gather(const insp_opts_t *o, insp_t *s)
+{
+    char rec[VFDSWMR_SESSNAME_MAX + 1];
+    struct stat st;
+    bool named = vfdswmr_config_given(&o->cfg, "md_file_path") || vfdswmr_config_given(&o->cfg, "md_file_name");
+
+    memset(s, 0, sizeof *s);
+    s->h5_fd = s->md_fd = -1;
+    s->registered = -1;
+    if (vfdswmr_md_path(&o->cfg, o->file, s->md_path, sizeof s->md_path) < 0) {
+        fprintf(stderr, PROG ": metadata file path too long for %s\n", o->file);
+        return -1;
+    }
+    s->h5_fd = vfdswmr_open_regular(o->file, O_RDONLY);
+    if (s->h5_fd == VFDSWMR_OPEN_NOT_REGULAR) {
+        fprintf(stderr, PROG ": %s is not a regular file\n", o->file);
+        return -1;
+    }
+    if (s->h5_fd < 0 && errno != ENOENT) {
+        fprintf(stderr, PROG ": cannot open %s: %s\n", o->file, strerror(errno));
+        return -1;
+    }
+    if (s->h5_fd < 0)
+        s->h5_fd = -1;
+    else if (fstat(s->h5_fd, &st) == 0)
+        s->h5_ino = (uint64_t)st.st_ino;
+    /* As vfd_swmr_recover finds it: the configuration's when it names one,
+     * else the one the file records (its writer's, by whatever name), else
+     * the default next to the file. */
+    if (!named && s->h5_fd >= 0 && vfdswmr_sessname_find_fd(s->h5_fd, NULL, rec, sizeof rec) == 1 &&
+        strcmp(rec, s->md_path) != 0) {
+        if (open_md(rec, s) < 0)
+            return -1;
+        if (s->md_fd >= 0)
+            memcpy(s->md_path, rec, strlen(rec) + 1);
+    }
+    if (s->md_fd < 0 && open_md(s->md_path, s) < 0)
+        return -1;
+    if (s->h5_fd < 0 && s->md_fd < 0) {
+        fprintf(stderr, PROG ": cannot open %s: %s (and there is no metadata file %s)\n", o->file, strerror(ENOENT),
+                s->md_path);
+        return -1;
+    }
+    s->h5_locked = s->h5_fd >= 0 && vfdswmr_mdlock_hdf5_held(s->h5_fd) > 0;
+    s->md_locked = s->md_fd >= 0 && vfdswmr_mdlock_held(s->md_fd) > 0;
+    insp_reload(s);
+    writer_state(o, s, true);
+    insp_readers(s);
+    read_rawlog(s);
+    return 0;
+}
+
+void
+insp_release(insp_t *s)
+{
+    if (s->have_snap)
+        vfdswmr_mdsnap_free(&s->snap);
+    s->have_snap = false;
+    free(s->marks);
+    s->marks = NULL;
+    if (s->md_fd >= 0)
+        close(s->md_fd);
+    if (s->h5_fd >= 0)
+        close(s->h5_fd);
+    s->md_fd = s->h5_fd = -1;
+}

@@ -1,0 +1,99 @@
+/* JSON output and problem lists for vfd_swmr_inspect; see inspect.h. */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "inspect.h"
+
+void
+out_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(f, "\\%c", *p);
+        else if (*p < 0x20 || *p == 0x7f)
+            fprintf(f, "\\u%04x", *p);
+        else
+            fputc(*p, f);
+    }
+    fputc('"', f);
+}
+
+void
+out_session(FILE *f, uint64_t session)
+{
+    fprintf(f, "\"%016" PRIx64 "\"", session);
+}
+
+void
+list_add(insp_list_t *l, const char *file, const char *structure, uint64_t offset, int64_t entry, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 16;
+        insp_problem_t *v = realloc(l->v, cap * sizeof *v);
+        if (v == NULL) {
+            fprintf(stderr, PROG ": out of memory\n");
+            exit(1);
+        }
+        l->v = v;
+        l->cap = cap;
+    }
+    insp_problem_t *p = &l->v[l->n];
+    *p = (insp_problem_t){strdup(file), structure, offset, entry, strdup(buf)};
+    if (p->file == NULL || p->error == NULL) {
+        fprintf(stderr, PROG ": out of memory\n");
+        exit(1);
+    }
+    l->n++;
+}
+
+void
+list_json(FILE *f, const insp_list_t *l)
+{
+    fputc('[', f);
+    for (size_t i = 0; i < l->n; i++) {
+        const insp_problem_t *p = &l->v[i];
+        fprintf(f, "%s{\"file\": ", i ? ", " : "");
+        out_str(f, p->file);
+        fprintf(f, ", \"structure\": \"%s\", \"offset\": %" PRIu64 ", \"entry\": ", p->structure, p->offset);
+        if (p->entry < 0)
+            fputs("null", f);
+        else
+            fprintf(f, "%" PRId64, p->entry);
+        fputs(", \"error\": ", f);
+        out_str(f, p->error);
+        fputc('}', f);
+    }
+    fputc(']', f);
+}
+
+void
+list_text(FILE *f, const char *label, const insp_list_t *l)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        const insp_problem_t *p = &l->v[i];
+        fprintf(f, "%s: %s: %s at offset %" PRIu64, label, p->file, p->structure, p->offset);
+        if (p->entry >= 0)
+            fprintf(f, " (entry %" PRId64 ")", p->entry);
+        fprintf(f, ": %s\n", p->error);
+    }
+}
+
+void
+list_free(insp_list_t *l)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        free(l->v[i].file);
+        free(l->v[i].error);
+    }
+    free(l->v);
+    *l = (insp_list_t){0};
+}
