@@ -179,6 +179,17 @@ test_marks_tick(void **state)
     assert_int_equal(vfdswmr_mark_set(&c, 11), 0);
     assert_int_equal(vfdswmr_marks_tick(m, slot, &t), VFDSWMR_SLOT_MARKED);
     assert_int_equal(t, 11);
+    /* the same through a descriptor of its own, read-only (vfd_swmr_inspect) */
+    vfdswmr_markshdr_t h;
+    int ro = vfdswmr_marks_open(md, 7, O_RDONLY, &h);
+    assert_true(ro >= 0);
+    t = 0;
+    assert_int_equal(vfdswmr_marks_slot(ro, slot, &t), VFDSWMR_SLOT_MARKED);
+    assert_int_equal(t, 11);
+    assert_int_equal(vfdswmr_marks_slot(ro, a.slot, &t), VFDSWMR_SLOT_MARKED);
+    assert_int_equal(t, 5);
+    assert_int_equal(vfdswmr_marks_slot(ro, 63, &t), VFDSWMR_SLOT_FREE);
+    close(ro);
     vfdswmr_mark_detach(&a);
     vfdswmr_mark_detach(&c);
     assert_int_equal(vfdswmr_marks_tick(NULL, 0, &t), VFDSWMR_SLOT_FREE); /* no table: cannot tell */
@@ -215,6 +226,8 @@ test_reader_count(void **state)
     assert_int_equal(vfdswmr_mdlock_marked(w, 3), 1);
     assert_int_equal(vfdswmr_mdlock_readers(w, &n), VFDSWMR_COUNTED);
     assert_int_equal(n, 19);
+    assert_int_equal(vfdswmr_mdlock_registered(w, &n), VFDSWMR_COUNTED); /* all of them: the marked one too */
+    assert_int_equal(n, 20);
     assert_int_equal(vfdswmr_reg_marked(&r[1], 3), 0);  /* again: nothing changes */
     assert_int_equal(vfdswmr_reg_marked(&r[1], 4), -1); /* one slot at a time */
     assert_int_equal(vfdswmr_reg_unmarked(&r[1]), 0);

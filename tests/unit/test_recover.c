@@ -214,6 +214,83 @@ test_exact_ranges_and_raw_kept(void **state)
     expect_recovered();
 }
 
+/* A dry run (vfd_swmr_inspect) must not write: any write fails the test. */
+static int
+no_write(void *ctx, uint64_t addr, const void *buf, size_t len)
+{
+    (void)ctx, (void)addr, (void)buf, (void)len;
+    fail_msg("vfdswmr_recover_predict wrote to the HDF5 file");
+    return -1;
+}
+
+static int
+no_extend(void *ctx, uint64_t size)
+{
+    (void)ctx, (void)size;
+    fail_msg("vfdswmr_recover_predict extended the HDF5 file");
+    return -1;
+}
+
+static int
+no_sync(void *ctx)
+{
+    (void)ctx;
+    fail_msg("vfdswmr_recover_predict synced the HDF5 file");
+    return -1;
+}
+
+static int
+predict(uint64_t hdf5_id, vfdswmr_recover_report_t *rep, char *err, size_t errlen)
+{
+    int md = open(md_path, O_RDONLY), h5 = open(h5_path, O_RDONLY), rc;
+    vfdswmr_recover_io_t io = {f_read, no_write, no_extend, f_size, no_sync, &h5};
+
+    assert_true(md >= 0 && h5 >= 0);
+    rc = vfdswmr_recover_predict(md, md_path, &io, h5_path, hdf5_id, NULL, rep, err, errlen);
+    close(md);
+    close(h5);
+    return rc;
+}
+
+/* The prediction is the recovery's own report, and changes no byte of either file. */
+static void
+test_predict_is_the_recovery(void **state)
+{
+    vfdswmr_recover_report_t want, got;
+    char err[512], err2[512];
+    size_t md_len, len;
+    uint8_t *md_before, *md_after;
+
+    (void)state;
+    make_model();
+    write_session(0, 0);
+    model[2 * PS + 150] = 0x55; /* raw data after the publish, as above */
+    spill(h5_path, model, sizeof model);
+    md_before = slurp(md_path, &md_len);
+    assert_int_equal(predict(0, &want, err, sizeof err), 0);
+    expect_untouched();
+    md_after = slurp(md_path, &len);
+    assert_int_equal(len, md_len);
+    assert_memory_equal(md_after, md_before, md_len);
+    free(md_before);
+    free(md_after);
+    assert_true(want.needed);
+    assert_int_equal(run(false, 0, &got, err, sizeof err), 0);
+    expect_recovered();
+    assert_int_equal(got.session, want.session);
+    assert_int_equal(got.tick, want.tick);
+    assert_int_equal(got.eoa, want.eoa);
+    assert_int_equal(got.pages, want.pages);
+    assert_int_equal(got.bytes, want.bytes);
+    /* a refusal is predicted with the recovery's own words */
+    make_model();
+    write_session(1234, 0);
+    assert_int_equal(predict(999, &want, err, sizeof err), -1);
+    assert_int_equal(run(false, 999, &got, err2, sizeof err2), -1);
+    assert_string_equal(err, err2);
+    expect_untouched();
+}
+
 static void
 test_foreign_refused(void **state)
 {
@@ -547,17 +624,12 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_exact_ranges_and_raw_kept),
-        cmocka_unit_test(test_foreign_refused),
-        cmocka_unit_test(test_shorter_file_refused),
-        cmocka_unit_test(test_damaged_image_writes_nothing),
-        cmocka_unit_test(test_final_needs_nothing),
-        cmocka_unit_test(test_final_over_sealed_refused),
-        cmocka_unit_test(test_large_pages_in_pieces),
-        cmocka_unit_test(test_crafted_huge_entries_bounded),
-        cmocka_unit_test(test_tick0_recovered_twice),
-        cmocka_unit_test(test_killed_recovery_finished_by_next),
-        cmocka_unit_test(test_other_session_recorded_refused),
+        cmocka_unit_test(test_exact_ranges_and_raw_kept),        cmocka_unit_test(test_foreign_refused),
+        cmocka_unit_test(test_predict_is_the_recovery),          cmocka_unit_test(test_shorter_file_refused),
+        cmocka_unit_test(test_damaged_image_writes_nothing),     cmocka_unit_test(test_final_needs_nothing),
+        cmocka_unit_test(test_final_over_sealed_refused),        cmocka_unit_test(test_large_pages_in_pieces),
+        cmocka_unit_test(test_crafted_huge_entries_bounded),     cmocka_unit_test(test_tick0_recovered_twice),
+        cmocka_unit_test(test_killed_recovery_finished_by_next), cmocka_unit_test(test_other_session_recorded_refused),
     };
     if (testdir_setup(NULL) < 0)
         return 1;

@@ -208,8 +208,8 @@ insp_updaters(const insp_opts_t *o, const char *base)
         }
         if (bad_order && !push(&out, &nout, &cout, u->seq))
             break;
-        if (u->decoded)
-            prev = u;
+        if (u->decoded && !bad_order)
+            prev = u; /* the next is compared with the last file in order */
     }
     if (nmiss)
         list_add(&problems, base, "updater", 0, -1, "%zu updater file%s missing between %" PRIu64 " and %" PRIu64,

@@ -168,6 +168,13 @@ rawlog(const insp_t *s, result_t *r)
                  "raw-data log of session %016" PRIx64 ", not the metadata file's (an earlier writer's)", h.session);
 }
 
+/* The loader's text without the structure's name, which the list names. */
+static const char *
+unprefixed(const char *text, const char *prefix)
+{
+    return strncmp(text, prefix, strlen(prefix)) == 0 ? text + strlen(prefix) : text;
+}
+
 static void
 check_all(const insp_opts_t *o, const insp_t *s, result_t *r)
 {
@@ -182,14 +189,14 @@ check_all(const insp_opts_t *o, const insp_t *s, result_t *r)
         return;
     }
     if (!s->have_hdr) {
-        list_add(&r->problems, s->md_path, "header", 0, -1, "%s", s->load_err);
+        list_add(&r->problems, s->md_path, "header", 0, -1, "%s", unprefixed(s->load_err, "header: "));
         return;
     }
     r->header++;
     if (s->foreign)
         list_add(&r->problems, s->md_path, "header", 0, -1, "%s", s->message);
     if (!s->have_snap) {
-        list_add(&r->problems, s->md_path, "index", s->hdr.index_offset, -1, "%s", s->load_err);
+        list_add(&r->problems, s->md_path, "index", s->hdr.index_offset, -1, "%s", unprefixed(s->load_err, "index: "));
         return;
     }
     r->index++;
