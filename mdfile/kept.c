@@ -23,10 +23,16 @@ vfdswmr_kept_write_list(int fd, uint64_t session, const vfdswmr_keptent_t *e, ui
 int
 vfdswmr_kept_read_list(int fd, vfdswmr_kepthdr_t *h, vfdswmr_keptent_t *e)
 {
+    return vfdswmr_kept_read_list_tries(fd, h, e, VFDSWMR_KEPT_TRIES);
+}
+
+int
+vfdswmr_kept_read_list_tries(int fd, vfdswmr_kepthdr_t *h, vfdswmr_keptent_t *e, unsigned tries)
+{
     static const uint8_t zero[4];
     uint8_t buf[VFDSWMR_KEPT_LIST_SPACE];
 
-    for (unsigned i = 0; i < VFDSWMR_KEPT_TRIES; i++) {
+    for (unsigned i = 0; i < tries; i++) {
         if (i >= 16) { /* the writer is in the middle of its pwrite: let it finish */
             struct timespec ts = {0, 1000000};
             nanosleep(&ts, NULL);

@@ -50,5 +50,8 @@ int vfdswmr_kept_write_list(int fd, uint64_t session, const vfdswmr_keptent_t *e
  */
 #define VFDSWMR_KEPT_TRIES 1000
 int vfdswmr_kept_read_list(int fd, vfdswmr_kepthdr_t *h, vfdswmr_keptent_t *e);
+/* The same with `tries` tries (>= 1): a list nobody rewrites any more (its
+ * writer is gone) needs no more than two (vfd_swmr_inspect). */
+int vfdswmr_kept_read_list_tries(int fd, vfdswmr_kepthdr_t *h, vfdswmr_keptent_t *e, unsigned tries);
 
 #endif

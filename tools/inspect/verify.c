@@ -140,9 +140,11 @@ readers_file(const insp_t *s, result_t *r)
                  h.session);
     else {
         r->kept++;
-        if (vfdswmr_kept_read_list(fd, &kh, ke) < 0)
+        /* a live writer may be rewriting it: read it again for a while (a tenth of a second), else twice */
+        unsigned tries = s->h5_locked || s->md_locked ? 100 : 2;
+        if (vfdswmr_kept_read_list_tries(fd, &kh, ke, tries) < 0)
             list_add(&r->problems, path, "kept", VFDSWMR_KEPT_LIST_OFFSET, -1,
-                     "the kept-bytes list does not decode (checksum or fields), read %d times", VFDSWMR_KEPT_TRIES);
+                     "the kept-bytes list does not decode (checksum or fields), read %u times", tries);
         else if (kh.count > 0 && kh.session != s->hdr.session)
             list_add(&r->problems, path, "kept", VFDSWMR_KEPT_LIST_OFFSET, -1,
                      "the kept-bytes list is session %016" PRIx64 "'s, in session %016" PRIx64 "'s table", kh.session,
