@@ -34,6 +34,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "errtext.h"
@@ -680,4 +681,14 @@ vfdswmr_config_check_writer(const vfdswmr_config_t *cfg, char *errbuf, size_t er
                                "maintain_metadata_file=0 and generate_updater_files=0: the writer must do "
                                "at least one of them");
     return 0;
+}
+
+const char *
+vfdswmr_config_env(void)
+{
+    const char *drv = getenv("HDF5_DRIVER");
+
+    if (drv && (!strcmp(drv, "vfd_swmr_writer") || !strcmp(drv, "vfd_swmr_reader")))
+        return getenv("HDF5_DRIVER_CONFIG");
+    return NULL;
 }

@@ -96,6 +96,10 @@ int vfdswmr_config_parse(const char *text, vfdswmr_config_t *cfg, char *errbuf, 
  */
 int vfdswmr_config_check_writer(const vfdswmr_config_t *cfg, char *errbuf, size_t errlen);
 
+/* The configuration the command-line tools take by default: $HDF5_DRIVER_CONFIG
+ * when $HDF5_DRIVER names vfd_swmr_writer or vfd_swmr_reader, else NULL. */
+const char *vfdswmr_config_env(void);
+
 /* Whether `key` appeared in the parsed string (false: its value is the default). */
 bool vfdswmr_config_given(const vfdswmr_config_t *cfg, const char *key);
 

@@ -101,6 +101,8 @@ int insp_updaters(const insp_opts_t *o, const char *base);
 /* out.c */
 void out_str(FILE *f, const char *s);        /* a JSON string */
 void out_session(FILE *f, uint64_t session); /* "%016x" as a JSON string */
+/* A view's first members: {"schema": 1, "file": ..., "metadata_file": ... */
+void out_begin(FILE *f, const insp_opts_t *o, const insp_t *s);
 
 typedef struct insp_problem_t {
     char *file;

@@ -31,16 +31,6 @@ static const char usage[] =
     "  -h, --help           this text\n"
     "Exit status: 0 shown or sound, 1 a problem found or a file that cannot be read, 2 usage.\n";
 
-static const char *
-default_config(void)
-{
-    const char *drv = getenv("HDF5_DRIVER");
-
-    if (drv && (!strcmp(drv, "vfd_swmr_writer") || !strcmp(drv, "vfd_swmr_reader")))
-        return getenv("HDF5_DRIVER_CONFIG");
-    return NULL;
-}
-
 /* The updater base for --updater PATH: PATH itself, or in a directory the
  * configuration's base name (default "<metadata file>.ud"). */
 static int
@@ -83,7 +73,7 @@ main(int argc, char **argv)
                                          {"json", no_argument, NULL, 'j'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
-    insp_opts_t o = {.config_text = default_config()};
+    insp_opts_t o = {.config_text = vfdswmr_config_env()};
     const char *updater = NULL;
     bool verify = false, pages = false, watch = false;
     double seconds = 0;

@@ -22,6 +22,18 @@ out_str(FILE *f, const char *s)
 }
 
 void
+out_begin(FILE *f, const insp_opts_t *o, const insp_t *s)
+{
+    fputs("{\"schema\": 1, \"file\": ", f);
+    out_str(f, o->file);
+    fputs(", \"metadata_file\": ", f);
+    if (s->md_fd >= 0)
+        out_str(f, s->md_path);
+    else
+        fputs("null", f);
+}
+
+void
 out_session(FILE *f, uint64_t session)
 {
     fprintf(f, "\"%016" PRIx64 "\"", session);

@@ -93,13 +93,7 @@ show_json(const insp_opts_t *o, const insp_t *s)
     bool h = s->have_hdr && !s->foreign;
     char cmd[8192];
 
-    fputs("{\"schema\": 1, \"file\": ", f);
-    out_str(f, o->file);
-    fputs(", \"metadata_file\": ", f);
-    if (s->md_fd >= 0)
-        out_str(f, s->md_path);
-    else
-        fputs("null", f);
+    out_begin(f, o, s);
     fprintf(f, ", \"writer\": {\"state\": \"%s\", \"lock_held\": %s, \"message\": ", s->state,
             s->h5_locked || s->md_locked ? "true" : "false");
     out_str(f, s->message);

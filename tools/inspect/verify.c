@@ -227,13 +227,7 @@ insp_verify(const insp_opts_t *o, insp_t *s)
         result_free(&r);
     }
     if (o->json) {
-        fputs("{\"schema\": 1, \"file\": ", f);
-        out_str(f, o->file);
-        fputs(", \"metadata_file\": ", f);
-        if (s->md_fd >= 0)
-            out_str(f, s->md_path);
-        else
-            fputs("null", f);
+        out_begin(f, o, s);
         fprintf(f,
                 ", \"ok\": %s, \"checked\": {\"header\": %u, \"index\": %u, \"images\": %u, \"readers\": %u, "
                 "\"kept\": %u, \"rawlog\": %u}, \"problems\": ",

@@ -64,16 +64,6 @@ die(int status, const char *fmt, ...)
     return status;
 }
 
-static const char *
-default_config(void)
-{
-    const char *drv = getenv("HDF5_DRIVER");
-
-    if (drv && (!strcmp(drv, "vfd_swmr_writer") || !strcmp(drv, "vfd_swmr_reader")))
-        return getenv("HDF5_DRIVER_CONFIG");
-    return NULL;
-}
-
 /* Open and lock the metadata file: 0 (fd set), or an exit status. */
 static int
 lock_md(const char *md_path, const char *file, int *fd)
@@ -217,7 +207,7 @@ main(int argc, char **argv)
                                          {"quiet", no_argument, NULL, 'q'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
-    const char *config = default_config(), *file;
+    const char *config = vfdswmr_config_env(), *file;
     bool force = false, quiet = false;
     vfdswmr_config_t cfg;
     char md_path[VFDSWMR_MAX_PATH + 64], rec[VFDSWMR_SESSNAME_MAX + 1], marks[VFDSWMR_MAX_PATH + 128], err[1024];
