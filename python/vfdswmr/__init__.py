@@ -18,23 +18,37 @@ The writer makes its changes visible with f.flush() (H5Fflush), with
 vfdswmr.end_tick(f), or in SWMR-write mode (f.swmr_mode = True) with
 dataset.flush(). See the README's "Python (h5py)" section.
 
+vfdswmr.inspect("live.h5") runs vfd_swmr_inspect --json on a file from
+outside (never writing, never locking: no writer or reader is disturbed) and
+returns its JSON object as a dict: the writer's state ("running", "died",
+...), tick, readers and their lags, what recovery would restore;
+verify=True checks every structure and checksum (d["ok"], d["problems"]),
+pages=True lists the index, updater=PATH checks updater files
+(tools/inspect/vfd_swmr_inspect.1 gives the schema).
+
 Finding the libraries: libvfdswmr is loaded from $VFDSWMR_LIB when set, else
 as "libvfdswmr.so.0" through the dynamic linker (LD_LIBRARY_PATH, as
 `eval "$(scripts/env)"` sets it, or an installed copy). The driver plugins
 are found through HDF5_PLUGIN_PATH, then the directory they were installed
-into.
+into. inspect() runs $VFDSWMR_INSPECT when set, else vfd_swmr_inspect on
+PATH, else the one beside the libvfdswmr loaded: in a build tree
+(<build>/client/.libs/) <build>/tools/inspect/vfd_swmr_inspect, in an
+installed one (<prefix>/lib/) <prefix>/bin/vfd_swmr_inspect.
 """
 
 import collections
 import ctypes
+import json
 import os
 import re
+import shutil
+import subprocess
 import weakref
 
 import h5py
 
 __all__ = ["WRITER", "READER", "File", "end_tick", "disable_end_of_tick", "enable_end_of_tick",
-           "refresh", "status", "Status", "driver", "VfdSwmrError"]
+           "refresh", "status", "Status", "driver", "inspect", "VfdSwmrError"]
 
 WRITER = "vfd_swmr_writer"
 READER = "vfd_swmr_reader"
@@ -292,3 +306,82 @@ def driver(f):
             return name
         _hdf5.H5Eclear2(_H5E_DEFAULT)
     return f.driver if isinstance(f, h5py.File) else "unknown"
+
+
+def _inspect_tool():
+    """The vfd_swmr_inspect to run (see the module's docstring), or None."""
+    tool = os.environ.get("VFDSWMR_INSPECT")
+    if tool:
+        return tool
+    tool = shutil.which("vfd_swmr_inspect")
+    if tool:
+        return tool
+    libs = set()
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            fields = line.split(None, 5)
+            if len(fields) == 6 and os.path.basename(fields[5].strip()).startswith("libvfdswmr.so"):
+                libs.add(os.path.realpath(fields[5].strip()))
+    for lib in sorted(libs):
+        libdir = os.path.dirname(lib)
+        if os.path.basename(libdir) == ".libs" and os.path.basename(os.path.dirname(libdir)) == "client":
+            tool = os.path.join(os.path.dirname(os.path.dirname(libdir)), "tools", "inspect", "vfd_swmr_inspect")
+        else:
+            tool = os.path.join(os.path.dirname(libdir), "bin", "vfd_swmr_inspect")
+        if os.access(tool, os.X_OK):
+            return tool
+    return None
+
+
+def inspect(path, config=None, verify=False, pages=False, updater=None):
+    """Run vfd_swmr_inspect --json on the HDF5 file `path` and return its JSON object as a dict
+    (schema: tools/inspect/vfd_swmr_inspect.1). The tool never writes and never takes a lock, so
+    a live writer and its readers go on undisturbed. config: the writer's configuration string
+    (where its metadata file and updater files are: md_file_path, md_file_name,
+    updater_file_path). verify=True: check every structure and checksum; the dict says
+    d["ok"] and lists d["problems"] (problems found are returned, not raised). pages=True: the
+    newest snapshot's index. updater=PATH: check the updater files of base PATH (a directory:
+    the default base name in it); `path` may then be None.
+
+    Raises VfdSwmrError with the tool's message when it cannot run, on a usage error (status
+    2), when its output is not one JSON object, and -- for the default view and pages=True --
+    when the file cannot be read (status 1): the exception's `result` is then the tool's dict
+    when it printed one (e.g. a dead writer whose recovery would be refused), else None."""
+    tool = _inspect_tool()
+    if tool is None:
+        raise VfdSwmrError("vfd_swmr_inspect not found: set VFDSWMR_INSPECT to its path or put it on PATH")
+    argv = [tool, "--json"]
+    if config is not None:
+        argv += ["--config", config]
+    if verify:
+        argv.append("--verify")
+    if pages:
+        argv.append("--pages")
+    if updater is not None:
+        argv += ["--updater", os.fspath(updater)]
+    if path is not None:
+        argv.append(os.fspath(path))
+    try:
+        p = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    except OSError as e:
+        raise VfdSwmrError("cannot run %s: %s" % (tool, e)) from None
+    err = p.stderr.decode(errors="replace").strip()
+    try:
+        result = json.loads(p.stdout.decode(errors="replace"))
+    except ValueError:
+        result = None
+    if not isinstance(result, dict):
+        result = None
+    if p.returncode == 0 and result is not None:
+        return result
+    if p.returncode == 1 and result is not None and (verify or updater is not None):
+        return result
+    what = "vfd_swmr_inspect %s" % " ".join(argv[1:])
+    if result is None and not (p.returncode in (1, 2) and err):
+        msg = "%s: exit status %d, output not a JSON object: %s" % (what, p.returncode, err or p.stdout[:200])
+    else:
+        msg = err or ((result or {}).get("writer") or {}).get("message") or "(no message)"
+        msg = "%s: exit status %d: %s" % (what, p.returncode, msg)
+    e = VfdSwmrError(msg)
+    e.result = result
+    raise e

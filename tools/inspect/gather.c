@@ -171,10 +171,10 @@ insp_readers(insp_t *s)
     s->marks = m;
     s->release_below = mh.release_below;
     for (unsigned slot = 0; slot < mh.nslots; slot++) {
-        uint64_t tick;
-        switch (vfdswmr_marks_slot(fd, slot, &tick)) {
+        uint64_t epoch; /* what readers mark (vfd-swmr-reader/locate.c) */
+        switch (vfdswmr_marks_slot(fd, slot, &epoch)) {
         case VFDSWMR_SLOT_MARKED:
-            s->marks[s->nmarks++] = (insp_mark_t){slot, tick};
+            s->marks[s->nmarks++] = (insp_mark_t){slot, epoch};
             break;
         case VFDSWMR_SLOT_UNMARKED:
             s->unmarked++;
@@ -335,11 +335,21 @@ writer_state(const insp_opts_t *o, insp_t *s, bool predict)
         return;
     }
     s->state = "died";
-    snprintf(s->message, sizeof s->message,
-             "the writer is gone without closing; readers keep its last snapshot; recovery (vfd_swmr_recover, or "
-             "the next writer) turns the HDF5 file into it");
     if (predict)
         predict_recovery(o, s);
+    if (!s->have_snap)
+        snprintf(s->message, sizeof s->message,
+                 "the writer is gone without closing, and its metadata file %s cannot be read (%s): no snapshot to "
+                 "read or recover",
+                 s->md_path, s->load_err);
+    else if (s->have_recovery && s->refused[0])
+        snprintf(s->message, sizeof s->message,
+                 "the writer is gone without closing; readers keep its last snapshot, but recovery would refuse (see "
+                 "recovery)");
+    else
+        snprintf(s->message, sizeof s->message,
+                 "the writer is gone without closing; readers keep its last snapshot; recovery (vfd_swmr_recover, or "
+                 "the next writer) turns the HDF5 file into it");
 }
 
 void
@@ -361,6 +371,27 @@ insp_restate(const insp_opts_t *o, insp_t *s)
     insp_readers(s);
 }
 
+/* Make path (VFDSWMR_MAX_PATH + 64 bytes) absolute, as the file records
+ * it, so that every view names the metadata file one way: 0, or -1 when it
+ * does not fit. */
+static int
+absolute(char *path)
+{
+    char cwd[VFDSWMR_MAX_PATH + 64], out[VFDSWMR_MAX_PATH + 64];
+    const char *rel = path;
+
+    if (path[0] == '/')
+        return 0;
+    while (rel[0] == '.' && rel[1] == '/')
+        rel += 2;
+    if (getcwd(cwd, sizeof cwd) == NULL)
+        return 0; /* as given: still correct, relative */
+    if ((size_t)snprintf(out, sizeof out, "%s%s%s", cwd, strcmp(cwd, "/") ? "/" : "", rel) >= sizeof out)
+        return -1;
+    memcpy(path, out, strlen(out) + 1);
+    return 0;
+}
+
 int
 insp_gather(const insp_opts_t *o, insp_t *s)
 {
@@ -371,7 +402,7 @@ insp_gather(const insp_opts_t *o, insp_t *s)
     memset(s, 0, sizeof *s);
     s->h5_fd = s->md_fd = -1;
     s->registered = -1;
-    if (vfdswmr_md_path(&o->cfg, o->file, s->md_path, sizeof s->md_path) < 0) {
+    if (vfdswmr_md_path(&o->cfg, o->file, s->md_path, sizeof s->md_path) < 0 || absolute(s->md_path) < 0) {
         fprintf(stderr, PROG ": metadata file path too long for %s\n", o->file);
         return -1;
     }

@@ -37,9 +37,12 @@ typedef struct insp_opts_t {
     bool json;
 } insp_opts_t;
 
+/* A read mark: the tick count (epoch) of the snapshot a reader holds --
+ * what the read-mark table records; under publish=flush several snapshots
+ * (ticks) share one tick count, and the table does not say which. */
 typedef struct insp_mark_t {
     unsigned slot;
-    uint64_t tick;
+    uint64_t epoch;
 } insp_mark_t;
 
 /* One session as found now. Members are meaningful when their have_* is set. */

@@ -10,11 +10,12 @@
 #include "clock.h"
 #include "inspect.h"
 
-/* The reader's lag behind the newest snapshot, in ticks. */
+/* The reader's lag behind the newest snapshot, in ticks of the tick clock
+ * (tick counts, epochs): what max_lag and the read marks count. */
 static uint64_t
 lag_of(const insp_t *s, const insp_mark_t *m)
 {
-    return s->hdr.tick > m->tick ? s->hdr.tick - m->tick : 0;
+    return s->hdr.epoch > m->epoch ? s->hdr.epoch - m->epoch : 0;
 }
 
 /* The bytes of the metadata file the newest snapshot does not use: its
@@ -81,8 +82,8 @@ json_marks(FILE *f, const insp_t *s)
 {
     fputc('[', f);
     for (unsigned i = 0; i < s->nmarks; i++)
-        fprintf(f, "%s{\"slot\": %u, \"tick\": %" PRIu64 ", \"lag\": %" PRIu64 "}", i ? ", " : "", s->marks[i].slot,
-                s->marks[i].tick, lag_of(s, &s->marks[i]));
+        fprintf(f, "%s{\"slot\": %u, \"epoch\": %" PRIu64 ", \"lag\": %" PRIu64 "}", i ? ", " : "", s->marks[i].slot,
+                s->marks[i].epoch, lag_of(s, &s->marks[i]));
     fputc(']', f);
 }
 
@@ -230,8 +231,11 @@ show_text(const insp_opts_t *o, const insp_t *s)
             fprintf(f, ", %u starting", s->unmarked);
         fputc('\n', f);
         for (unsigned i = 0; i < s->nmarks; i++)
-            fprintf(f, "  slot %u: holds tick %" PRIu64 " (%" PRIu64 " behind)\n", s->marks[i].slot, s->marks[i].tick,
-                    lag_of(s, &s->marks[i]));
+            fprintf(f,
+                    "  slot %u: holds a snapshot of tick count %" PRIu64 ": %" PRIu64 " tick%s behind (max_lag %" PRIu32
+                    ")\n",
+                    s->marks[i].slot, s->marks[i].epoch, lag_of(s, &s->marks[i]),
+                    lag_of(s, &s->marks[i]) == 1 ? "" : "s", s->hdr.max_lag);
     }
     else
         fputc('\n', f);
@@ -254,8 +258,15 @@ insp_show(const insp_opts_t *o, insp_t *s)
         show_json(o, s);
     else
         show_text(o, s);
-    /* a metadata file that is another file's, or cannot be read, is a problem to report */
-    return s->foreign || (s->md_fd >= 0 && !s->have_snap) ? 1 : 0;
+    /* a metadata file that is another file's, or cannot be read, is a problem: the view, and a line on stderr */
+    if (s->foreign || (s->md_fd >= 0 && !s->have_snap)) {
+        fprintf(stderr, PROG ": %s: %s\n", o->file,
+                s->foreign || !s->have_hdr ? s->message
+                : s->load_err[0]           ? s->load_err
+                                           : "cannot be read");
+        return 1;
+    }
+    return 0;
 }
 
 int
