@@ -384,7 +384,7 @@ def watch(argv):
         lines = fh.read().splitlines()
     if len(lines) < 2:
         sys.exit("--watch printed %d lines in its window: %r" % (len(lines), lines))
-    prev = None
+    prev, new_pages = None, 0
     for k, line in enumerate(lines):
         try:
             o = json.loads(line)
@@ -406,10 +406,21 @@ def watch(argv):
             bad("line %d: time %r" % (k + 1, o.get("time")))
         if not isinstance(o.get("readers"), list):
             bad("line %d: readers %r" % (k + 1, o.get("readers")))
+        # pages with an image new since the previous line: none known on the first line (an
+        # idle end of tick may publish none; the writer appends the whole time, so some do)
+        pub, ent = o.get("published"), o.get("entries")
+        if k == 0 and pub is not None:
+            bad("line 1: published %r, with no line before" % (pub,))
+        elif k > 0 and (not isinstance(pub, int) or not isinstance(ent, int) or not 0 <= pub <= ent):
+            bad("line %d: published %r of %r entries" % (k + 1, pub, ent))
+        elif k > 0:
+            new_pages += pub
         prev = t if isinstance(t, int) else prev
+    if new_pages == 0:
+        bad("no line says a page was published, while the writer appended all along")
     if errors:
         sys.exit("\n".join(errors))
-    print("%d lines, ticks %s to %s" % (len(lines), json.loads(lines[0])["tick"], prev))
+    print("%d lines, ticks %s to %s, %d pages published" % (len(lines), json.loads(lines[0])["tick"], prev, new_pages))
 
 
 def pages(argv):

@@ -331,8 +331,24 @@ on_signal(int sig)
     stop_watch = 1;
 }
 
+/* Pages of s's index whose image is not the one prev (the previous
+ * line's index) had: what was published in between. */
+static uint32_t
+published(const insp_t *s, const vfdswmr_mdidx_t *prev)
+{
+    uint32_t n = 0;
+
+    for (uint32_t i = 0; i < s->snap.idx.nentries; i++) {
+        const vfdswmr_mdentry_t *e = &s->snap.idx.entries[i];
+        const vfdswmr_mdentry_t *p = vfdswmr_mdidx_find(prev, s->hdr.page_size, e->hdf5_page);
+        n += p == NULL || p->hdf5_page != e->hdf5_page || p->md_page != e->md_page || p->length != e->length ||
+             p->checksum != e->checksum;
+    }
+    return n;
+}
+
 static void
-watch_line(const insp_opts_t *o, const insp_t *s, double interval)
+watch_line(const insp_opts_t *o, const insp_t *s, double interval, long npub)
 {
     FILE *f = stdout;
     struct timespec now;
@@ -347,6 +363,8 @@ watch_line(const insp_opts_t *o, const insp_t *s, double interval)
         json_u64_or_null(f, h, s->hdr.epoch);
         fputs(", \"entries\": ", f);
         json_u64_or_null(f, h && s->have_snap, s->snap.idx.nentries);
+        fputs(", \"published\": ", f);
+        json_u64_or_null(f, h && npub >= 0, (uint64_t)npub);
         fputs(", \"interval_s\": ", f);
         if (interval >= 0)
             fprintf(f, "%.3f", interval);
@@ -366,6 +384,8 @@ watch_line(const insp_opts_t *o, const insp_t *s, double interval)
             fprintf(f, " tick %" PRIu64 " (count %" PRIu64 ")", s->hdr.tick, s->hdr.epoch);
             if (s->have_snap)
                 fprintf(f, ", %" PRIu32 " pages", s->snap.idx.nentries);
+            if (npub >= 0)
+                fprintf(f, " (%ld new)", npub);
         }
         if (interval >= 0)
             fprintf(f, ", +%.2f s", interval);
@@ -385,6 +405,8 @@ insp_watch(const insp_opts_t *o, insp_t *s, double seconds)
     double start = vfdswmr_now(), last = -1;
     uint64_t tick = UINT64_MAX, session = 0;
     const char *state = NULL;
+    vfdswmr_mdidx_t prev = {0}; /* the previous line's index (entries only) */
+    bool have_prev = false;
 
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
@@ -394,7 +416,17 @@ insp_watch(const insp_opts_t *o, insp_t *s, double seconds)
         uint64_t t = h ? s->hdr.tick : UINT64_MAX, sess = h ? s->hdr.session : 0;
         if (t != tick || sess != session || state == NULL || strcmp(state, s->state) != 0) {
             double now = vfdswmr_now();
-            watch_line(o, s, last < 0 ? -1 : now - last);
+            long npub = -1;
+            if (h && s->have_snap) {
+                if (have_prev && sess == session) /* the first line, or a new session's: nothing to compare with */
+                    npub = (long)published(s, &prev);
+                free(prev.entries);
+                prev = (vfdswmr_mdidx_t){.nentries = s->snap.idx.nentries};
+                prev.entries = malloc(((size_t)prev.nentries + 1) * sizeof *prev.entries);
+                if ((have_prev = prev.entries != NULL))
+                    memcpy(prev.entries, s->snap.idx.entries, (size_t)prev.nentries * sizeof *prev.entries);
+            }
+            watch_line(o, s, last < 0 ? -1 : now - last, npub);
             last = now;
             tick = t;
             session = sess;
@@ -404,5 +436,6 @@ insp_watch(const insp_opts_t *o, insp_t *s, double seconds)
         nanosleep(&nap, NULL);
         insp_restate(o, s);
     }
+    free(prev.entries);
     return 0;
 }
