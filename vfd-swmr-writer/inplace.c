@@ -130,6 +130,9 @@ vfdswmr_writer_gate(vfdswmr_writer_t *w)
     }
     else if (!w->gate_held && readers == 0 && vfdswmr_rawgate_take(fd, F_WRLCK, 0) == VFDSWMR_TAKEN) {
         w->gate_held = true;
+        /* the tick thread may be waiting for its next tick, which can be an
+         * hour away: it must poll for readers from now on (ticker.c) */
+        pthread_cond_broadcast(&w->wake);
         VFDSWMR_LOG(&w->log, "raw_gate", "closed: no reader registered; raw writes without the raw-data lock");
     }
 }
