@@ -345,8 +345,10 @@ def inspect(path, config=None, verify=False, pages=False, updater=None):
 
     Raises VfdSwmrError with the tool's message when it cannot run, on a usage error (status
     2), when its output is not one JSON object, and -- for the default view and pages=True --
-    when the file cannot be read (status 1): the exception's `result` is then the tool's dict
-    when it printed one (e.g. a dead writer whose recovery would be refused), else None."""
+    when the file cannot be read (status 1; also for verify and updater when the tool could not
+    look at the file at all: its dict then has "error"): the exception's `result` is then the
+    tool's dict when it printed one (e.g. a dead writer whose recovery would be refused), else
+    None."""
     tool = _inspect_tool()
     if tool is None:
         raise VfdSwmrError("vfd_swmr_inspect not found: set VFDSWMR_INSPECT to its path or put it on PATH")
@@ -374,13 +376,13 @@ def inspect(path, config=None, verify=False, pages=False, updater=None):
         result = None
     if p.returncode == 0 and result is not None:
         return result
-    if p.returncode == 1 and result is not None and (verify or updater is not None):
+    if p.returncode == 1 and result is not None and "error" not in result and (verify or updater is not None):
         return result
     what = "vfd_swmr_inspect %s" % " ".join(argv[1:])
     if result is None and not (p.returncode in (1, 2) and err):
         msg = "%s: exit status %d, output not a JSON object: %s" % (what, p.returncode, err or p.stdout[:200])
     else:
-        msg = err or ((result or {}).get("writer") or {}).get("message") or "(no message)"
+        msg = err or (result or {}).get("error") or ((result or {}).get("writer") or {}).get("message") or "(no message)"
         msg = "%s: exit status %d: %s" % (what, p.returncode, msg)
     e = VfdSwmrError(msg)
     e.result = result

@@ -27,7 +27,7 @@
 #            removed (missing) and two swapped (out of order)
 #   hostile  a FIFO, a symbolic link, truncated metadata files, another
 #            file's metadata file: status 1 and one line on stderr, at once
-#   watch    --watch 2 --json on a writer that ticks (tick_len=1) and
+#   watch    --watch --json on a writer that ticks (tick_len=1) and
 #            appends: one JSON object a line, ticks increasing
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "${VFDSWMR_TESTLIB:?}"
@@ -213,12 +213,19 @@ def view(argv):
             for e in mk:
                 eq("readers.marked slot %s: lag" % e.get("slot"), e.get("lag"), h["epoch"] - e.get("epoch", 0))
             eq("readers.unmarked", r.get("unmarked"), int(a.get("unmarked", 0)))
+            rel = set(int(x) for x in a.get("released", "").split(",") if x)
+            for e in mk:
+                eq("readers.marked slot %s: released" % e.get("slot"), e.get("released"), e.get("epoch") in rel)
             t = marks(md)
             if t is None:
                 if mk:
                     bad("no read-mark table %s.readers to compare with" % md)
             else:
                 eq("readers.release_below (table)", r.get("release_below"), t["release_below"])
+                for e in mk:  # released: below what the writer released, as the table says
+                    if (e.get("epoch", 0) < t["release_below"]) != (e.get("epoch") in rel):
+                        bad("readers.marked slot %s: epoch %r, the table releases below %d, the test expected %s"
+                            % (e.get("slot"), e.get("epoch"), t["release_below"], sorted(rel)))
                 for e in mk:
                     # the slot's mark is the epoch + 1 of the snapshot held (FORMAT.md)
                     got = t["slots"].get(e.get("slot"))
@@ -346,6 +353,7 @@ def updater(argv):
         bad("base: the tool says %r, expected %s" % (j.get("base"), base))
     eq("present", sorted(j.get("present") or []), lst[0])
     eq("missing", sorted(j.get("missing") or []), lst[1])
+    eq("missing_count", j.get("missing_count"), len(lst[1]))
     ooo = sorted(j.get("out_of_order") or [])
     if ooo != lst[2] and sorted(set(ooo) - set(may)) != lst[2]:
         bad("out_of_order: the tool says %r, expected %r%s" % (ooo, lst[2], " (and maybe %s)" % may if may else ""))
@@ -756,6 +764,32 @@ inspect_ok "$WORK/j" --json "$f"
 jcheck plain "$WORK/j" "$f" none
 ok "after a clean close (metadata file removed): $CHECKED"
 
+# --- a reader released: it held its snapshot 20 x max_lag ticks ----------------
+# (max_lag=3: released once the writer is 60 ticks past it; explicit ticks)
+mkdir "$WORK/rel"
+f=$WORK/rel/r.h5 md=$WORK/rel/r.h5.md
+writer_start wr "tick_len=36000;max_lag=3;publish=tick" "$f"
+proc_expect wr "append 10" "flushed 10"
+proc_expect wr tick ticked
+reader_start rr "$f" 10
+er=$(python3 "$WORK/jcheck.py" hdr_epoch "$md") # publish=tick: the reader's tick is its tick count
+tick_of rr
+[ "$TICK" = "$er" ] || fail "the reader holds tick $TICK, the header says tick count $er"
+for _ in $(seq 65); do proc_expect wr tick ticked; done
+tick_of wr
+twr=$TICK
+inspect_ok "$WORK/j" --json "$f"
+jcheck view "$WORK/j" "$f" "$md" state=running tick="$twr" tick_len=36000 max_lag=3 page_size=4096 \
+    publish="tick or unknown" readers="$er" registered=1 released="$er"
+proc_ask rr read
+[ "$ANSWER" = failed ] || fail "the released reader read \"$ANSWER\": $(proc_err rr)"
+grep -q 'fell behind' "$WORK/rr.err" || fail "the released reader's read failed without saying it fell behind: $(proc_err rr)"
+ok "a reader 65 ticks behind with max_lag=3 is shown released, and its next read fails saying it fell behind: $CHECKED"
+proc_expect rr quit closed
+proc_end rr
+proc_expect wr close closed
+proc_end wr
+
 # --- died: a writer killed after a flush --------------------------------------
 mkdir "$WORK/died"
 f=$WORK/died/d.h5 md=$WORK/died/d.h5.md
@@ -805,17 +839,19 @@ proc_expect e tick ticked
 tick_of e
 te=$TICK
 proc_kill e
-for how in record config env; do
+for how in record config config_missing env; do
     case $how in
     record) inspect_ok "$WORK/j" --json "$f" ;;
     config) inspect_ok "$WORK/j" --json --config "md_file_path=$WORK/died/mdd" "$f" ;;
+    # a configuration naming no metadata file that is there: the recorded one, as vfd_swmr_recover does
+    config_missing) inspect_ok "$WORK/j" --json --config "md_file_path=$WORK/died/nowhere" "$f" ;;
     env) HDF5_DRIVER=vfd_swmr_writer HDF5_DRIVER_CONFIG="$e_cfg" inspect_ok "$WORK/j" --json "$f" ;;
     esac
     jcheck view "$WORK/j" "$f" "$md" state=died tick="$te" tick_len=0 max_lag=5 page_size=4096 \
         publish="tick or unknown" readers="$tr" registered=1
 done
 proc_expect re read "rows 100"
-ok "metadata file elsewhere, found by the file's record, --config and HDF5_DRIVER_CONFIG: $CHECKED"
+ok "metadata file elsewhere, found by the file's record, --config, a --config naming none there, and HDF5_DRIVER_CONFIG: $CHECKED"
 cp "$WORK/j" "$WORK/died.json"
 out=$(${VFDSWMR_VALGRIND:-} "$VFDSWMR_RECOVER" "$f" 2>&1) || fail "vfd_swmr_recover $f: $out"
 jcheck died "$WORK/died.json" "$out"
@@ -850,6 +886,13 @@ env -u HDF5_DRIVER "$VFDSWMR_PROGS/rowwriter" "$f" create <<<"append 10" >/dev/n
 inspect_ok "$WORK/j" --json "$f"
 jcheck plain "$WORK/j" "$f" none
 ok "a plain HDF5 file, never opened through the drivers: $CHECKED"
+# a name that is not UTF-8: the JSON stays valid, the byte shown as U+FFFD
+odd=$WORK/closed/$'x\xffy.h5'
+cp "$f" "$odd"
+inspect_ok "$WORK/j" --json "$odd"
+python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); sys.exit(d["file"].endswith("x\ufffdy.h5") is False)' "$WORK/j" ||
+    fail "a file name with the byte 0xff: $(cat "$WORK/j")"
+ok "a file name that is not UTF-8: valid JSON, the byte shown as U+FFFD"
 
 # --- verify: every metadata file fixture ------------------------------------------
 # Each fixture is the metadata file of an HDF5 file that does not exist (its
@@ -985,6 +1028,14 @@ mv "$WORK/h/a.md.moved" "$f.md"
 inspect_ok "$WORK/j" --json "$f"
 jcheck state "$WORK/j" died
 ok "the dead writer's metadata file put back: $CHECKED"
+# its read-mark table cut short of the slots its header states
+cp "$f.md.readers" "$WORK/h/readers.copy"
+head -c 100 "$WORK/h/readers.copy" >"$f.md.readers"
+inspect "$WORK/j" --json --verify "$f"
+[ "$RC" = 1 ] || fail "a read-mark table cut short: --verify exit status $RC: $(cat "$WORK/j")"
+jcheck problem "$WORK/j" "$f.md.readers" readers
+ok "a read-mark table cut short of its slots: --verify says $CHECKED"
+mv "$WORK/h/readers.copy" "$f.md.readers"
 
 # --- watch: a writer that ticks -----------------------------------------------------
 mkdir "$WORK/watch"
@@ -993,27 +1044,69 @@ writer_start ww "tick_len=1;max_lag=7" "$f"
 proc_expect ww "append 10" "flushed 10"
 tick_of ww
 tw0=$TICK
-timeout "$guard" ${VFDSWMR_VALGRIND:-} "$INSPECT" --watch 2 --json "$f" >"$WORK/watch.out" 2>"$WORK/watch.err" &
+# until interrupted: the writer appends until the tool has printed 5 lines
+# (no clock in the test: as slow as the machine is), then SIGINT ends it
+timeout "$guard" ${VFDSWMR_VALGRIND:-} "$INSPECT" --watch --json "$f" >"$WORK/watch.out" 2>"$WORK/watch.err" &
 wpid=$!
 rows=10
-while kill -0 $wpid 2>/dev/null && [ $rows -lt 200000 ]; do
+while kill -0 $wpid 2>/dev/null && [ "$(wc -l <"$WORK/watch.out")" -lt 5 ]; do
     rows=$((rows + 10))
     proc_expect ww "append 10" "flushed $rows"
 done
+kill -INT $wpid 2>/dev/null
 rc=0
 wait $wpid || rc=$?
-[ "$rc" = 0 ] || fail "--watch 2 --json: exit status $rc: $(cat "$WORK/watch.err")"
+[ "$rc" = 0 ] || fail "--watch --json, interrupted: exit status $rc: $(cat "$WORK/watch.err")"
 tick_of ww
 tw1=$TICK
 jcheck watch "$WORK/watch.out" "$tw0" "$tw1"
-ok "--watch 2 --json while the writer went from tick $tw0 to $tw1: $CHECKED"
+ok "--watch --json while the writer went from tick $tw0 to $tw1, then SIGINT: $CHECKED"
+# for a time: it ends by itself
+inspect_ok "$WORK/watch.out" --watch 1 "$f"
+[ -s "$WORK/watch.out" ] || fail "--watch 1 printed nothing"
+ok "--watch 1 ends by itself after $(wc -l <"$WORK/watch.out") lines"
 proc_expect ww close closed
 proc_end ww
 [ "$PROC_STATUS" = 0 ] || fail "writer: exit status $PROC_STATUS $(proc_err ww)"
 plain_rows "$f" "$rows" 0
 ok "the writer closed; plain HDF5 reads its $rows rows"
 
+# --- watch: the file removed and made again by a new writer ----------------------
+# a watch started on the closed file (state none) follows the new session
+# (handshake: the watch's own output, read until it says what is waited for)
+wait_watch() { # wait_watch FILE TEXT: until FILE holds TEXT, or the guard's time
+    local i
+    for ((i = 0; i < guard * 20; i++)); do
+        grep -qF "$2" "$1" && return 0
+        kill -0 $wpid 2>/dev/null || fail "--watch ended: $(cat "$1") $(cat "$1.err")"
+        sleep 0.05
+    done
+    fail "--watch never printed $2: $(cat "$1")"
+}
+timeout "$guard" ${VFDSWMR_VALGRIND:-} "$INSPECT" --watch --json "$f" >"$WORK/watch2.out" 2>"$WORK/watch2.out.err" &
+wpid=$!
+wait_watch "$WORK/watch2.out" '"state": "none"'
+rm "$f"
+writer_start w2 "tick_len=36000;max_lag=3" "$f"
+proc_expect w2 "append 10" "flushed 10"
+s2=$(od -An -tx8 -j 12 -N 8 "$f.md" | tr -d ' ')
+wait_watch "$WORK/watch2.out" "\"state\": \"running\", \"session\": \"$s2\""
+kill -INT $wpid 2>/dev/null
+rc=0
+wait $wpid || rc=$?
+[ "$rc" = 0 ] || fail "--watch across a new writer, interrupted: exit status $rc"
+proc_expect w2 close closed
+proc_end w2
+ok "--watch on a closed file follows it through its removal and a new writer's session $s2"
+
 # --- usage ------------------------------------------------------------------------
+# a file that is not there: JSON readers get an object with the reason
+inspect "$WORK/j" --json "$WORK/nothere.h5"
+[ "$RC" = 1 ] || fail "a missing file: exit status $RC"
+python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); sys.exit(not d["error"].startswith("cannot open"))' "$WORK/j" ||
+    fail "a missing file: $(cat "$WORK/j")"
+[ "$(wc -l <"$WORK/j.err")" = 1 ] || fail "a missing file: stderr $(cat "$WORK/j.err")"
+ok "a missing file: status 1, {\"error\": ...} and one line on stderr"
 inspect "$WORK/j" --no-such-option "$WORK/watch/w.h5"
 [ "$RC" = 2 ] || fail "an unknown option: exit status $RC, expected 2"
 inspect "$WORK/j"

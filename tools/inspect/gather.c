@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -78,6 +79,21 @@ fd_sync(void *ctx)
     return -1;
 }
 
+/* A reason the view cannot be given: into s->message (main prints it as
+ * JSON with --json) and on stderr. -1. */
+static int fail(insp_t *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int
+fail(insp_t *s, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(s->message, sizeof s->message, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, PROG ": %s\n", s->message);
+    return -1;
+}
+
 uint32_t
 insp_reserved_pages(const insp_opts_t *o)
 {
@@ -98,18 +114,15 @@ open_md(const char *path, insp_t *s)
         s->md_fd = -1;
         return 0;
     }
-    if (s->md_fd == VFDSWMR_OPEN_LINK) {
-        vfdswmr_md_link_text(path, why, sizeof why);
-        fprintf(stderr, PROG ": %s\n", why);
-    }
-    else if (s->md_fd == VFDSWMR_OPEN_NOT_REGULAR)
-        fprintf(stderr,
-                PROG ": metadata file %s is not a regular file (a FIFO, device or directory): no writer made it\n",
-                path);
-    else
-        fprintf(stderr, PROG ": cannot open metadata file %s: %s\n", path, strerror(errno));
+    int rc = s->md_fd, e = errno;
     s->md_fd = -1;
-    return -1;
+    if (rc == VFDSWMR_OPEN_LINK) {
+        vfdswmr_md_link_text(path, why, sizeof why);
+        return fail(s, "%s", why);
+    }
+    if (rc == VFDSWMR_OPEN_NOT_REGULAR)
+        return fail(s, "metadata file %s is not a regular file (a FIFO, device or directory): no writer made it", path);
+    return fail(s, "cannot open metadata file %s: %s", path, strerror(e));
 }
 
 void
@@ -316,7 +329,8 @@ writer_state(const insp_opts_t *o, insp_t *s, bool predict)
         s->foreign = true;
         snprintf(s->message, sizeof s->message,
                  "metadata file %s belongs to another HDF5 file (inode %" PRIu64 ", but %s is inode %" PRIu64
-                 "): a stale or foreign metadata file, not this file's session",
+                 "): a stale or foreign metadata file, not this file's session (if the two files were copied "
+                 "together from a writer that died, vfd_swmr_recover --force restores its snapshot)",
                  s->md_path, s->hdr.hdf5_id, o->file, s->h5_ino);
         return;
     }
@@ -352,23 +366,41 @@ writer_state(const insp_opts_t *o, insp_t *s, bool predict)
                  "the next writer) turns the HDF5 file into it");
 }
 
-void
-insp_restate(const insp_opts_t *o, insp_t *s)
+/* Open (again) the HDF5 file read-only: 0 (s->h5_fd -1 when it does not
+ * exist), or -1 with the reason. */
+static int
+open_h5(const insp_opts_t *o, insp_t *s)
 {
-    struct stat now, have;
+    struct stat st;
 
-    if (s->md_fd >= 0 && (stat(s->md_path, &now) < 0 || fstat(s->md_fd, &have) < 0 || now.st_ino != have.st_ino ||
-                          now.st_dev != have.st_dev)) {
-        close(s->md_fd); /* removed or replaced (a new session): look again */
-        s->md_fd = -1;
+    if (s->h5_fd >= 0)
+        close(s->h5_fd);
+    s->h5_ino = 0;
+    s->h5_fd = vfdswmr_open_regular(o->file, O_RDONLY);
+    if (s->h5_fd == VFDSWMR_OPEN_NOT_REGULAR) {
+        s->h5_fd = -1;
+        return fail(s, "%s is not a regular file", o->file);
     }
-    if (s->md_fd < 0 && open_md(s->md_path, s) < 0)
-        s->md_fd = -1;
-    s->h5_locked = s->h5_fd >= 0 && vfdswmr_mdlock_hdf5_held(s->h5_fd) > 0;
-    s->md_locked = s->md_fd >= 0 && vfdswmr_mdlock_held(s->md_fd) > 0;
-    insp_reload(s);
-    writer_state(o, s, false);
+    if (s->h5_fd < 0) {
+        int e = errno;
+        s->h5_fd = -1;
+        return e == ENOENT ? 0 : fail(s, "cannot open %s: %s", o->file, strerror(e));
+    }
+    if (fstat(s->h5_fd, &st) == 0)
+        s->h5_ino = (uint64_t)st.st_ino;
+    return 0;
+}
+
+/* The readers, then the header and index again: a reader marks only what
+ * was published, so every mark read before the header is at most the
+ * header's tick count, and the lags shown are never below zero (at most
+ * overstated by what was published between the two reads). */
+static void
+readers_then_reload(insp_t *s)
+{
     insp_readers(s);
+    if (s->have_readers)
+        insp_reload(s);
 }
 
 /* Make path (VFDSWMR_MAX_PATH + 64 bytes) absolute, as the file records
@@ -396,51 +428,37 @@ int
 insp_gather(const insp_opts_t *o, insp_t *s)
 {
     char rec[VFDSWMR_SESSNAME_MAX + 1];
-    struct stat st;
     bool named = vfdswmr_config_given(&o->cfg, "md_file_path") || vfdswmr_config_given(&o->cfg, "md_file_name");
 
     memset(s, 0, sizeof *s);
     s->h5_fd = s->md_fd = -1;
     s->registered = -1;
-    if (vfdswmr_md_path(&o->cfg, o->file, s->md_path, sizeof s->md_path) < 0 || absolute(s->md_path) < 0) {
-        fprintf(stderr, PROG ": metadata file path too long for %s\n", o->file);
+    s->state = "none";
+    if (vfdswmr_md_path(&o->cfg, o->file, s->md_path, sizeof s->md_path) < 0 || absolute(s->md_path) < 0)
+        return fail(s, "metadata file path too long for %s", o->file);
+    if (open_h5(o, s) < 0)
         return -1;
-    }
-    s->h5_fd = vfdswmr_open_regular(o->file, O_RDONLY);
-    if (s->h5_fd == VFDSWMR_OPEN_NOT_REGULAR) {
-        fprintf(stderr, PROG ": %s is not a regular file\n", o->file);
+    /* As vfd_swmr_recover finds it: the one the configuration names, when
+     * it names one and it is there; else the one the file records (its
+     * writer's, by whatever name); else the default next to the file. */
+    if (named && open_md(s->md_path, s) < 0)
         return -1;
-    }
-    if (s->h5_fd < 0 && errno != ENOENT) {
-        fprintf(stderr, PROG ": cannot open %s: %s\n", o->file, strerror(errno));
-        return -1;
-    }
-    if (s->h5_fd < 0)
-        s->h5_fd = -1;
-    else if (fstat(s->h5_fd, &st) == 0)
-        s->h5_ino = (uint64_t)st.st_ino;
-    /* As vfd_swmr_recover finds it: the configuration's when it names one,
-     * else the one the file records (its writer's, by whatever name), else
-     * the default next to the file. */
-    if (!named && s->h5_fd >= 0 && vfdswmr_sessname_find_fd(s->h5_fd, NULL, rec, sizeof rec) == 1 &&
+    if (s->md_fd < 0 && s->h5_fd >= 0 && vfdswmr_sessname_find_fd(s->h5_fd, NULL, rec, sizeof rec) == 1 &&
         strcmp(rec, s->md_path) != 0) {
         if (open_md(rec, s) < 0)
             return -1;
         if (s->md_fd >= 0)
             memcpy(s->md_path, rec, strlen(rec) + 1);
     }
-    if (s->md_fd < 0 && open_md(s->md_path, s) < 0)
+    if (s->md_fd < 0 && !named && open_md(s->md_path, s) < 0)
         return -1;
-    if (s->h5_fd < 0 && s->md_fd < 0) {
-        fprintf(stderr, PROG ": cannot open %s: %s (and there is no metadata file %s)\n", o->file, strerror(ENOENT),
-                s->md_path);
-        return -1;
-    }
+    if (s->h5_fd < 0 && s->md_fd < 0)
+        return fail(s, "cannot open %s: %s (and there is no metadata file %s)", o->file, strerror(ENOENT), s->md_path);
     s->h5_locked = s->h5_fd >= 0 && vfdswmr_mdlock_hdf5_held(s->h5_fd) > 0;
     s->md_locked = s->md_fd >= 0 && vfdswmr_mdlock_held(s->md_fd) > 0;
     insp_reload(s);
     writer_state(o, s, true);
-    insp_readers(s);
+    readers_then_reload(s);
     read_rawlog(s);
     return 0;
 }
@@ -458,4 +476,27 @@ insp_release(insp_t *s)
     if (s->h5_fd >= 0)
         close(s->h5_fd);
     s->md_fd = s->h5_fd = -1;
+}
+
+void
+insp_restate(const insp_opts_t *o, insp_t *s)
+{
+    struct stat now, have;
+
+    if (s->h5_fd < 0 || stat(o->file, &now) < 0 || fstat(s->h5_fd, &have) < 0 || now.st_ino != have.st_ino ||
+        now.st_dev != have.st_dev)
+        (void)open_h5(o, s); /* removed, replaced or made anew: a new writer's file, maybe */
+
+    if (s->md_fd >= 0 && (stat(s->md_path, &now) < 0 || fstat(s->md_fd, &have) < 0 || now.st_ino != have.st_ino ||
+                          now.st_dev != have.st_dev)) {
+        close(s->md_fd); /* removed or replaced (a new session): look again */
+        s->md_fd = -1;
+    }
+    if (s->md_fd < 0 && open_md(s->md_path, s) < 0)
+        s->md_fd = -1;
+    s->h5_locked = s->h5_fd >= 0 && vfdswmr_mdlock_hdf5_held(s->h5_fd) > 0;
+    s->md_locked = s->md_fd >= 0 && vfdswmr_mdlock_held(s->md_fd) > 0;
+    insp_reload(s);
+    writer_state(o, s, false);
+    readers_then_reload(s);
 }

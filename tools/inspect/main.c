@@ -98,15 +98,20 @@ main(int argc, char **argv)
         case 'w': {
             const char *arg = optarg;
             char *end;
-            /* "--watch 5": getopt leaves an optional argument's separate word alone */
-            if (arg == NULL && optind < argc - 1 && argv[optind][0] >= '0' && argv[optind][0] <= '9')
-                arg = argv[optind++];
+            /* "--watch 5 FILE": getopt leaves an optional argument's separate word
+             * alone; a word after it that is a whole number of seconds is taken */
+            if (arg == NULL && optind < argc - 1) {
+                errno = 0;
+                seconds = strtod(argv[optind], &end);
+                if (errno == 0 && end != argv[optind] && *end == '\0')
+                    arg = argv[optind++];
+            }
             watch = true;
             if (arg) {
                 errno = 0;
                 seconds = strtod(arg, &end);
-                if (errno || *end || seconds <= 0 || seconds > 1e9) {
-                    fprintf(stderr, PROG ": --watch: \"%s\" is not a number of seconds\n", arg);
+                if (errno || end == arg || *end || !(seconds > 0 && seconds <= 1e9)) { /* NaN fails too */
+                    fprintf(stderr, PROG ": --watch: \"%s\" is not a number of seconds (0 to 10^9)\n", arg);
                     return 2;
                 }
             }
@@ -140,8 +145,17 @@ main(int argc, char **argv)
             return 2;
         return insp_updaters(&o, base) == 0 ? 0 : 1;
     }
-    if (insp_gather(&o, &s) < 0)
+    if (insp_gather(&o, &s) < 0) {
+        if (o.json) { /* JSON readers get an object too: the reason, as on stderr */
+            fputs("{\"schema\": 1, \"file\": ", stdout);
+            out_str(stdout, o.file);
+            fputs(", \"error\": ", stdout);
+            out_str(stdout, s.message);
+            fputs("}\n", stdout);
+        }
+        insp_release(&s);
         return 1;
+    }
     if (verify)
         rc = insp_verify(&o, &s);
     else if (pages)

@@ -1,22 +1,54 @@
 /* JSON output and problem lists for vfd_swmr_inspect; see inspect.h. */
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "inspect.h"
 
+/* The length of the well-formed UTF-8 sequence at p (RFC 3629: no
+ * overlong forms, no surrogates, at most U+10FFFF), or 0. */
+static size_t
+utf8_len(const unsigned char *p)
+{
+    unsigned c = p[0];
+    size_t n = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
+    uint32_t v = c & (0x7f >> n);
+
+    if (c < 0xc2 || c > 0xf4)
+        return 0;
+    for (size_t i = 1; i < n; i++) {
+        if ((p[i] & 0xc0) != 0x80) /* also stops at the NUL */
+            return 0;
+        v = v << 6 | (p[i] & 0x3f);
+    }
+    if ((n == 3 && (v < 0x800 || (v >= 0xd800 && v <= 0xdfff))) || (n == 4 && (v < 0x10000 || v > 0x10ffff)))
+        return 0;
+    return n;
+}
+
+/* A JSON string: quotes, backslashes and control characters escaped; a
+ * byte that is not part of well-formed UTF-8 (a file name in another
+ * encoding) becomes U+FFFD, so that the output is always valid JSON. */
 void
 out_str(FILE *f, const char *s)
 {
     fputc('"', f);
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        size_t n;
         if (*p == '"' || *p == '\\')
             fprintf(f, "\\%c", *p);
         else if (*p < 0x20 || *p == 0x7f)
             fprintf(f, "\\u%04x", *p);
-        else
+        else if (*p < 0x80)
             fputc(*p, f);
+        else if ((n = utf8_len(p)) > 0) {
+            fwrite(p, 1, n, f);
+            p += n - 1;
+        }
+        else
+            fputs("\\ufffd", f);
     }
     fputc('"', f);
 }

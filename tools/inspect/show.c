@@ -18,6 +18,15 @@ lag_of(const insp_t *s, const insp_mark_t *m)
     return s->hdr.epoch > m->epoch ? s->hdr.epoch - m->epoch : 0;
 }
 
+/* Has the writer released the reader's mark (marks.h: it stalled for
+ * VFDSWMR_MARK_RELEASE_FACTOR x max_lag ticks)? Then the writer no longer
+ * keeps its snapshot, and its next read fails with "fell behind". */
+static bool
+released(const insp_t *s, const insp_mark_t *m)
+{
+    return m->epoch < s->release_below;
+}
+
 /* The bytes of the metadata file the newest snapshot does not use: its
  * header, its index and its images (whole pages each) aside. */
 static uint64_t
@@ -82,8 +91,9 @@ json_marks(FILE *f, const insp_t *s)
 {
     fputc('[', f);
     for (unsigned i = 0; i < s->nmarks; i++)
-        fprintf(f, "%s{\"slot\": %u, \"epoch\": %" PRIu64 ", \"lag\": %" PRIu64 "}", i ? ", " : "", s->marks[i].slot,
-                s->marks[i].epoch, lag_of(s, &s->marks[i]));
+        fprintf(f, "%s{\"slot\": %u, \"epoch\": %" PRIu64 ", \"lag\": %" PRIu64 ", \"released\": %s}", i ? ", " : "",
+                s->marks[i].slot, s->marks[i].epoch, lag_of(s, &s->marks[i]),
+                released(s, &s->marks[i]) ? "true" : "false");
     fputc(']', f);
 }
 
@@ -233,9 +243,12 @@ show_text(const insp_opts_t *o, const insp_t *s)
         for (unsigned i = 0; i < s->nmarks; i++)
             fprintf(f,
                     "  slot %u: holds a snapshot of tick count %" PRIu64 ": %" PRIu64 " tick%s behind (max_lag %" PRIu32
-                    ")\n",
+                    ")%s\n",
                     s->marks[i].slot, s->marks[i].epoch, lag_of(s, &s->marks[i]),
-                    lag_of(s, &s->marks[i]) == 1 ? "" : "s", s->hdr.max_lag);
+                    lag_of(s, &s->marks[i]) == 1 ? "" : "s", s->hdr.max_lag,
+                    released(s, &s->marks[i]) ? "; released: the writer no longer keeps its snapshot, its next read "
+                                                "fails with \"fell behind\""
+                                              : "");
     }
     else
         fputc('\n', f);
@@ -356,8 +369,13 @@ watch_line(const insp_opts_t *o, const insp_t *s, double interval, long npub)
 
     clock_gettime(CLOCK_REALTIME, &now);
     if (o->json) {
-        fprintf(f, "{\"schema\": 1, \"time\": %.3f, \"state\": \"%s\", \"tick\": ",
+        fprintf(f, "{\"schema\": 1, \"time\": %.3f, \"state\": \"%s\", \"session\": ",
                 (double)now.tv_sec + now.tv_nsec * 1e-9, s->state);
+        if (h)
+            out_session(f, s->hdr.session);
+        else
+            fputs("null", f);
+        fputs(", \"tick\": ", f);
         json_u64_or_null(f, h, s->hdr.tick);
         fputs(", \"epoch\": ", f);
         json_u64_or_null(f, h, s->hdr.epoch);
@@ -392,7 +410,8 @@ watch_line(const insp_opts_t *o, const insp_t *s, double interval, long npub)
         if (s->registered >= 0)
             fprintf(f, ", %ld readers", s->registered);
         for (unsigned i = 0; i < s->nmarks; i++)
-            fprintf(f, "%s slot %u lag %" PRIu64, i ? "," : ":", s->marks[i].slot, lag_of(s, &s->marks[i]));
+            fprintf(f, "%s slot %u lag %" PRIu64 "%s", i ? "," : ":", s->marks[i].slot, lag_of(s, &s->marks[i]),
+                    released(s, &s->marks[i]) ? " (released)" : "");
         fputc('\n', f);
     }
     fflush(f);

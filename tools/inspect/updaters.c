@@ -24,6 +24,8 @@
 #include "safefile.h"
 #include "updater.h"
 
+/* Missing sequence numbers listed at most (all are counted). */
+#define MAX_LISTED 100000u
 /* Updater files larger than this are not read into memory (reported). */
 #define MAX_CHECKED ((uint64_t)1 << 30)
 
@@ -139,6 +141,7 @@ insp_updaters(const insp_opts_t *o, const char *base)
     const char *dir, *name;
     ufile_t *files = NULL;
     size_t n = 0, cap = 0, nmiss = 0, cmiss = 0, nout = 0, cout = 0;
+    uint64_t missing_total = 0; /* all of them; the list holds the first MAX_LISTED */
     uint64_t *missing = NULL, *out = NULL;
     insp_list_t problems = {0};
     FILE *f = stdout;
@@ -187,7 +190,9 @@ insp_updaters(const insp_opts_t *o, const char *base)
     for (size_t i = 0; i < n; i++) {
         ufile_t *u = &files[i];
         snprintf(path, sizeof path, "%s/%s.%" PRIu64, dir, name, u->seq);
-        for (uint64_t s = i ? files[i - 1].seq + 1 : u->seq; s < u->seq && nmiss < 100000; s++)
+        if (i)
+            missing_total += u->seq - files[i - 1].seq - 1;
+        for (uint64_t s = i ? files[i - 1].seq + 1 : u->seq; s < u->seq && nmiss < MAX_LISTED; s++)
             if (!push(&missing, &nmiss, &cmiss, s))
                 break;
         size_t before = problems.n;
@@ -211,9 +216,11 @@ insp_updaters(const insp_opts_t *o, const char *base)
         if (u->decoded && !bad_order)
             prev = u; /* the next is compared with the last file in order */
     }
-    if (nmiss)
-        list_add(&problems, base, "updater", 0, -1, "%zu updater file%s missing between %" PRIu64 " and %" PRIu64,
-                 nmiss, nmiss == 1 ? "" : "s", files[0].seq, files[n - 1].seq);
+    if (missing_total)
+        list_add(&problems, base, "updater", 0, -1,
+                 "%" PRIu64 " updater file%s missing between %" PRIu64 " and %" PRIu64 "%s", missing_total,
+                 missing_total == 1 ? "" : "s", files[0].seq, files[n - 1].seq,
+                 missing_total > nmiss ? " (the first 100000 listed)" : "");
     if (n == 0)
         list_add(&problems, base, "updater", 0, -1, "no updater file %s.<n> in %s", name, dir);
     if (o->json) {
@@ -224,6 +231,7 @@ insp_updaters(const insp_opts_t *o, const char *base)
             fprintf(f, "%s%" PRIu64, i ? ", " : "", files[i].seq);
         fputs("], \"missing\": ", f);
         json_seqs(f, missing, nmiss);
+        fprintf(f, ", \"missing_count\": %" PRIu64, missing_total);
         fputs(", \"out_of_order\": ", f);
         json_seqs(f, out, nout);
         fputs(", \"files\": [", f);

@@ -12,6 +12,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "inspect.h"
@@ -105,6 +106,13 @@ images(const insp_t *s, result_t *r)
     free(buf);
 }
 
+/* Where a table of n slots ends (marks.h). */
+static uint64_t
+slots_end(uint32_t n)
+{
+    return VFDSWMR_MARKSHDR_SIZE + (uint64_t)n * VFDSWMR_MARKSLOT_SIZE;
+}
+
 /* The read-mark table and the kept-bytes list after it. */
 static void
 readers_file(const insp_t *s, result_t *r)
@@ -115,6 +123,7 @@ readers_file(const insp_t *s, result_t *r)
     vfdswmr_kepthdr_t kh;
     vfdswmr_keptent_t ke[VFDSWMR_KEPT_MAX];
     vfdswmr_mderr_t rc;
+    struct stat st = {0};
     int fd;
 
     if (vfdswmr_marks_name(path, sizeof path, s->md_path) < 0)
@@ -132,7 +141,12 @@ readers_file(const insp_t *s, result_t *r)
         rc = VFDSWMR_MD_ESHORT;
     else
         rc = vfdswmr_markshdr_decode(b, sizeof b, &h);
-    if (rc != VFDSWMR_MD_OK)
+    if (rc == VFDSWMR_MD_OK && (fstat(fd, &st) < 0 || (uint64_t)st.st_size < slots_end(h.nslots))) {
+        list_add(&r->problems, path, "readers", VFDSWMR_MARKSHDR_SIZE, -1,
+                 "read-mark table: %" PRIu32 " slots stated, but the file is %lld bytes, short of %" PRIu64, h.nslots,
+                 (long long)st.st_size, slots_end(h.nslots));
+    }
+    else if (rc != VFDSWMR_MD_OK)
         list_add(&r->problems, path, "readers", 0, -1, "read-mark table header: %s", vfdswmr_mderr_str(rc));
     else if (h.session != s->hdr.session)
         list_add(&r->notes, path, "readers", 0, -1,
