@@ -1013,6 +1013,18 @@ rm "$p.md"
 cp "$WORK/h/a.md.copy" "$p.md"
 hostile "another HDF5 file's metadata file" "$p" header
 rm "$p.md"
+# the dead writer's two files copied together (new inodes): sealed, so died, and recovery needs --force
+mkdir "$WORK/h/copy"
+cp "$WORK/h/a.h5.copy" "$WORK/h/copy/a.h5"
+cp "$WORK/h/a.md.copy" "$WORK/h/copy/a.h5.md"
+hostile "a dead writer's files copied together" "$WORK/h/copy/a.h5" header
+inspect "$WORK/j" --json "$WORK/h/copy/a.h5"
+jcheck state "$WORK/j" died
+python3 -c 'import json, sys; r = json.load(open(sys.argv[1]))["recovery"]; sys.exit("--force" not in r["refused"])' "$WORK/j" ||
+    fail "a dead writer's files copied together: recovery $(cat "$WORK/j")"
+out=$("$VFDSWMR_RECOVER" "$WORK/h/copy/a.h5" 2>&1) && fail "vfd_swmr_recover of the copies without --force: $out"
+[[ $out == *"--force"* ]] || fail "vfd_swmr_recover of the copies: $out"
+ok "a dead writer's files copied together: died, recovery refused and --force named, as vfd_swmr_recover says"
 
 mv "$f.md" "$WORK/h/a.md.moved"
 ln -s "$WORK/h/a.md.moved" "$f.md"

@@ -1,8 +1,10 @@
 /*
  * The state of one session, found without writing or locking anything; see
  * inspect.h. The writer's state follows from who holds the drivers' locks
- * (mdfile/mdlock.h) and from the metadata file's header flags, as a reader
- * tells it (vfdswmr_status_t.writer_state):
+ * (mdfile/mdlock.h) and from the metadata file's header flags, in the terms
+ * of vfdswmr_status_t.writer_state (a reader looks at FINAL before the
+ * lock: between a closing writer's FINAL publish and its unlock it says
+ * closed where this says running):
  *   a lock held            running (failed: the header says FAILED)
  *   no lock, header FINAL  closed
  *   no lock, otherwise     died (recovery predicted, dry)
@@ -325,13 +327,19 @@ writer_state(const insp_opts_t *o, insp_t *s, bool predict)
         return;
     }
     if (vfdswmr_hdf5_id_foreign(&s->hdr, s->h5_ino)) {
-        s->state = "none";
+        /* another file's -- or this file's, copied together with it from a
+         * writer that died (new inodes): the seal tells the two apart */
+        bool sealed = s->h5_fd >= 0 && vfdswmr_sb_sealed_fd(s->h5_fd) == 1;
         s->foreign = true;
+        s->state = sealed && !locked ? "died" : "none";
         snprintf(s->message, sizeof s->message,
-                 "metadata file %s belongs to another HDF5 file (inode %" PRIu64 ", but %s is inode %" PRIu64
-                 "): a stale or foreign metadata file, not this file's session (if the two files were copied "
-                 "together from a writer that died, vfd_swmr_recover --force restores its snapshot)",
-                 s->md_path, s->hdr.hdf5_id, o->file, s->h5_ino);
+                 "metadata file %s belongs to another HDF5 file (inode %" PRIu64 ", but %s is inode %" PRIu64 "): %s",
+                 s->md_path, s->hdr.hdf5_id, o->file, s->h5_ino,
+                 sealed ? "the file is sealed by a writer that died: if the two files were copied together, "
+                          "vfd_swmr_recover --force restores the snapshot; otherwise this metadata file is stale"
+                        : "a stale or foreign metadata file, not this file's session");
+        if (sealed && !locked && predict)
+            predict_recovery(o, s); /* refused, with recovery's own words */
         return;
     }
     if (locked) {

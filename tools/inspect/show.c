@@ -398,7 +398,9 @@ watch_line(const insp_opts_t *o, const insp_t *s, double interval, long npub)
         localtime_r(&now.tv_sec, &tm);
         strftime(when, sizeof when, "%H:%M:%S", &tm);
         fprintf(f, "%s.%03ld %-8s", when, now.tv_nsec / 1000000, s->state);
-        if (h) {
+        if (!h)
+            fputs(" (no session)", f);
+        else {
             fprintf(f, " tick %" PRIu64 " (count %" PRIu64 ")", s->hdr.tick, s->hdr.epoch);
             if (s->have_snap)
                 fprintf(f, ", %" PRIu32 " pages", s->snap.idx.nentries);
