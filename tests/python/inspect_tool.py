@@ -13,6 +13,7 @@
 """
 import os
 import re
+import struct
 import subprocess
 import sys
 
@@ -31,6 +32,19 @@ for var in ("HDF5_DRIVER", "HDF5_DRIVER_CONFIG"):
 work = t.workdir()
 path = os.path.join(work, "live.h5")
 CONFIG = "tick_len=0;max_lag=5;publish=tick"  # ticks only when told: nothing changes between steps
+
+
+def md_index(md):
+    """The entries in the index of the metadata file md and its header's tick, decoded here
+    (docs/FORMAT.md: VHDR tick at 20, index offset at 28; VIDX entry count at 20)."""
+    with open(md, "rb") as fh:
+        h = fh.read(80)
+        tick, offset = struct.unpack_from("<QQ", h, 20)
+        fh.seek(offset)
+        x = fh.read(28)
+    if h[:4] != b"VHDR" or x[:4] != b"VIDX":
+        t.fail("%s: no header and index to compare with" % md)
+    return struct.unpack_from("<I", x, 20)[0], tick
 
 
 def writer_tick(w):
@@ -73,14 +87,17 @@ try:
     vfdswmr.refresh(r)
     t.rows_ok(r, 300, "the reader after its refresh")
     now = vfdswmr.status(r)
+    entries, md_tick = md_index(path + ".md")
+    if md_tick != now.tick:
+        t.fail("the metadata file is at tick %d, the reader at %d: the writer was to be idle" % (md_tick, now.tick))
     p = vfdswmr.inspect(path, pages=True)
-    if (p["tick"], len(p["entries"]), p["session"]) != (now.tick, now.index_entries, "%016x" % now.session):
+    if (p["tick"], len(p["entries"]), p["session"]) != (now.tick, entries, "%016x" % now.session):
         t.fail("pages=True: tick %r, %d entries, session %r; the reader's snapshot: tick %d, %d entries, %016x"
-               % (p["tick"], len(p["entries"]), p["session"], now.tick, now.index_entries, now.session))
+               % (p["tick"], len(p["entries"]), p["session"], now.tick, entries, now.session))
     v = vfdswmr.inspect(path, verify=True)
     if v["ok"] is not True or v["problems"] != []:
         t.fail("verify=True of the live session: %r" % v)
-    t.ok("pages=True: %d entries at tick %d, as the reader's snapshot; verify=True: ok" % (now.index_entries, now.tick))
+    t.ok("pages=True: %d entries at tick %d, as the reader's snapshot; verify=True: ok" % (entries, now.tick))
     r.close()
 
     w.kill()
