@@ -326,19 +326,7 @@ def verify(argv):
 
 def verify_ok(argv):
     """verify_ok JSON H5 MD IMAGES: --verify of a sound metadata file."""
-    j = load(argv[0])
-    eq("schema", j.get("schema"), 1)
-    eq("file", j.get("file"), argv[1])
-    eq("ok", j.get("ok"), True)
-    eq("problems", j.get("problems"), [])
-    c = j.get("checked") or {}
-    eq("checked.header", c.get("header"), 1)
-    eq("checked.images", c.get("images"), int(argv[3]))
-    if not isinstance(c.get("index"), int) or c["index"] < 1:
-        bad("checked.index: %r" % (c.get("index"),))
-    if errors:
-        sys.exit("\n".join(errors))
-    print("ok, %d images checked, %d notes" % (c["images"], len(j.get("notes") or [])))
+    sound(load(argv[0]), argv[1], int(argv[3]))
 
 
 def updater(argv):
@@ -468,19 +456,25 @@ def pages(argv):
 
 def verify_live(argv):
     """verify_live JSON H5 MD: --verify of a sound session: every image the index names checked."""
-    j = load(argv[0])
     h = hdr(argv[2])
     n, m, ents = idx(argv[2], h)
+    sound(load(argv[0]), argv[1], n)
+
+
+def sound(j, h5, images):
+    """--verify's JSON j of H5 says sound, with IMAGES page images checked."""
     eq("schema", j.get("schema"), 1)
-    eq("file", j.get("file"), argv[1])
+    eq("file", j.get("file"), h5)
     eq("ok", j.get("ok"), True)
     eq("problems", j.get("problems"), [])
     c = j.get("checked") or {}
     eq("checked.header", c.get("header"), 1)
-    eq("checked.images", c.get("images"), n)
+    eq("checked.images", c.get("images"), images)
+    if not isinstance(c.get("index"), int) or c["index"] < 1:
+        bad("checked.index: %r" % (c.get("index"),))
     if errors:
         sys.exit("\n".join(errors))
-    print("ok, %d images checked, %d notes" % (n, len(j.get("notes") or [])))
+    print("ok, %d images checked, %d notes" % (images, len(j.get("notes") or [])))
 
 
 def running(argv):
