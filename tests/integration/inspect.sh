@@ -1047,7 +1047,8 @@ tick_of ww
 tw0=$TICK
 # until interrupted: the writer appends until the tool has printed 5 lines
 # (no clock in the test: as slow as the machine is), then SIGINT ends it
-timeout "$guard" ${VFDSWMR_VALGRIND:-} "$INSPECT" --watch --json "$f" >"$WORK/watch.out" 2>"$WORK/watch.err" &
+: >"$WORK/watch.out" # there before the loop below counts its lines
+timeout "$guard" ${VFDSWMR_VALGRIND:-} "$INSPECT" --watch --json "$f" >>"$WORK/watch.out" 2>"$WORK/watch.err" &
 wpid=$!
 rows=10
 while kill -0 $wpid 2>/dev/null && [ "$(wc -l <"$WORK/watch.out")" -lt 5 ]; do
@@ -1084,7 +1085,8 @@ wait_watch() { # wait_watch FILE TEXT: until FILE holds TEXT, or the guard's tim
     done
     fail "--watch never printed $2: $(cat "$1")"
 }
-timeout "$guard" ${VFDSWMR_VALGRIND:-} "$INSPECT" --watch --json "$f" >"$WORK/watch2.out" 2>"$WORK/watch2.out.err" &
+: >"$WORK/watch2.out"
+timeout "$guard" ${VFDSWMR_VALGRIND:-} "$INSPECT" --watch --json "$f" >>"$WORK/watch2.out" 2>"$WORK/watch2.out.err" &
 wpid=$!
 wait_watch "$WORK/watch2.out" '"state": "none"'
 rm "$f"
