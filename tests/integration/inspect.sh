@@ -965,6 +965,33 @@ inspect "$WORK/j" --json --updater "$WORK/renamed/u.h5.md.ud"
 jcheck updater "$WORK/j" "$WORK/renamed/u.h5.md.ud" "$(seqs "$WORK/renamed")" "$last" "$((last + 1))"
 ok "updater $last renamed $((last + 1)): status 1, $CHECKED"
 
+# Every updater fixture (tests/fixtures/README.md), alone as u.<its sequence>:
+# the sound ones pass, each damaged one fails, listed as an updater problem
+# of that file. The sequence comes from the header's bytes (VUDH: at 20).
+n=0
+for fx in "$VFDSWMR_FIXTURES"/ud/*.ud; do
+    name=$(basename "$fx" .ud)
+    d=$WORK/udfx/$name
+    mkdir -p "$d"
+    seq=0
+    [ "$(stat -c %s "$fx")" -lt 28 ] || seq=$(od -An -tu8 -j 20 -N 8 "$fx" | tr -d ' ')
+    [ "${#seq}" -le 19 ] || seq=0 # a damaged header: any name will do
+    cp "$fx" "$d/u.$seq"
+    inspect "$WORK/j" --json --updater "$d/u"
+    case $name in
+    valid | final | create_only)
+        [ "$RC" = 0 ] || fail "--updater of the sound fixture $name: exit status $RC: $(cat "$WORK/j") $(cat "$WORK/j.err")"
+        ;;
+    *)
+        [ "$RC" = 1 ] || fail "--updater of the damaged fixture $name: exit status $RC: $(cat "$WORK/j")"
+        jcheck problem "$WORK/j" "$d/u.$seq" updater >/dev/null
+        ;;
+    esac
+    n=$((n + 1))
+done
+[ "$n" -ge 20 ] || fail "only $n updater fixtures in $VFDSWMR_FIXTURES/ud"
+ok "--updater of $n updater fixtures: the damaged ones fail naming the file, the sound ones pass"
+
 # --- hostile: things that are not this file's metadata file -----------------------
 mkdir "$WORK/h"
 # hostile WHAT FILE STRUCTURE: the tool on FILE answers at once with status 1:
