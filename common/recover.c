@@ -870,3 +870,57 @@ vfdswmr_recover_io_lower(H5FD_t *lower, vfdswmr_recover_io_t *io)
                                  .sync = lower_sync,
                                  .ctx = lower};
 }
+
+/* ---- the HDF5 file on a descriptor, read-only ------------------------------ */
+
+static int
+ro_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+    ssize_t n = vfdswmr_pread_upto(*(int *)ctx, buf, len, addr);
+
+    if (n < 0)
+        return -1;
+    memset((uint8_t *)buf + n, 0, len - (size_t)n); /* zeros past the end, as the io promises */
+    return 0;
+}
+
+static int
+ro_size(void *ctx, uint64_t *size)
+{
+    struct stat st;
+
+    if (fstat(*(int *)ctx, &st) < 0)
+        return -1;
+    *size = (uint64_t)st.st_size;
+    return 0;
+}
+
+static int
+ro_write(void *ctx, uint64_t addr, const void *buf, size_t len)
+{
+    (void)ctx, (void)addr, (void)buf, (void)len;
+    errno = EROFS;
+    return -1;
+}
+
+static int
+ro_extend(void *ctx, uint64_t size)
+{
+    (void)ctx, (void)size;
+    errno = EROFS;
+    return -1;
+}
+
+static int
+ro_sync(void *ctx)
+{
+    (void)ctx;
+    errno = EROFS;
+    return -1;
+}
+
+void
+vfdswmr_recover_io_readonly(int *fd, vfdswmr_recover_io_t *io)
+{
+    *io = (vfdswmr_recover_io_t){ro_read, ro_write, ro_extend, ro_size, ro_sync, fd};
+}

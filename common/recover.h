@@ -113,6 +113,9 @@ int vfdswmr_recover_sealed(const vfdswmr_recover_io_t *io, uint64_t addr);
  * known version there (nothing written), -1 with errno. */
 int vfdswmr_recover_set_seal(const vfdswmr_recover_io_t *io, uint64_t addr, bool on);
 
+/* An io that reads the HDF5 file open on *fd (pread, zeros past the end)
+ * and refuses every write (EROFS): for vfdswmr_recover_predict. */
+void vfdswmr_recover_io_readonly(int *fd, vfdswmr_recover_io_t *io);
 /* An io that reaches the HDF5 file through a lower driver's open file. */
 void vfdswmr_recover_io_lower(H5FD_t *lower, vfdswmr_recover_io_t *io);
 

@@ -243,9 +243,19 @@ static int
 predict(uint64_t hdf5_id, vfdswmr_recover_report_t *rep, char *err, size_t errlen)
 {
     int md = open(md_path, O_RDONLY), h5 = open(h5_path, O_RDONLY), rc;
-    vfdswmr_recover_io_t io = {f_read, no_write, no_extend, f_size, no_sync, &h5};
+    vfdswmr_recover_io_t io;
 
     assert_true(md >= 0 && h5 >= 0);
+    vfdswmr_recover_io_readonly(&h5, &io); /* its reads; its writes refuse ... */
+    errno = 0;
+    assert_int_equal(io.write(io.ctx, 0, "x", 1), -1);
+    assert_int_equal(errno, EROFS);
+    assert_int_equal(io.extend(io.ctx, 1 << 20), -1);
+    assert_int_equal(io.sync(io.ctx), -1);
+    /* ... and these fail the test: a dry run must not even try */
+    io.write = no_write;
+    io.extend = no_extend;
+    io.sync = no_sync;
     rc = vfdswmr_recover_predict(md, md_path, &io, h5_path, hdf5_id, NULL, rep, err, errlen);
     close(md);
     close(h5);

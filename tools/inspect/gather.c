@@ -32,53 +32,12 @@
 #include "sessname.h"
 #include "superblock.h"
 
-/* ---- the HDF5 file, read-only, for recovery's dry run ---- */
-
-static int
-fd_read(void *ctx, uint64_t addr, void *buf, size_t len)
+const char *
+insp_open_error(int rc)
 {
-    ssize_t n = vfdswmr_pread_upto(*(int *)ctx, buf, len, addr);
-
-    if (n < 0)
-        return -1;
-    memset((uint8_t *)buf + n, 0, len - (size_t)n); /* zeros past the end, as the io promises */
-    return 0;
-}
-
-static int
-fd_size(void *ctx, uint64_t *size)
-{
-    struct stat st;
-
-    if (fstat(*(int *)ctx, &st) < 0)
-        return -1;
-    *size = (uint64_t)st.st_size;
-    return 0;
-}
-
-/* A dry run writes nothing; should it ever try, it fails. */
-static int
-fd_write(void *ctx, uint64_t addr, const void *buf, size_t len)
-{
-    (void)ctx, (void)addr, (void)buf, (void)len;
-    errno = EROFS;
-    return -1;
-}
-
-static int
-fd_extend(void *ctx, uint64_t size)
-{
-    (void)ctx, (void)size;
-    errno = EROFS;
-    return -1;
-}
-
-static int
-fd_sync(void *ctx)
-{
-    (void)ctx;
-    errno = EROFS;
-    return -1;
+    return rc == VFDSWMR_OPEN_LINK          ? "a symbolic link"
+           : rc == VFDSWMR_OPEN_NOT_REGULAR ? "not a regular file"
+                                            : strerror(errno);
 }
 
 /* A reason the view cannot be given: into s->message (main prints it as
@@ -94,12 +53,6 @@ fail(insp_t *s, const char *fmt, ...)
     va_end(ap);
     fprintf(stderr, PROG ": %s\n", s->message);
     return -1;
-}
-
-uint32_t
-insp_reserved_pages(const insp_opts_t *o)
-{
-    return o->cfg.md_pages_reserved;
 }
 
 /* Open the metadata file at path read-only: 0 (s->md_fd set, -1 when there
@@ -217,10 +170,7 @@ insp_rawlog(const insp_t *s, vfdswmr_rawloghdr_t *h, char *why, size_t whylen)
     if ((fd = vfdswmr_open_md(path, O_RDONLY)) < 0) {
         if (fd == VFDSWMR_OPEN_FAILED && errno == ENOENT)
             return 0;
-        snprintf(why, whylen, "%s",
-                 fd == VFDSWMR_OPEN_LINK          ? "a symbolic link"
-                 : fd == VFDSWMR_OPEN_NOT_REGULAR ? "not a regular file"
-                                                  : strerror(errno));
+        snprintf(why, whylen, "%s", insp_open_error(fd));
         return -1;
     }
     if ((buf = malloc(max)) == NULL) {
@@ -262,7 +212,7 @@ read_rawlog(insp_t *s)
 static void
 predict_recovery(const insp_opts_t *o, insp_t *s)
 {
-    vfdswmr_recover_io_t io = {fd_read, fd_write, fd_extend, fd_size, fd_sync, &s->h5_fd};
+    vfdswmr_recover_io_t io;
     vfdswmr_sessname_t recorded;
     bool elsewhere;
 
@@ -272,6 +222,7 @@ predict_recovery(const insp_opts_t *o, insp_t *s)
         snprintf(s->refused, sizeof s->refused, "the HDF5 file %s cannot be opened", o->file);
         return;
     }
+    vfdswmr_recover_io_readonly(&s->h5_fd, &io);
     elsewhere = vfdswmr_sessname_elsewhere(o->file, s->md_path, &recorded);
     if (vfdswmr_recover_predict(s->md_fd, s->md_path, &io, o->file, s->h5_ino, elsewhere ? &recorded : NULL, &s->rep,
                                 s->refused, sizeof s->refused) == 0)

@@ -76,6 +76,10 @@ typedef struct insp_t {
 } insp_t;
 
 /* gather.c */
+/* Why vfdswmr_open_md() or vfdswmr_open_regular() failed with rc (errno
+ * from that call still set): "a symbolic link", "not a regular file", or
+ * strerror(errno). */
+const char *insp_open_error(int rc);
 int insp_gather(const insp_opts_t *o, insp_t *s);
 /* The readers (registered count, read marks) again, for --watch. */
 void insp_readers(insp_t *s);
@@ -88,7 +92,6 @@ void insp_release(insp_t *s);
 /* Read and decode the raw-data log next to s->md_path (a torn read is read
  * again a few times): 1 with *h, 0 no log, -1 with why. */
 int insp_rawlog(const insp_t *s, vfdswmr_rawloghdr_t *h, char *why, size_t whylen);
-uint32_t insp_reserved_pages(const insp_opts_t *o);
 
 /* show.c */
 int insp_show(const insp_opts_t *o, insp_t *s);

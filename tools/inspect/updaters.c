@@ -54,10 +54,7 @@ check_file(const char *path, ufile_t *u, insp_list_t *l)
     int fd = vfdswmr_open_md(path, O_RDONLY);
 
     if (fd < 0) {
-        list_add(l, path, "updater", 0, -1, "cannot be opened: %s",
-                 fd == VFDSWMR_OPEN_LINK          ? "a symbolic link"
-                 : fd == VFDSWMR_OPEN_NOT_REGULAR ? "not a regular file"
-                                                  : strerror(errno));
+        list_add(l, path, "updater", 0, -1, "cannot be opened: %s", insp_open_error(fd));
         return;
     }
     if (fstat(fd, &st) < 0 || (uint64_t)st.st_size > MAX_CHECKED) {

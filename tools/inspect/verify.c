@@ -41,7 +41,7 @@ result_free(result_t *r)
 static void
 other_slots(const insp_opts_t *o, const insp_t *s, result_t *r)
 {
-    uint32_t ps = s->hdr.page_size, reserved = insp_reserved_pages(o);
+    uint32_t ps = s->hdr.page_size, reserved = o->cfg.md_pages_reserved;
     uint64_t size = vfdswmr_mdidx_slot_size(reserved, ps);
     uint8_t head[VFDSWMR_MDIDX_HEAD];
 
@@ -130,10 +130,7 @@ readers_file(const insp_t *s, result_t *r)
         return;
     if ((fd = vfdswmr_open_md(path, O_RDONLY)) < 0) {
         if (!(fd == VFDSWMR_OPEN_FAILED && errno == ENOENT))
-            list_add(&r->problems, path, "readers", 0, -1, "cannot be opened: %s",
-                     fd == VFDSWMR_OPEN_LINK          ? "a symbolic link"
-                     : fd == VFDSWMR_OPEN_NOT_REGULAR ? "not a regular file"
-                                                      : strerror(errno));
+            list_add(&r->problems, path, "readers", 0, -1, "cannot be opened: %s", insp_open_error(fd));
         return;
     }
     r->readers++;
