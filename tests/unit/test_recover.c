@@ -34,17 +34,7 @@
 
 static char md_path[256], h5_path[256];
 
-/* ---- the model HDF5 file, reached through a POSIX io ---- */
-
-static int
-f_read(void *ctx, uint64_t addr, void *buf, size_t len)
-{
-    ssize_t n = vfdswmr_pread_upto(*(int *)ctx, buf, len, addr);
-    if (n < 0)
-        return -1;
-    memset((uint8_t *)buf + n, 0, len - (size_t)n);
-    return 0;
-}
+/* ---- the model HDF5 file, reached through a POSIX io (writes; reads: vfdswmr_recover_io_readonly) ---- */
 
 static int
 f_write(void *ctx, uint64_t addr, const void *buf, size_t len)
@@ -62,16 +52,6 @@ f_extend(void *ctx, uint64_t size)
     if (fstat(*(int *)ctx, &st) < 0)
         return -1;
     return (uint64_t)st.st_size >= size ? 0 : ftruncate(*(int *)ctx, (off_t)size);
-}
-
-static int
-f_size(void *ctx, uint64_t *size)
-{
-    struct stat st;
-    if (fstat(*(int *)ctx, &st) < 0)
-        return -1;
-    *size = (uint64_t)st.st_size;
-    return 0;
 }
 
 static int
@@ -128,10 +108,14 @@ static int
 run(bool force, uint64_t hdf5_id, vfdswmr_recover_report_t *rep, char *err, size_t errlen)
 {
     int md = open(md_path, O_RDWR), h5 = open(h5_path, O_RDWR), rc;
-    vfdswmr_recover_io_t io = {f_read, f_write, f_extend, f_size, f_sync, &h5};
+    vfdswmr_recover_io_t io;
     vfdswmr_sessname_t rec = {.session = recorded_session, .path = "/elsewhere/f.h5.md"};
 
     assert_true(md >= 0 && h5 >= 0);
+    vfdswmr_recover_io_readonly(&h5, &io); /* reads and size as the tool's; writes to the model */
+    io.write = f_write;
+    io.extend = f_extend;
+    io.sync = f_sync;
     rc = vfdswmr_recover_run(md, md_path, &io, h5_path, hdf5_id, recorded_session ? &rec : NULL, force, rep, err,
                              errlen);
     close(md);
