@@ -4,7 +4,8 @@
 # publishes five batches that a reader verifies; then the tmpfs is filled
 # and the next publish fails. The writer gets a clear error ("cannot
 # publish", "No space left on device"), the reader learns that the writer
-# stopped publishing (vfdswmr_get_status: VFDSWMR_WRITER_FAILED) instead of
+# stopped publishing (vfdswmr_get_status: VFDSWMR_WRITER_FAILED; vfd_swmr_inspect
+# says "failed" too) instead of
 # a silently frozen view, and after H5Fclose plain HDF5 reads every row and
 # group whose H5Fflush returned success -- also those flushed after the last
 # publish (DESIGN section 6). Twice: with publish=tick the failing publish
@@ -78,6 +79,11 @@ proc_ask r status
 [[ $ANSWER == "status tick="*" writer_state=$VFDSWMR_WRITER_FAILED tick_len=0 max_lag=3" ]] \
     || fail "the reader's status after the failed publish is \"$ANSWER\", expected writer_state=$VFDSWMR_WRITER_FAILED (VFDSWMR_WRITER_FAILED); refresh answered \"$refresh\""
 ok "publish=$mode: the reader's status says VFDSWMR_WRITER_FAILED (refresh: $refresh)"
+# vfd_swmr_inspect, from outside: the writer runs but failed (the header's FAILED flag, the lock held)
+out=$(${VFDSWMR_VALGRIND:-} "$VFDSWMR_INSPECT" --json "$f" 2>&1) || fail "vfd_swmr_inspect of the failed writer's file: $out"
+python3 -c 'import json, sys; w = json.loads(sys.argv[1])["writer"]; sys.exit((w["state"], w["lock_held"]) != ("failed", True))' "$out" ||
+    fail "vfd_swmr_inspect after the failed publish: $out"
+ok "publish=$mode: vfd_swmr_inspect says the writer failed"
 
 # The writer goes on: what H5Fflush reports as flushed must be kept.
 proc_ask w "append 1000"
