@@ -49,20 +49,40 @@ check_file(const char *path, ufile_t *u, insp_list_t *l)
 {
     struct stat st;
     vfdswmr_updater_t d;
-    vfdswmr_mderr_t rc;
-    uint8_t *buf;
+    vfdswmr_udhdr_t h;
+    vfdswmr_mderr_t rc = VFDSWMR_MD_OK;
+    uint8_t *buf, hb[VFDSWMR_UDHDR_SIZE];
     int fd = vfdswmr_open_md(path, O_RDONLY);
 
     if (fd < 0) {
         list_add(l, path, "updater", 0, -1, "cannot be opened: %s", insp_open_error(fd));
         return;
     }
-    if (fstat(fd, &st) < 0 || (uint64_t)st.st_size > MAX_CHECKED) {
-        list_add(l, path, "updater", 0, -1, "%s", st.st_size > 0 ? "larger than 1 GiB: not checked" : strerror(errno));
+    if (fstat(fd, &st) < 0) {
+        list_add(l, path, "updater", 0, -1, "cannot be read: %s", strerror(errno));
         close(fd);
         return;
     }
     u->size = (uint64_t)st.st_size;
+    /* the header first: a file that is no updater, or shorter than its header
+     * needs, is said without reading (or allocating) the rest */
+    ssize_t n = vfdswmr_pread_upto(fd, hb, sizeof hb, 0);
+    if (n < 0 || (rc = vfdswmr_udhdr_decode(hb, (size_t)n, &h)) != VFDSWMR_MD_OK ||
+        u->size < vfdswmr_updater_size(&h, NULL) || u->size > MAX_CHECKED) {
+        if (n < 0)
+            list_add(l, path, "updater", 0, -1, "cannot be read: %s", strerror(errno));
+        else if (rc != VFDSWMR_MD_OK)
+            list_add(l, path, "updater", 0, -1, "header: %s", vfdswmr_mderr_str(rc));
+        else if (u->size > MAX_CHECKED)
+            list_add(l, path, "updater", 0, -1, "larger than 1 GiB: not checked");
+        else
+            list_add(l, path, "updater", 0, -1,
+                     "%" PRIu64 " bytes, shorter than the %" PRIu64
+                     " its header needs (cut short, or still being written)",
+                     u->size, vfdswmr_updater_size(&h, NULL));
+        close(fd);
+        return;
+    }
     if ((buf = malloc(u->size ? u->size : 1)) == NULL || vfdswmr_pread_all(fd, buf, u->size, 0) < 0) {
         list_add(l, path, "updater", 0, -1, "cannot be read: %s", buf ? strerror(errno) : "out of memory");
         free(buf);
