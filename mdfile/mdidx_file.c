@@ -119,8 +119,11 @@ check_arrays(vfdswmr_mdidx_file_t *f)
     for (uint32_t i = 0; i < f->head.nentries; i++) {
         if (NULL == (p = image_at(f, W_ENTRIES, entry_at(i), VFDSWMR_MDIDX_ENTRY)))
             return VFDSWMR_MD_EIO;
-        if ((err = vfdswmr_mdidx_walk_entry(&w, p, &e)) != VFDSWMR_MD_OK)
+        if ((err = vfdswmr_mdidx_walk_entry(&w, p, &e)) != VFDSWMR_MD_OK) {
+            f->bad_entry = i;
+            f->bad_at = entry_at(i);
             return err;
+        }
     }
     if ((err = vfdswmr_mdidx_walk_end(&w)) != VFDSWMR_MD_OK)
         return err;
@@ -131,8 +134,11 @@ check_arrays(vfdswmr_mdidx_file_t *f)
         for (uint32_t k = 0; k < e.nranges; k++) {
             if (NULL == (p = image_at(f, W_RANGES, range_at(f, e.range_first + k), VFDSWMR_MDIDX_RANGE)))
                 return VFDSWMR_MD_EIO;
-            if ((err = vfdswmr_mdidx_range_decode(p, &e, &next, &r)) != VFDSWMR_MD_OK)
+            if ((err = vfdswmr_mdidx_range_decode(p, &e, &next, &r)) != VFDSWMR_MD_OK) {
+                f->bad_entry = i;
+                f->bad_at = range_at(f, e.range_first + k);
                 return err;
+            }
         }
     }
     return VFDSWMR_MD_OK;
@@ -146,6 +152,7 @@ vfdswmr_mdidx_file_open(vfdswmr_mdidx_file_t *f, int fd, const vfdswmr_mdhdr_t *
     struct stat st;
 
     memset(f, 0, sizeof *f);
+    f->bad_entry = UINT32_MAX;
     f->fd = fd;
     f->offset = h->index_offset;
     f->length = h->index_length;
@@ -176,6 +183,7 @@ void
 vfdswmr_mdidx_file_wrap(vfdswmr_mdidx_file_t *f, const vfdswmr_mdidx_t *idx, uint32_t page_size)
 {
     memset(f, 0, sizeof *f);
+    f->bad_entry = UINT32_MAX;
     f->fd = -1;
     f->mem = idx;
     f->page_size = page_size;

@@ -32,6 +32,11 @@ typedef struct vfdswmr_mdidx_file_t {
     int fd;                     /* the metadata file (in place) */
     uint64_t offset, length;    /* of the index image in it */
     uint32_t page_size;
+    /* where vfdswmr_mdidx_file_open found an entry or range invalid: the
+     * entry (UINT32_MAX: none, or the fault lay elsewhere) and the offset
+     * in the image of the 32 or 8 bytes it decoded (vfd_swmr_inspect) */
+    uint32_t bad_entry;
+    uint64_t bad_at;
     uint8_t *win[2];    /* windows on the image: entries, ranges */
     uint64_t win_at[2]; /* image offset of each window's first byte */
     size_t win_len[2];  /* valid bytes in each */

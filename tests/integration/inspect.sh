@@ -292,6 +292,14 @@ def fixture_structures(name):
     return HEADER
 
 
+# The damaged entry of each fixture whose defect is one entry (tests/fixtures/README.md), and
+# whether it is one of its ranges; where entries are out of order or overlap, the one after.
+BAD_ENTRY = {"unsorted": (2, False), "overlap": (1, False), "entry_zero_length": (0, False),
+             "entry_in_page0": (0, False), "entry_offset_overflow": (2, False), "range_first_wrong": (1, False),
+             "range_past_image": (0, True), "range_empty": (1, True), "ranges_unsorted": (0, True),
+             "range_count_mismatch": (2, False)}
+
+
 def verify(argv):
     """verify JSON H5 MD FIXTURE: --verify of a damaged fixture."""
     j = load(argv[0])
@@ -314,6 +322,18 @@ def verify(argv):
     # (tests/fixtures/README.md); entry 1's image at metadata page 3 of 512 bytes
     if p.get("structure") == "header":
         eq("%s: header problem offset" % name, p.get("offset"), 0)
+    elif p.get("structure") == "index" and name in BAD_ENTRY:
+        # an entry (or one of its ranges) at fault: which one, from the README's description
+        # of the fixture, at its bytes: entries from 80 + 28, 32 bytes each; ranges after them
+        e, is_range = BAD_ENTRY[name]
+        eq("%s: index problem entry" % name, p.get("entry"), e)
+        n = struct.unpack_from("<I", open(md, "rb").read()[80 + 20:80 + 24])[0]
+        ranges_at = 80 + 28 + 32 * n
+        o = p.get("offset")
+        if is_range and not (isinstance(o, int) and ranges_at <= o < ranges_at + 8 * 64):
+            bad("%s: a range's problem at offset %r, the ranges start at %d" % (name, o, ranges_at))
+        elif not is_range:
+            eq("%s: index problem offset" % name, o, 80 + 28 + 32 * e)
     elif p.get("structure") == "index" and name not in ("idx_beyond_eof", "idx_offset_unaligned", "idx_offset_in_header"):
         eq("%s: index problem offset" % name, p.get("offset"), 80)
     elif p.get("structure") == "image":

@@ -167,6 +167,26 @@ test_valid_indexes(void **state)
     }
 }
 
+/* Where the in-place reader says an entry or range is at fault (bad_entry,
+ * bad_at: vfd_swmr_inspect reports it), it read the changed bytes at `at`
+ * already: the walk goes in order, so it cannot stop before them. */
+static void
+stops_at_or_after(const uint8_t *img, size_t len, size_t at)
+{
+    vfdswmr_mdidx_file_t f;
+    vfdswmr_mdhdr_t h;
+    int fd = put_file(img, len, &h);
+
+    if (vfdswmr_mdidx_file_open(&f, fd, &h) != VFDSWMR_MD_OK && f.bad_entry != UINT32_MAX) {
+        assert_true(f.bad_entry < f.head.nentries);
+        assert_true(at < f.bad_at + VFDSWMR_MDIDX_ENTRY);
+    }
+    else
+        assert_int_equal(f.bad_entry, UINT32_MAX);
+    vfdswmr_mdidx_file_close(&f);
+    close(fd);
+}
+
 /* Bytes changed, resealed (structural checks) or not (checksum): the same
  * verdict every time; and both ways see damage somewhere. */
 static void
@@ -187,6 +207,7 @@ test_damaged_indexes_agree(void **state)
             if (rnd() % 8)
                 reseal(m, len);
             refused += agree(m, len) != VFDSWMR_MD_OK;
+            stops_at_or_after(m, len, at);
             free(m);
         }
         free(img);

@@ -20,6 +20,7 @@
 #include "kept.h"
 #include "le.h"
 #include "marks.h"
+#include "mdidx_file.h"
 #include "rawlog.h"
 #include "safefile.h"
 
@@ -188,6 +189,27 @@ unprefixed(const char *text, const char *prefix)
     return strncmp(text, prefix, strlen(prefix)) == 0 ? text + strlen(prefix) : text;
 }
 
+/* The index did not load: where, when the in-place reader of recovery
+ * (mdfile/mdidx_file.h, the same checks) can name the entry or range at
+ * fault; else the loader's words at the index's offset. */
+static void
+index_problem(const insp_t *s, result_t *r)
+{
+    vfdswmr_mdidx_file_t x;
+    vfdswmr_mderr_t rc = vfdswmr_mdidx_file_open(&x, s->md_fd, &s->hdr);
+
+    if (rc != VFDSWMR_MD_OK && x.bad_entry != UINT32_MAX)
+        list_add(&r->problems, s->md_path, "index", s->hdr.index_offset + x.bad_at, x.bad_entry,
+                 "index entry %" PRIu32 "%s: %s", x.bad_entry,
+                 x.bad_at >= VFDSWMR_MDIDX_HEAD + (uint64_t)x.head.nentries * VFDSWMR_MDIDX_ENTRY
+                     ? " (one of its ranges)"
+                     : "",
+                 vfdswmr_mderr_str(rc));
+    else
+        list_add(&r->problems, s->md_path, "index", s->hdr.index_offset, -1, "%s", unprefixed(s->load_err, "index: "));
+    vfdswmr_mdidx_file_close(&x);
+}
+
 static void
 check_all(const insp_opts_t *o, const insp_t *s, result_t *r)
 {
@@ -209,7 +231,7 @@ check_all(const insp_opts_t *o, const insp_t *s, result_t *r)
     if (s->foreign)
         list_add(&r->problems, s->md_path, "header", 0, -1, "%s", s->message);
     if (!s->have_snap) {
-        list_add(&r->problems, s->md_path, "index", s->hdr.index_offset, -1, "%s", unprefixed(s->load_err, "index: "));
+        index_problem(s, r);
         return;
     }
     r->index++;
