@@ -39,7 +39,7 @@ INSPECT=${VFDSWMR_INSPECT:-${VFDSWMR_PROGS%/tests/progs}/tools/inspect/vfd_swmr_
 [ -x "$VFDSWMR_RECOVER" ] || fail "the recovery command is not built: $VFDSWMR_RECOVER"
 : "${VFDSWMR_FIXTURES:?run through make check}"
 # The guard against a hang (status 124 fails the test); nothing waits on it.
-if [ -n "${VFDSWMR_VALGRIND:-}" ]; then guard=300; else guard=10; fi
+if [ -n "${VFDSWMR_VALGRIND:-}" ]; then guard=300; else guard=60; fi
 
 # The checker: decodes the files itself (docs/FORMAT.md) and compares the
 # tool's JSON with that, field by field; prints a summary, or every field that
@@ -589,7 +589,7 @@ inspect() {
     local out=$1
     shift
     RC=0
-    timeout "$guard" ${VFDSWMR_VALGRIND:-} "$INSPECT" "$@" >"$out" 2>"$out.err" || RC=$?
+    timeout --foreground "$guard" ${VFDSWMR_VALGRIND:-} "$INSPECT" "$@" >"$out" 2>"$out.err" || RC=$?
     [ "$RC" != 124 ] || fail "vfd_swmr_inspect $*: no answer within $guard s"
 }
 # inspect_ok OUT ARGS...: as inspect, and the status must be 0.
@@ -732,7 +732,7 @@ session=$(od -An -tx8 -j 12 -N 8 "$md" | tr -d ' ')
     until [ -e "$WORK/stop" ] || [ ! -d "$WORK" ]; do
         n=$((n + 1))
         rc=0
-        timeout "$guard" ${VFDSWMR_VALGRIND:-} "$INSPECT" --json "$f" >"$WORK/bg.$n" 2>"$WORK/bg.$n.err" || rc=$?
+        timeout --foreground "$guard" ${VFDSWMR_VALGRIND:-} "$INSPECT" --json "$f" >"$WORK/bg.$n" 2>"$WORK/bg.$n.err" || rc=$?
         echo "$rc" >"$WORK/bg.$n.rc"
     done
 ) &
@@ -1097,7 +1097,10 @@ tw0=$TICK
 # until interrupted: the writer appends until the tool has printed 5 lines
 # (no clock in the test: as slow as the machine is), then SIGINT ends it
 : >"$WORK/watch.out" # there before the loop below counts its lines
-timeout "$guard" ${VFDSWMR_VALGRIND:-} "$INSPECT" --watch --json "$f" >>"$WORK/watch.out" 2>"$WORK/watch.err" &
+# (a watch lasts as long as the test lets it: the process timeout bounds it,
+# not the tool's guard; --foreground: a signal goes to the tool alone, never
+# to a child of it -- LeakSanitizer's tracer at exit, which a signal deadlocks)
+timeout --foreground "$PROC_TIMEOUT" ${VFDSWMR_VALGRIND:-} "$INSPECT" --watch --json "$f" >>"$WORK/watch.out" 2>"$WORK/watch.err" &
 wpid=$!
 rows=10
 while kill -0 $wpid 2>/dev/null && [ "$(wc -l <"$WORK/watch.out")" -lt 5 ]; do
@@ -1125,9 +1128,9 @@ ok "the writer closed; plain HDF5 reads its $rows rows"
 # --- watch: the file removed and made again by a new writer ----------------------
 # a watch started on the closed file (state none) follows the new session
 # (handshake: the watch's own output, read until it says what is waited for)
-wait_watch() { # wait_watch FILE TEXT: until FILE holds TEXT, or the guard's time
+wait_watch() { # wait_watch FILE TEXT: until FILE holds TEXT, or PROC_TIMEOUT
     local i
-    for ((i = 0; i < guard * 20; i++)); do
+    for ((i = 0; i < PROC_TIMEOUT * 20; i++)); do
         grep -qF "$2" "$1" && return 0
         kill -0 $wpid 2>/dev/null || fail "--watch ended: $(cat "$1") $(cat "$1.err")"
         sleep 0.05
@@ -1135,7 +1138,7 @@ wait_watch() { # wait_watch FILE TEXT: until FILE holds TEXT, or the guard's tim
     fail "--watch never printed $2: $(cat "$1")"
 }
 : >"$WORK/watch2.out"
-timeout "$guard" ${VFDSWMR_VALGRIND:-} "$INSPECT" --watch --json "$f" >>"$WORK/watch2.out" 2>"$WORK/watch2.out.err" &
+timeout --foreground "$PROC_TIMEOUT" ${VFDSWMR_VALGRIND:-} "$INSPECT" --watch --json "$f" >>"$WORK/watch2.out" 2>"$WORK/watch2.out.err" &
 wpid=$!
 wait_watch "$WORK/watch2.out" '"state": "none"'
 rm "$f"
