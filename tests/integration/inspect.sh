@@ -909,6 +909,31 @@ inspect_ok "$WORK/j" --json "$odd"
 python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); sys.exit(d["file"].endswith("x\ufffdy.h5") is False)' "$WORK/j" ||
     fail "a file name with the byte 0xff: $(cat "$WORK/j")"
 ok "a file name that is not UTF-8: valid JSON, the byte shown as U+FFFD"
+# a name made to mislead a terminal (ESC sequence, a newline starting a line of
+# its own, the C1 control U+009B, a byte 0xff): the text view writes each such
+# byte as \xHH, the JSON escapes the controls, and stderr does the same
+odd=$WORK/closed/$'t\e[31mRED\nfake: line\xc2\x9bz\xff.h5'
+cp "$f" "$odd"
+inspect_ok "$WORK/t" "$odd"
+inspect_ok "$WORK/j" --json "$odd"
+inspect "$WORK/m" "$odd.gone"
+[ "$RC" != 0 ] || fail "a missing file with a hostile name: exit status 0"
+python3 - "$WORK/t" "$WORK/j" "$WORK/m.err" "$odd" <<'PY' || fail "a hostile file name: $(od -c "$WORK/t" | head -20)"
+import json, re, sys
+text, js, err = (open(p, "rb").read() for p in sys.argv[1:4])
+name = sys.argv[4].encode("utf-8", "surrogateescape")
+def escaped(b):  # the man page's rule; this name has no character outside ASCII to keep
+    return b"".join(bytes([c]) if 0x20 <= c < 0x7f else b"\\x%02x" % c for c in b)
+labels = (b"file", b"metadata file", b"writer", b"readers", b"recovery")
+for line in text.split(b"\n")[:-1]:
+    assert re.fullmatch(rb"[ -~]*", line), line
+    assert line.split(b":")[0] in labels, line  # no line of the name's own
+assert text.startswith(b"file:           " + escaped(name) + b"\n"), text
+d = json.loads(js)
+assert d["file"].endswith("t\x1b[31mRED\nfake: line\u009bz\ufffd.h5"), d["file"]
+assert b"\x1b" not in err and b"\x9b" not in err and err.count(b"\n") == 1 and escaped(name) in err, err
+PY
+ok "a file name with ESC, newline, C1 and 0xff bytes: written as \\xHH in text and on stderr, escaped in JSON"
 
 # --- verify: every metadata file fixture ------------------------------------------
 # Each fixture is the metadata file of an HDF5 file that does not exist (its

@@ -51,7 +51,7 @@ fail(insp_t *s, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(s->message, sizeof s->message, fmt, ap);
     va_end(ap);
-    fprintf(stderr, PROG ": %s\n", s->message);
+    out_line(stderr, PROG ": %s", s->message);
     return -1;
 }
 

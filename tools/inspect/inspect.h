@@ -105,7 +105,13 @@ int insp_verify(const insp_opts_t *o, insp_t *s);
 int insp_updaters(const insp_opts_t *o, const char *base);
 
 /* out.c */
-void out_str(FILE *f, const char *s);        /* a JSON string */
+void out_str(FILE *f, const char *s); /* a JSON string */
+/* Text: control characters (C0, DEL, C1) and bytes outside well-formed
+ * UTF-8 written as \xHH, so that no name in a line (a file may be called
+ * anything) can move the cursor, recolour the terminal or start a line. */
+void out_text(FILE *f, const char *s);
+/* printf, escaped as out_text, then a newline */
+void out_line(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void out_session(FILE *f, uint64_t session); /* "%016x" as a JSON string */
 /* A view's first members: {"schema": 1, "file": ..., "metadata_file": ... */
 void out_begin(FILE *f, const insp_opts_t *o, const insp_t *s);

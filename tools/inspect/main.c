@@ -50,8 +50,8 @@ updater_base(const insp_opts_t *o, const char *arg, char *out, size_t len)
         return snprintf(out, len, "%s/%s", arg, name) >= (int)len ? -1 : 0;
     }
     if (o->file == NULL) {
-        fprintf(stderr, PROG ": --updater %s is a directory: give the updater files' base name (%s/NAME), or FILE\n",
-                arg, arg);
+        out_line(stderr, PROG ": --updater %s is a directory: give the updater files' base name (%s/NAME), or FILE",
+                 arg, arg);
         return -1;
     }
     if (vfdswmr_md_path(&o->cfg, o->file, md, sizeof md) < 0)
@@ -111,7 +111,7 @@ main(int argc, char **argv)
                 errno = 0;
                 seconds = strtod(arg, &end);
                 if (errno || end == arg || *end || !(seconds > 0 && seconds <= 1e9)) { /* NaN fails too */
-                    fprintf(stderr, PROG ": --watch: \"%s\" is not a number of seconds (0 to 10^9)\n", arg);
+                    out_line(stderr, PROG ": --watch: \"%s\" is not a number of seconds (0 to 10^9)", arg);
                     return 2;
                 }
             }
@@ -137,7 +137,7 @@ main(int argc, char **argv)
     }
     o.file = optind < argc ? argv[optind] : NULL;
     if (vfdswmr_config_parse(o.config_text, &o.cfg, err, sizeof err) < 0) {
-        fprintf(stderr, PROG ": bad configuration: %s\n", err);
+        out_line(stderr, PROG ": bad configuration: %s", err);
         return 2;
     }
     if (updater) {

@@ -28,7 +28,7 @@ utf8_len(const unsigned char *p)
     return n;
 }
 
-/* A JSON string: quotes, backslashes and control characters escaped; a
+/* A JSON string: quotes, backslashes and control characters (C0, DEL, C1) escaped; a
  * byte that is not part of well-formed UTF-8 (a file name in another
  * encoding) becomes U+FFFD, so that the output is always valid JSON. */
 void
@@ -43,6 +43,8 @@ out_str(FILE *f, const char *s)
             fprintf(f, "\\u%04x", *p);
         else if (*p < 0x80)
             fputc(*p, f);
+        else if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] < 0xa0) /* U+0080..U+009F: C1 controls */
+            fprintf(f, "\\u%04x", p++[1]);
         else if ((n = utf8_len(p)) > 0) {
             fwrite(p, 1, n, f);
             p += n - 1;
@@ -51,6 +53,46 @@ out_str(FILE *f, const char *s)
             fputs("\\ufffd", f);
     }
     fputc('"', f);
+}
+
+void
+out_text(FILE *f, const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        size_t n;
+        if (*p < 0x20 || *p == 0x7f)
+            fprintf(f, "\\x%02x", *p);
+        else if (*p < 0x80)
+            fputc(*p, f);
+        else if ((n = utf8_len(p)) > 0 && !(p[0] == 0xc2 && p[1] < 0xa0)) { /* U+0080..U+009F: C1 controls */
+            fwrite(p, 1, n, f);
+            p += n - 1;
+        }
+        else
+            fprintf(f, "\\x%02x", *p);
+    }
+}
+
+void
+out_line(FILE *f, const char *fmt, ...)
+{
+    va_list ap, again;
+    char *buf;
+    int n;
+
+    va_start(ap, fmt);
+    va_copy(again, ap);
+    n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n >= 0 && (buf = malloc((size_t)n + 1)) != NULL) {
+        vsnprintf(buf, (size_t)n + 1, fmt, again);
+        out_text(f, buf);
+        free(buf);
+    }
+    else
+        fputs("(out of memory)", f);
+    va_end(again);
+    fputc('\n', f);
 }
 
 void
@@ -124,10 +166,10 @@ list_text(FILE *f, const char *label, const insp_list_t *l)
 {
     for (size_t i = 0; i < l->n; i++) {
         const insp_problem_t *p = &l->v[i];
-        fprintf(f, "%s: %s: %s at offset %" PRIu64, label, p->file, p->structure, p->offset);
+        char entry[40] = "";
         if (p->entry >= 0)
-            fprintf(f, " (entry %" PRId64 ")", p->entry);
-        fprintf(f, ": %s\n", p->error);
+            snprintf(entry, sizeof entry, " (entry %" PRId64 ")", p->entry);
+        out_line(f, "%s: %s: %s at offset %" PRIu64 "%s: %s", label, p->file, p->structure, p->offset, entry, p->error);
     }
 }
 

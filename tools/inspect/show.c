@@ -196,16 +196,16 @@ show_text(const insp_opts_t *o, const insp_t *s)
     bool h = s->have_hdr && !s->foreign;
     char cmd[8192];
 
-    fprintf(f, "file:           %s\n", o->file);
+    out_line(f, "file:           %s", o->file);
     if (s->md_fd >= 0) {
-        fprintf(f, "metadata file:  %s (%" PRIu64 " bytes", s->md_path, s->md_size);
+        char unused[64] = "";
         if (h && s->have_snap)
-            fprintf(f, ", %" PRIu64 " not used by the newest snapshot", unused_bytes(s));
-        fputs(")\n", f);
+            snprintf(unused, sizeof unused, ", %" PRIu64 " not used by the newest snapshot", unused_bytes(s));
+        out_line(f, "metadata file:  %s (%" PRIu64 " bytes%s)", s->md_path, s->md_size, unused);
     }
     else
-        fprintf(f, "metadata file:  none at %s\n", s->md_path);
-    fprintf(f, "writer:         %s: %s\n", s->state, s->message);
+        out_line(f, "metadata file:  none at %s", s->md_path);
+    out_line(f, "writer:         %s: %s", s->state, s->message);
     if (h) {
         fprintf(f, "session:        %016" PRIx64 "\n", s->hdr.session);
         fprintf(f,
@@ -223,7 +223,7 @@ show_text(const insp_opts_t *o, const insp_t *s)
                     " bytes at offset %" PRIu64 "\n",
                     s->snap.idx.nentries, s->snap.idx.nranges, s->hdr.index_length, s->hdr.index_offset);
         else
-            fprintf(f, "index:          cannot be read: %s\n", s->load_err);
+            out_line(f, "index:          cannot be read: %s", s->load_err);
         if (s->have_rawlog)
             fprintf(f, "raw-data log:   ticks %" PRIu64 "..%" PRIu64 ", %" PRIu32 " writes\n", s->raw.first_tick,
                     s->raw.last_tick, s->raw.count);
@@ -255,12 +255,14 @@ show_text(const insp_opts_t *o, const insp_t *s)
     if (s->have_recovery) {
         recover_command(o, cmd, sizeof cmd);
         if (s->refused[0])
-            fprintf(f, "recovery:       would refuse: %s\n", s->refused);
-        else
+            out_line(f, "recovery:       would refuse: %s", s->refused);
+        else {
             fprintf(f,
                     "recovery:       would restore tick %" PRIu64 ": %" PRIu32 " pages (%" PRIu64
-                    " bytes of metadata), end of file %" PRIu64 "\n                run: %s\n",
-                    s->rep.tick, s->rep.pages, s->rep.bytes, s->rep.eoa, cmd);
+                    " bytes of metadata), end of file %" PRIu64 "\n",
+                    s->rep.tick, s->rep.pages, s->rep.bytes, s->rep.eoa);
+            out_line(f, "                run: %s", cmd);
+        }
     }
 }
 
@@ -273,10 +275,10 @@ insp_show(const insp_opts_t *o, insp_t *s)
         show_text(o, s);
     /* a metadata file that is another file's, or cannot be read, is a problem: the view, and a line on stderr */
     if (s->foreign || (s->md_fd >= 0 && !s->have_snap)) {
-        fprintf(stderr, PROG ": %s: %s\n", o->file,
-                s->foreign || !s->have_hdr ? s->message
-                : s->load_err[0]           ? s->load_err
-                                           : "cannot be read");
+        out_line(stderr, PROG ": %s: %s", o->file,
+                 s->foreign || !s->have_hdr ? s->message
+                 : s->load_err[0]           ? s->load_err
+                                            : "cannot be read");
         return 1;
     }
     return 0;
@@ -290,10 +292,10 @@ insp_pages(const insp_opts_t *o, insp_t *s)
     uint32_t ps = s->hdr.page_size;
 
     if (!s->have_snap || s->foreign) {
-        fprintf(stderr, PROG ": %s: no index to show: %s\n", o->file,
-                s->md_fd < 0 ? "no metadata file"
-                : s->foreign ? s->message
-                             : s->load_err);
+        out_line(stderr, PROG ": %s: no index to show: %s", o->file,
+                 s->md_fd < 0 ? "no metadata file"
+                 : s->foreign ? s->message
+                              : s->load_err);
         return 1;
     }
     if (o->json) {

@@ -173,12 +173,12 @@ insp_updaters(const insp_opts_t *o, const char *base)
     dir = aux_udir_dir(ud);
     name = strrchr(base, '/') ? strrchr(base, '/') + 1 : base;
     if (*name == '\0') {
-        fprintf(stderr, PROG ": --updater %s: no base name\n", base);
+        out_line(stderr, PROG ": --updater %s: no base name", base);
         aux_udir_free(ud);
         return -1;
     }
     if ((d = opendir(dir)) == NULL) {
-        fprintf(stderr, PROG ": cannot read the updater directory %s: %s\n", dir, strerror(errno));
+        out_line(stderr, PROG ": cannot read the updater directory %s: %s", dir, strerror(errno));
         aux_udir_free(ud);
         return -1;
     }
@@ -269,7 +269,7 @@ insp_updaters(const insp_opts_t *o, const char *base)
         fputs("}\n", f);
     }
     else {
-        fprintf(f, "updater files %s.<n> in %s: %zu\n", name, dir, n);
+        out_line(f, "updater files %s.<n> in %s: %zu", name, dir, n);
         uint64_t *present = calloc(n ? n : 1, sizeof *present);
         if (present) {
             for (size_t i = 0; i < n; i++)
