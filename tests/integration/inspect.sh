@@ -902,6 +902,26 @@ env -u HDF5_DRIVER "$VFDSWMR_PROGS/rowwriter" "$f" create <<<"append 10" >/dev/n
 inspect_ok "$WORK/j" --json "$f"
 jcheck plain "$WORK/j" "$f" none
 ok "a plain HDF5 file, never opened through the drivers: $CHECKED"
+# a reader registered on the shared byte (mdfile/mdlock.h: one that found no
+# byte of its own) is seen but cannot be counted: registered is null
+coproc HOLD {
+    python3 -c 'import fcntl, os, struct, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+fcntl.fcntl(fd, fcntl.F_OFD_SETLK, struct.pack("hhqqi", fcntl.F_RDLCK, os.SEEK_SET, 0x7ffffffffffffff0, 1, 0))
+print("locked", flush=True)
+sys.stdin.readline()' "$f"
+}
+read -r -t 60 line <&"${HOLD[0]}" && [ "$line" = locked ] || fail "could not take the shared registration byte of $f"
+inspect_ok "$WORK/j" --json "$f"
+inspect_ok "$WORK/t" "$f"
+echo quit >&"${HOLD[1]}"
+wait "$HOLD_PID"
+python3 -c 'import json, sys; sys.exit(json.load(open(sys.argv[1]))["readers"]["registered"] is not None)' "$WORK/j" ||
+    fail "a reader on the shared byte: registered is not null: $(cat "$WORK/j")"
+grep -q "^readers: *registered: cannot be counted" "$WORK/t" || fail "a reader on the shared byte: $(cat "$WORK/t")"
+inspect_ok "$WORK/j" --json "$f"
+jcheck plain "$WORK/j" "$f" none
+ok "a reader on the shared registration byte: registered null (text: cannot be counted); counted again once it leaves"
 # a name that is not UTF-8: the JSON stays valid, the byte shown as U+FFFD
 odd=$WORK/closed/$'x\xffy.h5'
 cp "$f" "$odd"

@@ -124,11 +124,12 @@ insp_readers(insp_t *s)
     unsigned count;
     int fd;
 
-    s->registered = -1;
+    vfdswmr_count_t rc = s->h5_fd >= 0 ? vfdswmr_mdlock_registered(s->h5_fd, &count) : VFDSWMR_COUNT_ERROR;
+
+    s->registered = rc == VFDSWMR_COUNTED ? (long)count : -1;
+    s->shared = rc == VFDSWMR_COUNT_SHARED;
     s->have_readers = false;
     s->nmarks = s->unmarked = 0;
-    if (s->h5_fd >= 0 && vfdswmr_mdlock_registered(s->h5_fd, &count) == VFDSWMR_COUNTED)
-        s->registered = (long)count;
     if (!s->have_hdr || (fd = vfdswmr_marks_open(s->md_path, s->hdr.session, O_RDONLY, &mh)) < 0)
         return;
     insp_mark_t *m = realloc(s->marks, (size_t)mh.nslots * sizeof *m);

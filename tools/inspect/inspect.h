@@ -67,6 +67,7 @@ typedef struct insp_t {
     vfdswmr_rawloghdr_t raw;
     bool have_readers; /* the read-mark table of the session was read */
     long registered;   /* readers registered on the HDF5 file; -1 uncountable or unknown */
+    bool shared;       /* a reader is on the shared registration byte (registered is then -1) */
     uint64_t release_below;
     unsigned nmarks, unmarked;
     insp_mark_t *marks;

@@ -167,6 +167,8 @@ show_json(const insp_opts_t *o, const insp_t *s)
     }
     else if (s->registered >= 0)
         fprintf(f, "{\"registered\": %ld, \"marked\": [], \"unmarked\": 0, \"release_below\": 0}", s->registered);
+    else if (s->shared)
+        fputs("{\"registered\": null, \"marked\": [], \"unmarked\": 0, \"release_below\": 0}", f);
     else
         fputs("null", f);
     fputs(", \"recovery\": ", f);
@@ -233,6 +235,8 @@ show_text(const insp_opts_t *o, const insp_t *s)
     fprintf(f, "readers:        ");
     if (s->registered >= 0)
         fprintf(f, "%ld registered", s->registered);
+    else if (s->shared)
+        fprintf(f, "registered: cannot be counted (one or more on the shared registration byte)");
     else
         fprintf(f, "registered: cannot be counted");
     if (h && s->have_readers) {
