@@ -1,6 +1,7 @@
 /* JSON output and problem lists for vfd_swmr_inspect; see inspect.h. */
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,13 @@ utf8_len(const unsigned char *p)
     return n;
 }
 
+/* Is the UTF-8 sequence at p a C1 control (U+0080..U+009F)? */
+static bool
+c1_control(const unsigned char *p)
+{
+    return p[0] == 0xc2 && p[1] >= 0x80 && p[1] < 0xa0;
+}
+
 /* A JSON string: quotes, backslashes and control characters (C0, DEL, C1) escaped; a
  * byte that is not part of well-formed UTF-8 (a file name in another
  * encoding) becomes U+FFFD, so that the output is always valid JSON. */
@@ -43,7 +51,7 @@ out_str(FILE *f, const char *s)
             fprintf(f, "\\u%04x", *p);
         else if (*p < 0x80)
             fputc(*p, f);
-        else if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] < 0xa0) /* U+0080..U+009F: C1 controls */
+        else if (c1_control(p))
             fprintf(f, "\\u%04x", p++[1]);
         else if ((n = utf8_len(p)) > 0) {
             fwrite(p, 1, n, f);
@@ -64,7 +72,7 @@ out_text(FILE *f, const char *s)
             fprintf(f, "\\x%02x", *p);
         else if (*p < 0x80)
             fputc(*p, f);
-        else if ((n = utf8_len(p)) > 0 && !(p[0] == 0xc2 && p[1] < 0xa0)) { /* U+0080..U+009F: C1 controls */
+        else if (!c1_control(p) && (n = utf8_len(p)) > 0) {
             fwrite(p, 1, n, f);
             p += n - 1;
         }
