@@ -97,6 +97,16 @@ json_marks(FILE *f, const insp_t *s)
     fputc(']', f);
 }
 
+/* readers.registered: the count, or null when it cannot be counted */
+static void
+json_registered(FILE *f, const insp_t *s)
+{
+    if (s->registered >= 0)
+        fprintf(f, "%ld", s->registered);
+    else
+        fputs("null", f);
+}
+
 static void
 show_json(const insp_opts_t *o, const insp_t *s)
 {
@@ -157,18 +167,16 @@ show_json(const insp_opts_t *o, const insp_t *s)
     fputs(", \"readers\": ", f);
     if (h && s->have_readers) {
         fputs("{\"registered\": ", f);
-        if (s->registered >= 0)
-            fprintf(f, "%ld", s->registered);
-        else
-            fputs("null", f);
+        json_registered(f, s);
         fputs(", \"marked\": ", f);
         json_marks(f, s);
         fprintf(f, ", \"unmarked\": %u, \"release_below\": %" PRIu64 "}", s->unmarked, s->release_below);
     }
-    else if (s->registered >= 0)
-        fprintf(f, "{\"registered\": %ld, \"marked\": [], \"unmarked\": 0, \"release_below\": 0}", s->registered);
-    else if (s->shared)
-        fputs("{\"registered\": null, \"marked\": [], \"unmarked\": 0, \"release_below\": 0}", f);
+    else if (s->registered >= 0 || s->shared) { /* no read-mark table: registered (null when shared) only */
+        fputs("{\"registered\": ", f);
+        json_registered(f, s);
+        fputs(", \"marked\": [], \"unmarked\": 0, \"release_below\": 0}", f);
+    }
     else
         fputs("null", f);
     fputs(", \"recovery\": ", f);
