@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <errno.h>
+#include <math.h>
 #include <time.h>
 
 #include "clock.h"
@@ -29,17 +30,54 @@
  * inside a writer's lock, never around it. A fork child has no threads:
  * the fork handlers keep `mu` free across fork() and the child forgets the
  * parked thread.
+ *
+ * Waking a thread costs as much again (a futex wake, and on a virtual
+ * machine an interrupt to the other CPU; then the stop's wake and the
+ * thread's answer): so for PARK_WARM seconds after its last session the
+ * parked thread looks for a session handed to it by itself, every
+ * PARK_POLL seconds, and a session that starts while the next look comes
+ * before its first duty does not wake it. A session that stops before the
+ * thread took it is simply taken back: the thread never touched it. The
+ * first duty is the first tick (next_tick) or, while the raw-data gate is
+ * held, the first look for waiting readers (VFDSWMR_RAW_GATE_POLL after
+ * the start; inplace.c), which the thread makes as soon as it takes the
+ * session. Invariant: a HANDED session is taken no later than its first
+ * duty -- `wake_at` (the parked thread's next look; INFINITY: it sleeps
+ * until woken) is at or before it, or the start woke the thread.
  */
+#define PARK_POLL VFDSWMR_RAW_GATE_POLL
+#define PARK_WARM 1.0
 enum park_state { NONE, PARKED, HANDED };
 static struct {
     pthread_mutex_t mu;
-    pthread_cond_t cv;
+    pthread_cond_t cv; /* on CLOCK_MONOTONIC from park_init on (PARK_POLL) */
     enum park_state state;
     pthread_t thread;
     vfdswmr_writer_t *job; /* HANDED: the session it is to run */
     bool exiting;          /* the library is being unloaded */
-} park = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+    double wake_at;        /* PARKED, HANDED: when the thread looks next by itself (vfdswmr_now) */
+    unsigned long handed;  /* sessions handed to a parked thread so far */
+    bool cv_realtime;      /* cv has no monotonic clock: the thread waits until woken */
+} park = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER, .wake_at = INFINITY};
 static pthread_once_t park_once = PTHREAD_ONCE_INIT;
+
+/* cv anew, its timed waits on CLOCK_MONOTONIC (common/clock.h); nobody waits on it */
+static void
+park_cv_init(void)
+{
+    pthread_condattr_t ca;
+
+    if (pthread_condattr_init(&ca) == 0) {
+        if (pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) == 0 && pthread_cond_init(&park.cv, &ca) == 0) {
+            pthread_condattr_destroy(&ca);
+            return;
+        }
+        pthread_condattr_destroy(&ca);
+    }
+    /* no attribute to be had: a realtime condition, never waited on with a timeout (park_wait) */
+    pthread_cond_init(&park.cv, NULL);
+    park.cv_realtime = true;
+}
 
 static void
 park_prepare(void)
@@ -57,13 +95,15 @@ park_child(void)
     pthread_mutex_unlock(&park.mu);
     /* the parked thread stayed with the parent, and so did its wait on cv:
      * a copy that still counts it would make a broadcast wait for ever */
-    pthread_cond_init(&park.cv, NULL);
+    park_cv_init();
     park.state = NONE;
     park.job = NULL;
+    park.wake_at = INFINITY;
 }
 static void
 park_init(void)
 {
+    park_cv_init();
     (void)pthread_atfork(park_prepare, park_parent, park_child);
 }
 
@@ -115,6 +155,45 @@ run_session(vfdswmr_writer_t *w)
     }
 }
 
+/* Parked: wait for a session, looking for one every PARK_POLL seconds
+ * until PARK_WARM seconds pass with none handed, then only when woken.
+ * Returns the session taken, or NULL when the library is being unloaded. */
+static vfdswmr_writer_t *
+park_wait(void)
+{
+    vfdswmr_writer_t *w;
+    double warm_until = vfdswmr_now() + PARK_WARM;
+    unsigned long seen;
+
+    pthread_mutex_lock(&park.mu);
+    seen = park.handed;
+    while (park.state != HANDED && !park.exiting) {
+        double now = vfdswmr_now();
+        if (park.handed != seen) { /* sessions came and went meanwhile: stay warm */
+            seen = park.handed;
+            warm_until = now + PARK_WARM;
+        }
+        if (now < warm_until && !park.cv_realtime) {
+            struct timespec ts;
+            park.wake_at = now + PARK_POLL;
+            ts = vfdswmr_timespec(park.wake_at);
+            (void)pthread_cond_timedwait(&park.cv, &park.mu, &ts);
+        }
+        else {
+            park.wake_at = INFINITY;
+            pthread_cond_wait(&park.cv, &park.mu);
+        }
+    }
+    park.wake_at = INFINITY;
+    w = park.state == HANDED ? park.job : NULL;
+    if (w) {
+        park.job = NULL;
+        park.state = NONE;
+    }
+    pthread_mutex_unlock(&park.mu);
+    return w;
+}
+
 static void *
 ticker_main(void *arg)
 {
@@ -124,6 +203,10 @@ ticker_main(void *arg)
     for (;;) {
         bool parks;
         vfdswmr_writer_lock(w);
+        /* taken at a look of its own, up to PARK_POLL after the start: the
+         * first look for readers waiting at the gate is due now */
+        if (w->gate_held)
+            vfdswmr_writer_gate(w);
         run_session(w);
         /* Leaving w: decide now whether to park, so that the stop knows
          * whether to join; after the broadcast w is never touched again
@@ -141,17 +224,8 @@ ticker_main(void *arg)
         vfdswmr_writer_unlock(w);
         if (!parks)
             return NULL; /* joined by the stop */
-        pthread_mutex_lock(&park.mu);
-        while (park.state == PARKED && !park.exiting)
-            pthread_cond_wait(&park.cv, &park.mu);
-        if (park.state != HANDED) { /* unloading: the destructor joins us */
-            pthread_mutex_unlock(&park.mu);
-            return NULL;
-        }
-        w = park.job;
-        park.job = NULL;
-        park.state = NONE;
-        pthread_mutex_unlock(&park.mu);
+        if (!(w = park_wait()))
+            return NULL; /* unloading: the destructor joins us */
     }
 }
 
@@ -169,8 +243,12 @@ vfdswmr_ticker_start(vfdswmr_writer_t *w)
     if (park.state == PARKED && !park.exiting) { /* a finished session's thread takes this one */
         park.state = HANDED;
         park.job = w;
+        park.handed++;
         w->ticker = park.thread;
-        pthread_cond_broadcast(&park.cv);
+        /* its own next look comes before this session's first duty: no wake */
+        double duty = vfdswmr_now() + VFDSWMR_RAW_GATE_POLL;
+        if (park.wake_at > (w->next_tick < duty ? w->next_tick : duty))
+            pthread_cond_broadcast(&park.cv);
     }
     /* w->wake waits on CLOCK_MONOTONIC (writer.c, init_sync) */
     else if ((rc = pthread_create(&w->ticker, NULL, ticker_main, w)) != 0)
@@ -190,6 +268,15 @@ vfdswmr_ticker_stop(vfdswmr_writer_t *w)
 {
     if (!w->ticker_running)
         return;
+    pthread_mutex_lock(&park.mu);
+    if (park.state == HANDED && park.job == w) { /* not taken yet: it never touched w */
+        park.state = PARKED;
+        park.job = NULL;
+        pthread_mutex_unlock(&park.mu);
+        w->ticker_running = false;
+        return;
+    }
+    pthread_mutex_unlock(&park.mu);
     vfdswmr_writer_lock(w);
     w->stop = true;
     pthread_cond_broadcast(&w->wake);

@@ -15,7 +15,10 @@
  * same. Then rewrites "d" (4i), flushes and closes; opens it again for
  * writing (the same thread, parked since the close, runs the new session:
  * no thread more; its ticks advance by themselves too), rewrites "d" (5i),
- * flushes, closes; a fork child then runs three writer sessions of its own
+ * flushes, closes; after a hundred short sessions back to back (create,
+ * close) the thread is still the only one, and a session opened right
+ * after them and one opened after a 1.5 s pause tick by themselves too
+ * (6i); a fork child then runs three writer sessions of its own
  * (the parent's parked thread stays with the parent) and must exit 0; and
  * "d" is read back through plain HDF5. With at-open the
  * process has more threads once the file is open than before, and as many
@@ -34,7 +37,8 @@
 
 #include "vfdswmr.h"
 
-#define N 1000
+#define N              1000
+#define SHORT_SESSIONS 100
 #if defined(__SANITIZE_THREAD__)
 #define UNDER_TSAN 1
 #else
@@ -154,23 +158,50 @@ main(int argc, char **argv)
     }
     /* the tick thread waits for the process's next session (ticker.c) */
     check(threads() == live, "threads after close, as while open", threads() - before, live - before);
-    if ((f = H5Fopen(argv[1], H5F_ACC_RDWR, fapl)) < 0) {
-        fprintf(stderr, "idletick: opening %s again failed\n", argv[1]);
-        return 1;
+    /* Short sessions back to back: each is handed to the parked thread,
+     * which, looking by itself for a while after its last session, is not
+     * woken, and most stop before it took them (ticker.c). None may lose
+     * the thread or start another one, and the sessions after them still
+     * tick (below). */
+    for (int k = 0; k < SHORT_SESSIONS; k++) {
+        char name[4200];
+        hid_t g;
+        snprintf(name, sizeof name, "%s.short", argv[1]);
+        if ((g = H5Fcreate(name, H5F_ACC_TRUNC, H5P_DEFAULT, fapl)) < 0 || H5Fclose(g) < 0) {
+            fprintf(stderr, "idletick: short session %d on %s failed\n", k, name);
+            return 1;
+        }
+        remove(name);
     }
-    check(threads() == live, "threads in the next session, as in the first: it took that thread", threads() - before,
+    check(threads() == live, "threads after short sessions back to back, as while open", threads() - before,
           live - before);
-    t0 = tick_of(f, NULL);
-    if (at_open) {
-        unsigned long long t = t0;
-        for (int i = 0; i < 6000 && (t = tick_of(f, NULL)) < t0 + 3; i++)
-            nap(0.01);
-        check(t >= t0 + 3, "ticks published while idle in the next session", (long long)(t - t0), 3);
-    }
-    write_d(f, 5);
-    if (H5Fclose(f) < 0) {
-        fprintf(stderr, "idletick: close failed\n");
-        return 1;
+    /* the next session while the thread looks by itself (just after the
+     * short ones), then one after it stopped looking (PARK_WARM, 1 s, of
+     * no session: it is woken) */
+    for (int k = 5; k <= 6; k++) {
+        if (k == 6)
+            nap(1.5);
+        if ((f = H5Fopen(argv[1], H5F_ACC_RDWR, fapl)) < 0) {
+            fprintf(stderr, "idletick: opening %s again failed\n", argv[1]);
+            return 1;
+        }
+        check(threads() == live, "threads in the next session, as in the first: it took that thread",
+              threads() - before, live - before);
+        t0 = tick_of(f, NULL);
+        if (at_open) {
+            unsigned long long t = t0;
+            for (int i = 0; i < 6000 && (t = tick_of(f, NULL)) < t0 + 3; i++)
+                nap(0.01);
+            check(t >= t0 + 3,
+                  k == 5 ? "ticks published while idle in the next session"
+                         : "ticks published while idle in a session after a pause",
+                  (long long)(t - t0), 3);
+        }
+        write_d(f, k);
+        if (H5Fclose(f) < 0) {
+            fprintf(stderr, "idletick: close failed\n");
+            return 1;
+        }
     }
     /* A fork child of a process with a parked thread: three sessions of
      * its own, then exit (each parks and hands over in the child).
@@ -204,7 +235,7 @@ main(int argc, char **argv)
     }
     int bad = 0;
     for (int i = 0; i < N; i++)
-        bad += v[i] != 5 * i;
-    check(bad == 0, "values read back through plain HDF5 that differ from 5i", bad, 0);
+        bad += v[i] != 6 * i;
+    check(bad == 0, "values read back through plain HDF5 that differ from 6i", bad, 0);
     return 0;
 }
