@@ -17,6 +17,7 @@
 
 #include "check.h"
 #include "checksum.h"
+#include "sumpool.h"
 #include "errtext.h"
 #include "io.h"
 #include "mdlock.h"
@@ -244,7 +245,8 @@ drop_superseded(vfdswmr_mdw_t *w, bool *drop, const vfdswmr_mdchange_t *c, size_
     return 0;
 }
 
-/* Allocate space for the changes and describe them as images. */
+/* Allocate space for the changes and describe them as images, with their
+ * checksums (sumpool.h: helper threads share a large publish's). */
 static int
 place_changes(vfdswmr_mdw_t *w, const vfdswmr_mdchange_t *c, size_t nc, vfdswmr_mdimage_t *images, char *err,
               size_t errlen)
@@ -253,12 +255,10 @@ place_changes(vfdswmr_mdw_t *w, const vfdswmr_mdchange_t *c, size_t nc, vfdswmr_
         uint64_t page;
         if (vfdswmr_space_alloc(w->space, vfdswmr_pages(c[i].length, w->o.page_size), &page) < 0)
             return vfdswmr_errtext(err, errlen, "cannot allocate metadata file space");
-        images[i] = (vfdswmr_mdimage_t){.md_page = page,
-                                        .hdf5_page = c[i].hdf5_page,
-                                        .length = c[i].length,
-                                        .checksum = vfdswmr_checksum(c[i].image, c[i].length),
-                                        .image = c[i].image};
+        images[i] = (vfdswmr_mdimage_t){
+            .md_page = page, .hdf5_page = c[i].hdf5_page, .length = c[i].length, .image = c[i].image};
     }
+    vfdswmr_sumpool_checksums(images, nc);
     return 0;
 }
 
