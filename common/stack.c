@@ -119,6 +119,14 @@ fail:
     return NULL;
 }
 
+/* HDF5's own sec2, not a plugin of that name: HDF5 keeps the values below
+ * 256 for its drivers (H5FDpublic.h) */
+static bool
+is_hdf5_sec2(const H5FD_t *lower)
+{
+    return lower->cls->value == H5_VFD_SEC2 && lower->cls->name && strcmp(lower->cls->name, "sec2") == 0;
+}
+
 int
 vfdswmr_stack_open_lower(vfdswmr_file_t *f, const char *name, unsigned flags, haddr_t maxaddr)
 {
@@ -133,9 +141,7 @@ vfdswmr_stack_open_lower(vfdswmr_file_t *f, const char *name, unsigned flags, ha
                     name);
         return -1;
     }
-    /* HDF5's own sec2, not a plugin of that name: HDF5 keeps the values
-     * below 256 for its drivers (H5FDpublic.h) */
-    if (f->lower->cls->value == H5_VFD_SEC2 && f->lower->cls->name && strcmp(f->lower->cls->name, "sec2") == 0)
+    if (is_hdf5_sec2(f->lower))
         f->on_sec2 = (f->sec2_fd = vfdswmr_lower_fd(f->lower)) >= 0;
     return 0;
 }
@@ -162,8 +168,16 @@ vfdswmr_lower_fd(H5FD_t *lower)
     bool want = true;
     int fd = -1;
 
-    if (VFDSWMR_GUARDED(herr_t, H5FDquery(lower, &flags), _r < 0) < 0 || !(flags & H5FD_FEAT_POSIX_COMPAT_HANDLE) ||
-        (fapl = VFDSWMR_GUARDED(hid_t, H5Pcreate(H5P_FILE_ACCESS), _r < 0)) < 0)
+    if (VFDSWMR_GUARDED(herr_t, H5FDquery(lower, &flags), _r < 0) < 0 || !(flags & H5FD_FEAT_POSIX_COMPAT_HANDLE))
+        return -1;
+    /* HDF5's sec2 passes back its descriptor whatever the FAPL says: no
+     * property list of our own (a short session's H5Pcreate and H5Pclose) */
+    if (is_hdf5_sec2(lower))
+        return VFDSWMR_GUARDED(herr_t, H5FDget_vfd_handle(lower, H5P_FILE_ACCESS_DEFAULT, &handle), _r < 0) >= 0 &&
+                       handle != NULL && *(int *)handle >= 0
+                   ? *(int *)handle
+                   : -1;
+    if ((fapl = VFDSWMR_GUARDED(hid_t, H5Pcreate(H5P_FILE_ACCESS), _r < 0)) < 0)
         return -1;
     if (VFDSWMR_GUARDED(htri_t, H5Pexist(fapl, WANT_POSIX_FD), _r < 0) > 0
             ? VFDSWMR_GUARDED(herr_t, H5Pset(fapl, WANT_POSIX_FD, &want), _r < 0) >= 0

@@ -301,7 +301,8 @@ open_lower(vfdswmr_writer_t *w, const char *name, unsigned flags, haddr_t maxadd
         return -1;
     if (vfdswmr_stack_open_lower(&w->base, name, flags, maxaddr) < 0)
         return -1;
-    w->hdf5_fd = vfdswmr_lower_fd(LOWER(w)); /* asked of HDF5 once: the ticker must not */
+    /* asked of HDF5 once (the ticker must not): the stack did for sec2 */
+    w->hdf5_fd = w->base.on_sec2 ? w->base.sec2_fd : vfdswmr_lower_fd(LOWER(w));
     /* sec2 opens without O_CLOEXEC: a program started by this one (system(),
      * popen(), posix_spawn: no fork handler runs) would keep the writer's
      * locks on the HDF5 file (common/forked.h) */
