@@ -1057,11 +1057,31 @@ d_reader(void *vctx, void *vout)
     H5Pclose(fapl);
 }
 
+/* The median of the ratios on[k] / off[k] of n paired runs, and its 95 %
+ * confidence interval from their order statistics (the k-th smallest and
+ * largest, k = n/2 - 0.98 sqrt(n) rounded down: binomial, normal
+ * approximation; 6th and 16th of 21). */
+static void
+paired(const struct res *on, const struct res *off, int n, double *med, double *lo, double *hi)
+{
+    double r[64];
+    int k = (int)floor(n / 2.0 - 0.98 * sqrt((double)n)) - 1; /* 0-based */
+
+    for (int i = 0; i < n; i++)
+        r[i] = on[i].sec / off[i].sec;
+    qsort(r, (size_t)n, sizeof *r, bcmp_double);
+    if (k < 0)
+        k = 0;
+    *med = bmedian(r, (size_t)n);
+    *lo = r[k];
+    *hi = r[n - 1 - k];
+}
+
 static void
 section_d(const char *dir)
 {
     char path[4200], b1[32], b2[32], b3[32];
-    int runs = nruns < 11 ? 11 : nruns;
+    int runs = nruns < 21 ? 21 : nruns;
     struct {
         const char *name;
         int kind;
@@ -1103,12 +1123,14 @@ section_d(const char *dir)
            "with %d attributes (opened and read) and a 64-int contiguous dataset (opened; in the second variant "
            "also read: 256-byte raw reads the cache looks up and keeps), every object opened and closed "
            "(open to close timed). Local disk (page cache), %d runs each, interleaved; \"on / off\" compares "
-           "the same driver with and without the cache, target ≤ 1.01. \"best\" is the fastest run, the least "
-           "disturbed on a shared machine.\n\n",
+           "the same driver with and without the cache, target ≤ 1.01: the median of the ratios of run k with "
+           "the cache to run k without it (adjacent in time, so they share the machine's load), and the 95 %% "
+           "confidence interval of that median (order statistics of the paired ratios). \"best\" is the "
+           "fastest run, the least disturbed on a shared machine.\n\n",
            D_DSETS, D_PASSES, D_APPEND, D_GROUPS, D_ATTRS, runs);
-    printf("| workload | driver | median | best | CPU median | on / off (median) | on / off (best) |\n");
+    printf("| workload | driver | median | best | CPU median | on / off, paired median | 95 %% interval |\n");
     printf("| --- | --- | ---: | ---: | ---: | ---: | ---: |\n");
-    double med[NC], best[NC];
+    double med[NC], best[NC], pmed[NC] = {0}, plo[NC] = {0}, phi[NC] = {0};
     for (int c = 0; c < NC; c++) {
         double s[64], cpu[64];
         for (int k = 0; k < runs; k++) {
@@ -1121,20 +1143,21 @@ section_d(const char *dir)
         int on = strstr(cases[c].name, "64M") != NULL;
         char r1[32] = "", r2[32] = "";
         if (on) {
-            snprintf(r1, sizeof r1, "%.3f", med[c] / med[c - 1]);
-            snprintf(r2, sizeof r2, "%.3f", best[c] / best[c - 1]);
+            paired(rr[c], rr[c - 1], runs, &pmed[c], &plo[c], &phi[c]);
+            snprintf(r1, sizeof r1, "%.3f", pmed[c]);
+            snprintf(r2, sizeof r2, "%.3f-%.3f", plo[c], phi[c]);
         }
         printf("| %s | %s | %s | %s | %s | %s | %s |\n", kinds[cases[c].kind], cases[c].name, secs(b1, 32, med[c]),
                secs(b2, 32, best[c]), secs(b3, 32, cm), r1, r2);
     }
     printf("\n");
-    printf("On / off, median (best): writer-only %.3f (%.3f); metadata-only reader %.3f (%.3f) through "
-           "vfd_chunk_cache and %.3f (%.3f) through vfd_swmr_reader; with the small datasets read %.3f (%.3f) and "
-           "%.3f (%.3f). Identical runs of one configuration spread by several per cent on this machine, so "
-           "differences of 1-3 %% are not resolved here. Raw reads below 1 KiB outside registered chunks are "
-           "only looked up, not kept; every dataset read is a record (3000 here), all freed at close.\n\n",
-           med[1] / med[0], best[1] / best[0], med[4] / med[3], best[4] / best[3], med[6] / med[5], best[6] / best[5],
-           med[9] / med[8], best[9] / best[8], med[11] / med[10], best[11] / best[10]);
+    printf("On / off, paired median [95 %% interval]: writer-only %.3f [%.3f, %.3f]; metadata-only reader "
+           "%.3f [%.3f, %.3f] through vfd_chunk_cache and %.3f [%.3f, %.3f] through vfd_swmr_reader; with the "
+           "small datasets read %.3f [%.3f, %.3f] and %.3f [%.3f, %.3f]. An interval that holds 1 means no "
+           "difference this run can show. Raw reads below 1 KiB outside registered chunks are only looked up, "
+           "not kept; every dataset read is a record (3000 here), all freed at close.\n\n",
+           pmed[1], plo[1], phi[1], pmed[4], plo[4], phi[4], pmed[6], plo[6], phi[6], pmed[9], plo[9], phi[9], pmed[11],
+           plo[11], phi[11]);
     unlink(path);
 }
 
