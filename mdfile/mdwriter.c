@@ -16,14 +16,13 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "checksum.h"
-#include "sumpool.h"
 #include "errtext.h"
 #include "io.h"
 #include "mdlock.h"
 #include "plan.h"
 #include "safefile.h"
 #include "space.h"
+#include "sumpool.h"
 #include "updater.h"
 
 /* An updater file held back until vfdswmr_mdw_go_live(). */
