@@ -32,6 +32,20 @@ vfdswmr_timespec(double seconds)
     return ts;
 }
 
+int
+vfdswmr_cond_init(pthread_cond_t *cv)
+{
+    pthread_condattr_t ca;
+    int rc;
+
+    if ((rc = pthread_condattr_init(&ca)) != 0)
+        return rc;
+    if ((rc = pthread_condattr_setclock(&ca, CLOCK_MONOTONIC)) == 0)
+        rc = pthread_cond_init(cv, &ca);
+    pthread_condattr_destroy(&ca);
+    return rc;
+}
+
 void
 vfdswmr_sleep(double seconds)
 {

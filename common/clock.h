@@ -12,11 +12,13 @@
  *    clock was set to CLOCK_MONOTONIC (pthread_condattr_setclock()).
  *
  * Error contract: nothing here fails (the clock is always there; a sleep
- * cut short by a signal sleeps the rest).
+ * cut short by a signal sleeps the rest) but vfdswmr_cond_init, which
+ * returns pthread's error number.
  */
 #ifndef VFDSWMR_COMMON_CLOCK_H
 #define VFDSWMR_COMMON_CLOCK_H
 
+#include <pthread.h>
 #include <time.h>
 
 /* Seconds on the monotonic clock. */
@@ -30,5 +32,10 @@ struct timespec vfdswmr_timespec(double seconds);
 /* Sleep `seconds` (nothing for seconds <= 0), all of them: after a signal,
  * sleep what remains. */
 void vfdswmr_sleep(double seconds);
+
+/* Initialise *cv for timed waits on this clock: a deadline
+ * vfdswmr_timespec(vfdswmr_now() + s) is s seconds ahead. 0, or an error
+ * number (nothing initialised). */
+int vfdswmr_cond_init(pthread_cond_t *cv);
 
 #endif

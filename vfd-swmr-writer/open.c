@@ -670,16 +670,11 @@ open_read_only(vfdswmr_writer_t *w, const char *name, unsigned flags, haddr_t ma
 static int
 init_sync(vfdswmr_writer_t *w)
 {
-    pthread_condattr_t ca;
     int rc;
 
     if ((rc = pthread_mutex_init(&w->lock, NULL)) != 0)
         return rc;
-    if ((rc = pthread_condattr_init(&ca)) == 0) {
-        if ((rc = pthread_condattr_setclock(&ca, CLOCK_MONOTONIC)) == 0)
-            rc = pthread_cond_init(&w->wake, &ca);
-        pthread_condattr_destroy(&ca);
-    }
+    rc = vfdswmr_cond_init(&w->wake);
     if (rc == 0 && (rc = pthread_cond_init(&w->published, NULL)) != 0)
         pthread_cond_destroy(&w->wake);
     if (rc != 0)

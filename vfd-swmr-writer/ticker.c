@@ -61,22 +61,15 @@ static struct {
 } park = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER, .wake_at = INFINITY};
 static pthread_once_t park_once = PTHREAD_ONCE_INIT;
 
-/* cv anew, its timed waits on CLOCK_MONOTONIC (common/clock.h); nobody waits on it */
+/* cv anew, its timed waits on CLOCK_MONOTONIC (common/clock.h); nobody waits
+ * on it. Without that clock: a realtime condition, never waited on with a
+ * timeout (park_wait). */
 static void
 park_cv_init(void)
 {
-    pthread_condattr_t ca;
-
-    if (pthread_condattr_init(&ca) == 0) {
-        if (pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) == 0 && pthread_cond_init(&park.cv, &ca) == 0) {
-            pthread_condattr_destroy(&ca);
-            return;
-        }
-        pthread_condattr_destroy(&ca);
-    }
-    /* no attribute to be had: a realtime condition, never waited on with a timeout (park_wait) */
-    pthread_cond_init(&park.cv, NULL);
-    park.cv_realtime = true;
+    park.cv_realtime = vfdswmr_cond_init(&park.cv) != 0;
+    if (park.cv_realtime)
+        pthread_cond_init(&park.cv, NULL);
 }
 
 static void
