@@ -1074,10 +1074,9 @@ paired(const struct res *on, const struct res *off, int n, double *med, double *
 
     for (int i = 0; i < n; i++)
         r[i] = on[i].sec / off[i].sec;
-    qsort(r, (size_t)n, sizeof *r, bcmp_double);
     if (k < 0)
         k = 0;
-    *med = bmedian(r, (size_t)n);
+    *med = bmedian(r, (size_t)n); /* (sorts r) */
     *lo = r[k];
     *hi = r[n - 1 - k];
 }
