@@ -374,6 +374,24 @@ refuse_stale(rdr_t *r, const char *name)
     return 0;
 }
 
+/* The writer whose snapshot we loaded closed since (a reader slow to open:
+ * its lock is gone, its metadata file says FINAL now): what we loaded is
+ * not the file any more, and the file is whole -- load again, as a reader
+ * opening now would (refuse_stale would take the closed writer for a dead
+ * one whose file was written since). 0, or -1 with the reason pushed. */
+static int
+reload_if_closed(rdr_t *r)
+{
+    vfdswmr_mdhdr_t now;
+
+    if (r->md.fd < 0 || !r->base.cfg.presume_posix_semantics || (r->md.snap.hdr.flags & VFDSWMR_MDHDR_FINAL) ||
+        vfdswmr_mdlock_held(r->md.fd) != 0 || vfdswmr_mdr_read_header(r->md.fd, &now) != VFDSWMR_MD_OK ||
+        now.session != r->md.snap.hdr.session || !(now.flags & VFDSWMR_MDHDR_FINAL))
+        return 0;
+    vfdswmr_rdr_md_release(&r->md); /* the same path: gone by now, or a newer writer's */
+    return vfdswmr_rdr_md_attach(&r->md, false, r->base.cfg.open_timeout);
+}
+
 /* The log file (log_file_path), when one is configured: 0, or -1 pushed. */
 static int
 open_log(rdr_t *r)
@@ -427,7 +445,8 @@ reader_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr)
         goto release;
     lower_open = true;
     r->lib_eoa = HADDR_UNDEF;
-    if (refuse_elsewhere(r, name) < 0 || refuse_unpublished(r, name) < 0 || refuse_stale(r, name) < 0)
+    if (reload_if_closed(r) < 0 || refuse_elsewhere(r, name) < 0 || refuse_unpublished(r, name) < 0 ||
+        refuse_stale(r, name) < 0)
         goto release;
     if (open_log(r) < 0 || vfdswmr_rdr_forward_eoa(r) < 0)
         goto close_log;
