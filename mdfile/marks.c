@@ -6,12 +6,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdbool.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "check.h"
 #include "format.h"
 #include "io.h"
+#include "kept.h"
 #include "le.h"
 #include "mdlock.h"
 #include "safefile.h"
@@ -51,28 +53,42 @@ vfdswmr_marks_name(char *out, size_t len, const char *md_path)
     return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
-int
-vfdswmr_marks_open(const char *md_path, uint64_t session, int flags, vfdswmr_markshdr_t *h)
+/* vfdswmr_marks_open; *missing tells VFDSWMR_MARKS_NONE for "nothing at
+ * the name" from the other reasons. */
+static int
+open_table(const char *md_path, uint64_t session, int flags, vfdswmr_markshdr_t *h, bool *missing)
 {
     char path[4096 + 64];
     uint8_t b[VFDSWMR_MARKSHDR_SIZE];
     int fd, e;
 
+    *missing = false;
     if (vfdswmr_marks_name(path, sizeof path, md_path) < 0)
         return VFDSWMR_MARKS_NONE; /* no table can have that name */
-    if ((fd = vfdswmr_open_md(path, flags)) < 0)
+    if ((fd = vfdswmr_open_md(path, flags)) < 0) {
+        *missing = fd == VFDSWMR_OPEN_FAILED && errno == ENOENT;
         return fd == VFDSWMR_OPEN_FAILED && errno != ENOENT ? -1 : VFDSWMR_MARKS_NONE;
-    if (vfdswmr_pread_all(fd, b, sizeof b, 0) < 0) {
+    }
+    ssize_t got = vfdswmr_pread_upto(fd, b, sizeof b, 0);
+    if (got < 0) {
         e = errno;
         close(fd);
         errno = e;
         return -1;
     }
-    if (vfdswmr_markshdr_decode(b, sizeof b, h) != VFDSWMR_MD_OK || h->session != session) {
+    if (got < (ssize_t)sizeof b || vfdswmr_markshdr_decode(b, sizeof b, h) != VFDSWMR_MD_OK || h->session != session) {
         close(fd);
-        return VFDSWMR_MARKS_NONE; /* not (yet) this session's table */
+        return VFDSWMR_MARKS_NONE; /* not this session's table (nor a table at all) */
     }
     return fd;
+}
+
+int
+vfdswmr_marks_open(const char *md_path, uint64_t session, int flags, vfdswmr_markshdr_t *h)
+{
+    bool missing;
+
+    return open_table(md_path, session, flags, h, &missing);
 }
 
 /* ---- writer ---------------------------------------------------------------- */
@@ -83,36 +99,98 @@ vfdswmr_marks_fd(const vfdswmr_marks_t *m)
     return m ? m->fd : -1;
 }
 
-int
-vfdswmr_marks_create(const char *md_path, uint64_t session, vfdswmr_marks_t **out)
+void
+vfdswmr_marks_clear(const char *md_path)
+{
+    char path[4096 + 64];
+
+    if (vfdswmr_marks_name(path, sizeof path, md_path) == 0)
+        (void)unlink(path);
+}
+
+/* Adopt the table open on fd (its header h) as the writer's. */
+static int
+adopt(int fd, const char *path, const vfdswmr_markshdr_t *h, vfdswmr_marks_t **out)
 {
     vfdswmr_marks_t *m = calloc(1, sizeof *m);
-    size_t len = VFDSWMR_MARKSHDR_SIZE + (size_t)VFDSWMR_MARKS_SLOTS * VFDSWMR_MARKSLOT_SIZE;
-    uint8_t *buf = calloc(1, len);
-    vfdswmr_markshdr_t h = {.session = session, .nslots = VFDSWMR_MARKS_SLOTS};
+    struct stat st;
     int e;
 
-    *out = NULL;
-    if (m == NULL || buf == NULL || NULL == (m->path = malloc(strlen(md_path) + 16)) ||
-        vfdswmr_marks_name(m->path, strlen(md_path) + 16, md_path) < 0) {
-        e = ENOMEM;
-        goto fail;
+    if (m == NULL || NULL == (m->path = strdup(path)) || fstat(fd, &st) < 0) {
+        e = m && m->path ? errno : ENOMEM;
+        if (m)
+            free(m->path);
+        free(m);
+        close(fd);
+        errno = e;
+        return -1;
     }
-    vfdswmr_markshdr_encode(&h, buf);
-    if ((m->fd = vfdswmr_create_named(m->path, buf, len, 0644, &m->id)) < 0) {
-        e = errno;
-        goto fail;
-    }
-    free(buf);
+    m->fd = fd;
+    m->id = (vfdswmr_file_id_t){st.st_dev, st.st_ino};
+    m->release_below = h->release_below;
     *out = m;
+    return 1;
+}
+
+int
+vfdswmr_marks_named(const vfdswmr_marks_t *m)
+{
+    struct stat st;
+
+    if (stat(m->path, &st) < 0)
+        return errno == ENOENT ? 0 : -1;
+    return st.st_dev == m->id.dev && st.st_ino == m->id.ino;
+}
+
+int
+vfdswmr_marks_release_all(vfdswmr_marks_t *m)
+{
+    uint8_t b[8];
+
+    vfdswmr_le64_encode(b, UINT64_MAX);
+    if (vfdswmr_pwrite_all(m->fd, b, sizeof b, VFDSWMR_MARKSHDR_RELEASE_OFFSET) < 0)
+        return -1;
+    m->release_below = UINT64_MAX;
     return 0;
-fail:
-    if (m)
-        free(m->path);
-    free(m);
-    free(buf);
-    errno = e;
-    return -1;
+}
+
+int
+vfdswmr_marks_find(const char *md_path, uint64_t session, vfdswmr_marks_t **out)
+{
+    char path[4096 + 64];
+    uint8_t b[VFDSWMR_MARKSHDR_SIZE];
+    vfdswmr_markshdr_t h;
+    struct stat st;
+    int fd;
+
+    *out = NULL;
+    if (vfdswmr_marks_name(path, sizeof path, md_path) < 0)
+        return 0; /* no table can have that name: no reader made one */
+    if ((fd = vfdswmr_open_md(path, O_RDWR)) == VFDSWMR_OPEN_FAILED)
+        return errno == ENOENT ? 0 : -1;
+    if (fd < 0) { /* a link or not a regular file: no reader's table (they link regular files) */
+        (void)unlink(path);
+        return 0;
+    }
+    ssize_t got = vfdswmr_pread_upto(fd, b, sizeof b, 0);
+    if (got < 0) { /* cannot tell whose it is */
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    /* a reader's table is ours (readers give it the metadata file's owner):
+     * one of another owner was planted, and whoever wrote it could feed
+     * readers bytes through the kept list */
+    if (got == (ssize_t)sizeof b && vfdswmr_markshdr_decode(b, sizeof b, &h) == VFDSWMR_MD_OK && h.session == session &&
+        fstat(fd, &st) == 0 && st.st_uid == geteuid())
+        return adopt(fd, path, &h, out);
+    /* another session's (a reader of an earlier writer made it late), or
+     * not a table at all: nobody of this session is marked in it */
+    if (fstat(fd, &st) == 0)
+        vfdswmr_unlink_if_same(path, &(vfdswmr_file_id_t){st.st_dev, st.st_ino});
+    close(fd);
+    return 0;
 }
 
 /* A slot holds tick + 1, so that 0 means "none" and tick 0 can be marked.
@@ -228,35 +306,130 @@ vfdswmr_marks_close(vfdswmr_marks_t *m)
 
 /* ---- reader ---------------------------------------------------------------- */
 
-vfdswmr_attach_t
-vfdswmr_mark_attach(vfdswmr_mark_t *r, const char *md_path, uint64_t session)
+/*
+ * Make the (empty) table of `session` at its name, unless something is
+ * there already (then EEXIST): whole before it has the name, so a reader
+ * or the writer that finds it finds it whole. It belongs to the metadata
+ * file's owner, with the metadata file's permissions (and the owner's
+ * read and write), so that its writer -- who made the metadata file --
+ * can write it; a reader that cannot give it that owner makes none (EPERM).
+ */
+static int
+create_table(const char *md_path, uint64_t session, int md_fd, vfdswmr_file_id_t *id)
 {
-    vfdswmr_markshdr_t h;
-    struct flock fl;
-    int fd;
+    char path[4096 + 64];
+    size_t len = VFDSWMR_MARKSHDR_SIZE + (size_t)VFDSWMR_MARKS_SLOTS * VFDSWMR_MARKSLOT_SIZE;
+    uint8_t *buf;
+    vfdswmr_markshdr_t h = {.session = session, .nslots = VFDSWMR_MARKS_SLOTS};
+    struct stat st;
+    int rc;
 
-    r->fd = -1;
-    /* not (yet) this session's table: unregistered, max_lag applies */
-    if ((fd = vfdswmr_marks_open(md_path, session, O_RDWR, &h)) < 0)
-        return fd == -1 && errno != EACCES && errno != EROFS ? VFDSWMR_ATTACH_ERROR : VFDSWMR_ATTACH_NONE;
-    for (unsigned i = 0; i < h.nslots; i++) {
+    if (md_fd < 0 || fstat(md_fd, &st) < 0 || vfdswmr_marks_name(path, sizeof path, md_path) < 0) {
+        errno = md_fd < 0 ? EINVAL : errno;
+        return -1;
+    }
+    if (st.st_uid != geteuid() && geteuid() != 0) {
+        errno = EPERM;
+        return -1;
+    }
+    if ((buf = calloc(1, len)) == NULL)
+        return -1;
+    vfdswmr_markshdr_encode(&h, buf);
+    rc = vfdswmr_create_linked(path, buf, len, (st.st_mode & 0666) | 0600, st.st_uid, st.st_gid, id);
+    free(buf);
+    return rc;
+}
+
+/* Claim a free slot of the table open on fd (nslots slots): ATTACHED with
+ * *slot, or NONE (every slot taken, no locks here; fd then closed). */
+static vfdswmr_attach_t
+claim(int fd, unsigned nslots, unsigned *slot)
+{
+    struct flock fl;
+
+    for (unsigned i = 0; i < nslots; i++) {
         uint8_t zero[8] = {0};
         if (slot_lock(fd, F_OFD_SETLK, F_WRLCK, i, SLOT_CLAIM, &fl) < 0) {
             if (errno == EAGAIN || errno == EACCES)
                 continue; /* taken */
-            close(fd);
-            return VFDSWMR_ATTACH_NONE; /* no locks here */
+            break;        /* no locks here */
         }
         if (vfdswmr_pwrite_all(fd, zero, sizeof zero, (uint64_t)slot_offset(i)) < 0 ||
-            slot_lock(fd, F_OFD_SETLK, F_WRLCK, i, SLOT_MARK, &fl) < 0) {
-            close(fd);
-            return VFDSWMR_ATTACH_NONE;
-        }
-        *r = (vfdswmr_mark_t){.fd = fd, .slot = i, .session = session};
+            slot_lock(fd, F_OFD_SETLK, F_WRLCK, i, SLOT_MARK, &fl) < 0)
+            break;
+        *slot = i;
         return VFDSWMR_ATTACHED;
     }
     close(fd);
     return VFDSWMR_ATTACH_NONE;
+}
+
+vfdswmr_attach_t
+vfdswmr_mark_attach(vfdswmr_mark_t *r, const char *md_path, uint64_t session, int md_fd)
+{
+    vfdswmr_markshdr_t h;
+    vfdswmr_file_id_t id = {0};
+    bool missing, created = false;
+    struct stat st, mst;
+    unsigned slot;
+    int fd;
+
+    *r = (vfdswmr_mark_t){.fd = -1};
+    fd = open_table(md_path, session, O_RDWR, &h, &missing);
+    /* none yet: the first reader makes it (the writer looks for it at every
+     * publish); one that lost the race to another uses the winner's */
+    if (fd == VFDSWMR_MARKS_NONE && missing && md_fd >= 0) {
+        if (create_table(md_path, session, md_fd, &id) == 0)
+            created = true;
+        else if (errno != EEXIST)
+            return VFDSWMR_ATTACH_NONE; /* cannot make one here: max_lag applies */
+        fd = open_table(md_path, session, O_RDWR, &h, &missing);
+    }
+    r->created = created, r->id = id; /* also when no slot is ours: the caller checks what it made */
+    /* not (yet) this session's table: unregistered, max_lag applies */
+    if (fd < 0)
+        return fd == -1 && errno != EACCES && errno != EROFS ? VFDSWMR_ATTACH_ERROR : VFDSWMR_ATTACH_NONE;
+    /* only the metadata file's owner's (readers make it so): whoever else
+     * put it there could feed us bytes through its kept list */
+    if (md_fd < 0 || fstat(md_fd, &mst) < 0 || fstat(fd, &st) < 0 || st.st_uid != mst.st_uid) {
+        close(fd);
+        return VFDSWMR_ATTACH_NONE;
+    }
+    if (claim(fd, h.nslots, &slot) != VFDSWMR_ATTACHED)
+        return VFDSWMR_ATTACH_NONE;
+    *r = (vfdswmr_mark_t){.fd = fd, .slot = slot, .session = session, .created = created, .id = {st.st_dev, st.st_ino}};
+    return VFDSWMR_ATTACHED;
+}
+
+void
+vfdswmr_mark_abandon(vfdswmr_mark_t *r, const char *md_path)
+{
+    char path[4096 + 64];
+
+    if (r->created && vfdswmr_marks_name(path, sizeof path, md_path) == 0)
+        vfdswmr_unlink_if_same(path, &r->id);
+    r->created = false;
+    vfdswmr_mark_detach(r);
+}
+
+int
+vfdswmr_mark_confirm(vfdswmr_mark_t *r, const char *md_path)
+{
+    char path[4096 + 64];
+    vfdswmr_kepthdr_t h;
+    vfdswmr_keptent_t e[VFDSWMR_KEPT_MAX];
+    struct stat st;
+
+    VFDSWMR_ASSERT(r->fd >= 0); /* asked only while registered */
+    if (r->acked)
+        return 1;
+    /* the writer writes its list (empty at first) into the table it adopts;
+     * two tries: one torn by a rewrite is looked at again next time */
+    if (vfdswmr_kept_read_list_tries(r->fd, &h, e, 2) == 0 && h.session == r->session)
+        return r->acked = true, 1;
+    if (vfdswmr_marks_name(path, sizeof path, md_path) < 0 || stat(path, &st) < 0)
+        return errno == ENOENT ? -1 : 0; /* cannot tell: look again next time */
+    return st.st_dev == r->id.dev && st.st_ino == r->id.ino ? 0 : -1;
 }
 
 int

@@ -24,6 +24,12 @@
  * before it acts on the release, and the reader's next lag check fails
  * with "released". A reader that opened the file before this writer started
  * holds the file as it was, i.e. the writer's tick 0: it marks tick 0.
+ * The table is made by the first reader that needs it, whole under no name
+ * and then linked to its name (the loser of a race uses the winner's); the
+ * writer looks for it at the beginning of every publish until it has one,
+ * so "every publish that begins after the mark sees it" holds as when the
+ * writer made it at open (DESIGN.md 6, "Read marks"). A session no reader
+ * sees has none.
  *
  * Error contract: functions return 0 (or a count, or their named result),
  * or -1 with errno set; the caller writes the messages. DESIGN.md 4a.
@@ -36,6 +42,7 @@
 #include <stdint.h>
 
 #include "format.h"
+#include "safefile.h"
 
 /* Slots in a table the writer creates: readers beyond that are not
  * registered and keep the max_lag contract. */
@@ -58,9 +65,26 @@ int vfdswmr_marks_open(const char *md_path, uint64_t session, int flags, vfdswmr
 /* ---- writer ---- */
 typedef struct vfdswmr_marks vfdswmr_marks_t;
 
-/* Create the table for `session`, empty, replacing any table at the name
- * (created under a temporary name, never through a link). */
-int vfdswmr_marks_create(const char *md_path, uint64_t session, vfdswmr_marks_t **out);
+/* At open, before the metadata file has its name: remove whatever is at
+ * the table's name (a table of an earlier session). */
+void vfdswmr_marks_clear(const char *md_path);
+/*
+ * The table of `session`, if a reader made it (the first reader that needs
+ * one does: vfdswmr_mark_attach). The writer asks at the beginning of every
+ * publish until it has one, so every publish that begins after a table got
+ * its name honours its marks. 1 with *out; 0 none (whatever else was at the
+ * name -- another session's table, a link, not a table -- is removed: no
+ * reader of this session can be marked in it); -1 with errno when it
+ * cannot be opened or read (the writer cannot tell whose marks it holds).
+ */
+int vfdswmr_marks_find(const char *md_path, uint64_t session, vfdswmr_marks_t **out);
+/* Does m's name still name m (nobody removed or replaced it)? 1 yes, 0 no,
+ * -1 with errno when it cannot be told. */
+int vfdswmr_marks_named(const vfdswmr_marks_t *m);
+/* Release every mark in m (release_below past any tick): its readers'
+ * next lag check fails ("released"), before the writer stops honouring
+ * m. 0, or -1 with errno. */
+int vfdswmr_marks_release_all(vfdswmr_marks_t *m);
 /*
  * The lag the writer must keep at tick `tick` (about to be published): at
  * least max_lag, and enough for the oldest live mark, up to `limit` ticks
@@ -94,16 +118,39 @@ typedef struct vfdswmr_mark_t {
     int fd; /* the table, or -1: not registered */
     unsigned slot;
     uint64_t session;
+    bool created;         /* this reader made the table */
+    bool acked;           /* the writer adopted it (its list is there) */
+    vfdswmr_file_id_t id; /* the table's file */
 } vfdswmr_mark_t;
 
 /* What registering in a read-mark table found. */
 typedef enum vfdswmr_attach_t {
     VFDSWMR_ATTACHED = 1,     /* r holds a slot */
-    VFDSWMR_ATTACH_NONE = 0,  /* no table, another session's, every slot taken, no locks here: max_lag applies */
+    VFDSWMR_ATTACH_NONE = 0,  /* none (and none made), another session's or owner's, full, no locks: max_lag applies */
     VFDSWMR_ATTACH_ERROR = -1 /* errno */
 } vfdswmr_attach_t;
-/* Register in the table of `session` next to md_path. */
-vfdswmr_attach_t vfdswmr_mark_attach(vfdswmr_mark_t *r, const char *md_path, uint64_t session);
+/*
+ * Register in the table of `session` next to md_path, making it when there
+ * is none (md_fd, the metadata file, >= 0: its owner and mode are the
+ * table's; a reader that is neither that owner nor root makes none). A
+ * reader that made it (r->created) must then check that the writer still
+ * runs that session (the metadata file's header: not FINAL, same session,
+ * the writer's lock held) and vfdswmr_mark_abandon when it does not: a
+ * writer that closed before the table had its name never removes it.
+ */
+vfdswmr_attach_t vfdswmr_mark_attach(vfdswmr_mark_t *r, const char *md_path, uint64_t session, int md_fd);
+/* Detach, removing the table first if r made it (and it is still at its name). */
+void vfdswmr_mark_abandon(vfdswmr_mark_t *r, const char *md_path);
+/*
+ * Has the writer adopted r's table? It writes its kept list there when it
+ * does (vfd-swmr-writer: vfdswmr_writer_find_marks), and from then on
+ * honours its marks until it releases them all -- which it does before it
+ * lets go of a table removed from its name. Until then r's table must be
+ * at its name, where the writer's next look finds it: 1 adopted (r->acked,
+ * not asked again), 0 not yet but at its name (or cannot be told), -1 no
+ * longer at its name -- nothing r marked there is honoured.
+ */
+int vfdswmr_mark_confirm(vfdswmr_mark_t *r, const char *md_path);
 /* Write the tick of the snapshot just adopted into the reader's slot. */
 int vfdswmr_mark_set(const vfdswmr_mark_t *r, uint64_t tick);
 /* 1 when the writer released marks below `tick` or later ones, 0 not, -1 error. */

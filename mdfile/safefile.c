@@ -13,6 +13,7 @@
 
 #include "io.h"
 #include "paths.h"
+#include "testhook.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -220,6 +221,62 @@ fail:
     close(fd);
     errno = e;
     return -1;
+}
+
+/* Give the new file fd its contents, owner and mode; its id into *id. */
+static int
+fill(int fd, const void *buf, size_t len, mode_t mode, uid_t uid, gid_t gid, vfdswmr_file_id_t *id)
+{
+    struct stat st;
+
+    if (vfdswmr_pwrite_all(fd, buf, len, 0) < 0 || fstat(fd, &st) < 0 ||
+        ((st.st_uid != uid || st.st_gid != gid) && fchown(fd, uid, gid) < 0) || fchmod(fd, mode) < 0)
+        return -1;
+    *id = (vfdswmr_file_id_t){st.st_dev, st.st_ino};
+    return 0;
+}
+
+int
+vfdswmr_create_linked(const char *path, const void *buf, size_t len, mode_t mode, uid_t uid, gid_t gid,
+                      vfdswmr_file_id_t *id)
+{
+    char tmp[4096 + VFDSWMR_TEMP_SUFFIX_LEN + 1], *dir = vfdswmr_path_dir_dup(path);
+    int fd, e;
+
+    if (dir == NULL)
+        return -1;
+    /* unnamed until linked: nothing is left behind if we die on the way */
+    fd = vfdswmr_test_flag("no_tmpfile") ? (errno = EOPNOTSUPP, -1) : open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    free(dir);
+    if (fd >= 0) {
+        snprintf(tmp, sizeof tmp, "/proc/self/fd/%d", fd);
+        if (fill(fd, buf, len, mode, uid, gid, id) < 0) {
+            e = errno;
+            close(fd);
+            errno = e;
+            return -1;
+        }
+        vfdswmr_test_kill_point("linking"); /* made, not named yet */
+        if (linkat(AT_FDCWD, tmp, AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0 || errno == EEXIST) {
+            e = errno;
+            close(fd);
+            errno = e;
+            return e == EEXIST ? -1 : 0;
+        }
+        close(fd); /* no /proc: a named temporary instead */
+    }
+    /* no O_TMPFILE here (NFS, ...): a named temporary (a writer's open
+     * removes those left behind, STALE_TEMP_AGE), linked, then removed */
+    if ((fd = vfdswmr_create_temp(path, tmp, sizeof tmp, 0600)) < 0)
+        return -1;
+    if ((e = fill(fd, buf, len, mode, uid, gid, id) < 0 ? errno : 0) == 0) {
+        vfdswmr_test_kill_point("linking"); /* made, not named yet: the temporary stays */
+        e = link(tmp, path) < 0 ? errno : 0;
+    }
+    unlink(tmp);
+    close(fd);
+    errno = e;
+    return e ? -1 : 0;
 }
 
 void

@@ -92,6 +92,18 @@ typedef struct vfdswmr_file_id {
     ino_t ino;
 } vfdswmr_file_id_t;
 int vfdswmr_create_named(const char *path, const void *buf, size_t len, mode_t mode, vfdswmr_file_id_t *id);
+/*
+ * A file made whole before it gets its name, which it takes only if nothing
+ * has it: `len` bytes of buf, owner uid:gid (fchown; only root gives a file
+ * to another user) and `mode`, in an unnamed file (O_TMPFILE) or, where the
+ * file system has none, a temporary (vfdswmr_create_temp), then link(2)ed
+ * to `path`. 0 with *id naming the file; -1 with errno: EEXIST when
+ * something has the name (a link, too: never followed), else why it could
+ * not be made (nothing left behind, but a named temporary when the process
+ * dies on the way).
+ */
+int vfdswmr_create_linked(const char *path, const void *buf, size_t len, mode_t mode, uid_t uid, gid_t gid,
+                          vfdswmr_file_id_t *id);
 /* Remove path if it still names the file *id (not one that replaced it). */
 void vfdswmr_unlink_if_same(const char *path, const vfdswmr_file_id_t *id);
 

@@ -42,7 +42,6 @@ vfdswmr_rdr_md_init(rdr_md_t *md, const vfdswmr_config_t *cfg, const char *name)
     md->reg = (vfdswmr_reg_t){.fd = -1, .own = -1, .slot = -1}; /* the caller registers */
     md->mark.fd = -1;
     md->succ_mark.fd = -1;
-    md->kept_fd = -1;
     md->cfg = cfg;
     md->max_lag = cfg->max_lag;
     md->reserved_pages = cfg->md_pages_reserved;
@@ -297,14 +296,34 @@ vfdswmr_rdr_md_attach(rdr_md_t *md, bool wait, unsigned timeout_ds)
     }
 }
 
-/* Give up the read mark: registered on a byte of our own first. When that
- * fails the mark stays (held, with our tick): the writer keeps waiting for
- * us rather than losing sight of us. */
-static void
-unmark(rdr_md_t *md)
+void
+vfdswmr_rdr_unmark(rdr_md_t *md)
 {
+    md->marked_tick = 0;
     if (vfdswmr_reg_unmarked(&md->reg) == 0)
         vfdswmr_mark_detach(&md->mark);
+}
+
+bool
+vfdswmr_rdr_mark_attach(rdr_md_t *md, vfdswmr_mark_t *m, uint64_t session, int md_fd)
+{
+    vfdswmr_mdhdr_t h;
+    vfdswmr_attach_t rc = vfdswmr_mark_attach(m, md->path, session, md_fd);
+
+    if (!m->created)
+        return rc == VFDSWMR_ATTACHED;
+    /* We made it: the writer removes it at close after FINAL, and a table
+     * linked after that removal sees FINAL here; a failed writer publishes
+     * no more, a dead one never looks again. Only such evidence removes it
+     * (a header we cannot read now is no evidence): the writer's, else. */
+    if (vfdswmr_mdr_read_header(md_fd, &h) == VFDSWMR_MD_OK &&
+        (h.session != session || (h.flags & (VFDSWMR_MDHDR_FINAL | VFDSWMR_MDHDR_FAILED)) ||
+         vfdswmr_mdlock_held(md_fd) == 0)) {
+        vfdswmr_mark_abandon(m, md->path);
+        return false;
+    }
+    m->created = false; /* the writer's now: it finds it at its next publish, or at close */
+    return rc == VFDSWMR_ATTACHED;
 }
 
 void
@@ -319,10 +338,13 @@ vfdswmr_rdr_mark(rdr_md_t *md)
     if (md->fd < 0 || !md->cfg->presume_posix_semantics) /* a copy kept by vfd_swmr_aux: no writer here */
         return;
     if (md->mark.fd >= 0 && md->mark.session != s->session)
-        unmark(md); /* another writer session: its own table */
+        vfdswmr_rdr_unmark(md); /* another writer session: its own table */
     if (md->mark.fd >= 0 && md->mark.session != s->session)
         return; /* could not: registered on the old slot's byte, the new writer waits for us */
-    if (md->mark.fd < 0 && vfdswmr_mark_attach(&md->mark, md->path, s->session) != VFDSWMR_ATTACHED)
+    /* a closed or failed writer keeps nothing for anyone: no table made for it */
+    if (md->mark.fd < 0 && (s->flags & (VFDSWMR_MDHDR_FINAL | VFDSWMR_MDHDR_FAILED)))
+        return;
+    if (md->mark.fd < 0 && !vfdswmr_rdr_mark_attach(md, &md->mark, s->session, md->fd))
         return;
     if (vfdswmr_mark_set(&md->mark, s->epoch) < 0)
         return;
@@ -342,7 +364,7 @@ vfdswmr_rdr_mark(rdr_md_t *md)
 void
 vfdswmr_rdr_md_forget(rdr_md_t *md)
 {
-    int *fds[] = {&md->fd, &md->mark.fd, &md->succ_mark.fd, &md->kept_fd, &md->reg.fd};
+    int *fds[] = {&md->fd, &md->mark.fd, &md->succ_mark.fd, &md->reg.fd};
 
     for (size_t i = 0; i < sizeof fds / sizeof *fds; i++) {
         if (*fds[i] >= 0)
@@ -356,14 +378,13 @@ vfdswmr_rdr_md_release(rdr_md_t *md)
 {
     vfdswmr_mark_detach(&md->succ_mark);
     md->succ_session = 0;
-    unmark(md);
+    vfdswmr_rdr_unmark(md);
     vfdswmr_mark_detach(&md->mark); /* also when unmark could not: we are going */
     md->marked_tick = 0;
     VFDSWMR_ASSERT(md->mark.fd < 0 && md->succ_mark.fd < 0); /* nothing of ours left in a table */
     if (md->fd >= 0)
         close(md->fd);
     md->fd = -1;
-    vfdswmr_rdr_kept_release(md);
     vfdswmr_mdsnap_free(&md->snap);
     memset(&md->snap, 0, sizeof md->snap);
 }

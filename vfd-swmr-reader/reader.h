@@ -32,7 +32,9 @@
  *  - The reader writes only its own slot in the writer's read-mark table
  *    ("<metadata file>.readers", mdfile/marks.h: zeros when it claims the
  *    slot, then the tick of each snapshot it adopts; locate.c, snapshot.c)
- *    and the optional event log; never the HDF5 file or the metadata file.
+ *    -- and the table itself when it is the first reader that needs one,
+ *    made whole before it has its name -- and the optional event log;
+ *    never the HDF5 file or the metadata file.
  *  - It locks only with OFD locks and never waits for one (F_OFD_SETLK):
  *    write locks on its slot's claim and tick in the read-mark table, and
  *    read locks on bytes of the HDF5 file far past any data, its
@@ -103,12 +105,6 @@ typedef struct rdr_md_t {
      * need no look for a writer (mdlock.h, the quiet window); 0 none */
     double quiet_until;
     const vfdswmr_config_t *cfg; /* the reader's configuration (explicit tick_len/max_lag) */
-    /* the writer's list of kept old bytes (kept.c): the read-mark table's
-     * file of session kept_session, read-only; -1 none (for our live writer
-     * looked for once: its table exists before the metadata file has its
-     * name) */
-    int kept_fd;
-    uint64_t kept_session;
 } rdr_md_t;
 
 /* One verified page image (or multi-page entry image). */
@@ -187,6 +183,16 @@ int vfdswmr_rdr_check_header(rdr_md_t *md, const vfdswmr_mdhdr_t *h);
  * first when needed); sets md->marked_tick when the mark is in time. Never
  * fails: without a mark the max_lag contract applies. */
 void vfdswmr_rdr_mark(rdr_md_t *md);
+/* Give up the read mark (registered on a byte of our own first; when that
+ * fails the mark stays, held: the writer keeps waiting for us rather than
+ * losing sight of us); marked_tick 0. */
+void vfdswmr_rdr_unmark(rdr_md_t *md);
+/* Register in the table of `session` (vfdswmr_mark_attach with the
+ * metadata file md_fd); a table we made stays only while the writer of
+ * that session still runs and publishes (its header on md_fd), else it
+ * goes again (the writer may have closed before it had its name). true
+ * when m holds a slot. */
+bool vfdswmr_rdr_mark_attach(rdr_md_t *md, vfdswmr_mark_t *m, uint64_t session, int md_fd);
 /* What the writer's process relies on (marks.h, mdlock.h): marked_tick is
  * the adopted snapshot's tick, held by a mark of that snapshot's session;
  * succ_session is set only while our tick-0 mark is in that session's
@@ -235,8 +241,6 @@ void vfdswmr_rdr_cache_free(rdr_t *r);
  * there (mdfile/kept.h). The lag check must follow. 0, or -1 with the
  * reason on the stack. */
 int vfdswmr_rdr_kept_patch(rdr_t *r, haddr_t addr, size_t size, void *buf);
-/* Close the list's file. */
-void vfdswmr_rdr_kept_release(rdr_md_t *md);
 
 /* One log line (common/log.h): cheap when there is no log. */
 #define vfdswmr_rdr_log(r, ...) VFDSWMR_LOG(&(r)->log, "reader", __VA_ARGS__)

@@ -230,6 +230,8 @@ vfdswmr_rdr_refresh(rdr_t *r)
          * may have come and gone meanwhile, as above. */
         if ((md->snap.hdr.flags & VFDSWMR_MDHDR_FINAL) || vfdswmr_rdr_md_unlinked(md))
             drop_raw(r);
+        else if (md->mark.fd < 0) /* lost its table (removed by hand): register again */
+            vfdswmr_rdr_mark(md);
         return 0;
     }
     return adopt(r, &snap, fd, dev, ino);
@@ -246,6 +248,21 @@ lag_error(rdr_t *r, uint64_t tick, uint64_t writer_tick, uint32_t max_lag)
                 "writer's (tick %llu): refresh more often (H5Drefresh/H5Grefresh/vfdswmr_refresh), or give the "
                 "writer a larger max_lag (readers adopt the writer's)",
                 RDR_NAME, (unsigned long long)tick, max_lag, (unsigned long long)writer_tick);
+    return -1;
+}
+
+/* Our read mark's table was removed before the writer adopted it: the
+ * mark counted for nothing, and the read may have missed copies the
+ * writer kept for us (mdfile/kept.h). Unmarked from now on. */
+static int
+orphaned_error(rdr_t *r)
+{
+    vfdswmr_rdr_unmark(&r->md);
+    VFDSWMR_ERR(H5E_READERROR,
+                "%s: the read-mark table \"%s.readers\" this reader registered in was removed before its writer "
+                "found it (by hand?): this read cannot be trusted; refresh (vfdswmr_refresh, H5Drefresh) to "
+                "register again",
+                RDR_NAME, r->md.path);
     return -1;
 }
 
@@ -315,12 +332,10 @@ mark_tick0(rdr_t *r, const vfdswmr_mdhdr_t *h)
         return;
     vfdswmr_mark_detach(&md->succ_mark);
     md->succ_session = 0;
-    if (h->epoch + 1 >= h->max_lag || vfdswmr_mark_attach(&md->succ_mark, md->path, h->session) != VFDSWMR_ATTACHED ||
-        vfdswmr_mark_set(&md->succ_mark, 0) < 0)
+    if (h->epoch + 1 >= h->max_lag || (rc = vfdswmr_rdr_md_open(md->path, &fd, &dev, &ino)) <= 0)
         return;
-    if ((rc = vfdswmr_rdr_md_open(md->path, &fd, &dev, &ino)) <= 0)
-        return;
-    if (vfdswmr_mdr_read_header(fd, &now) == VFDSWMR_MD_OK && now.session == h->session && now.epoch + 1 < now.max_lag)
+    if (vfdswmr_rdr_mark_attach(md, &md->succ_mark, h->session, fd) && vfdswmr_mark_set(&md->succ_mark, 0) == 0 &&
+        vfdswmr_mdr_read_header(fd, &now) == VFDSWMR_MD_OK && now.session == h->session && now.epoch + 1 < now.max_lag)
         md->succ_session = h->session;
     close(fd);
     vfdswmr_rdr_assert_marks(md);
@@ -360,7 +375,13 @@ check_successor(rdr_t *r, bool at_start, bool *none)
     if (!at_start)
         return session_error(r);
     mark_tick0(r, &h);
-    if (r->md.succ_session == h.session) /* our tick-0 mark holds the file as we read it */
+    /* our tick-0 mark holds the file as we read it -- once its table is the
+     * writer's (else as any unmarked reader: max_lag) */
+    if (r->md.succ_session == h.session && vfdswmr_mark_confirm(&r->md.succ_mark, r->md.path) < 0) {
+        vfdswmr_mark_detach(&r->md.succ_mark);
+        r->md.succ_session = 0;
+    }
+    if (r->md.succ_session == h.session)
         return vfdswmr_mark_released(&r->md.succ_mark, 0) == 1 ? released_error(r, 0, h.epoch) : 0;
     return h.epoch >= h.max_lag ? lag_error(r, 0, h.epoch, h.max_lag) : 0; /* the writer's max_lag: not adopted yet */
 }
@@ -413,9 +434,20 @@ vfdswmr_rdr_lag_check(rdr_t *r)
     if (h.flags & VFDSWMR_MDHDR_FAILED)
         return failed_error(r, &h);
     if (r->md.marked_tick && r->md.marked_tick == s->hdr.tick) {
-        /* Our read mark holds the snapshot, unless the writer released it. */
-        if (vfdswmr_mark_released(&r->md.mark, s->hdr.epoch) == 1)
+        /* Our read mark holds the snapshot, unless the writer released it
+         * -- or never had its table: removed from its name before the
+         * writer looked, it may have listed copies for us elsewhere. (Not
+         * once the session's metadata file left its name: the writer
+         * closed, or a successor cleared its side files -- it died.) */
+        if (vfdswmr_mark_confirm(&r->md.mark, r->md.path) < 0 && !vfdswmr_rdr_md_unlinked(&r->md))
+            return orphaned_error(r);
+        if (vfdswmr_mark_released(&r->md.mark, s->hdr.epoch) == 1) {
+            /* every mark released: the writer let go of the table (removed
+             * by hand); the next snapshot registers in a new one */
+            if (vfdswmr_mark_released(&r->md.mark, UINT64_MAX - 1) == 1)
+                vfdswmr_rdr_unmark(&r->md);
             return released_error(r, s->hdr.epoch, h.epoch);
+        }
     }
     else if (h.epoch >= s->hdr.epoch + r->md.max_lag)
         return lag_error(r, s->hdr.epoch, h.epoch, r->md.max_lag);

@@ -4,7 +4,9 @@
  * HDF5 file, clear the seal, publish FINAL and remove the metadata file.
  */
 
+#include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -300,6 +302,11 @@ vfdswmr_writer_close(H5FD_t *file)
     vfdswmr_test_kill_point("unsealed"); /* whole and unsealed, FINAL not published: recovery finds nothing to change */
     if (complete && !w->error[0])
         vfdswmr_writer_end_tick(w, true); /* empty index, FINAL: readers read the HDF5 file only */
+    /* A table a reader made since the last publish goes too (below, with
+     * ours). FINAL came first, so a reader that makes one from now on sees
+     * FINAL and removes it itself (vfdswmr_mark_attach). */
+    if (!w->marks && w->marks_look && vfdswmr_marks_find(w->md_path, vfdswmr_mdw_session(w->mdw), &w->marks) < 0)
+        VFDSWMR_LOG(&w->log, "warning", "cannot remove the read-mark table a reader made: %s", strerror(errno));
     /* The return value says whether the HDF5 file is whole: a publish that
      * failed earlier failed its own call, and the file got every page now. */
     if (!complete)

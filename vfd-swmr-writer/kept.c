@@ -103,9 +103,10 @@ static bool
 room(vfdswmr_writer_t *w, uint64_t len, uint64_t *at)
 {
     VFDSWMR_ASSERT_LOCKED(w);
+    /* a marked reader made the table, or found it: it is there to find */
     return w->base.cfg.maintain_metadata_file && !w->base.cfg.generate_updater_files && w->hdf5_fd >= 0 &&
-           vfdswmr_marks_fd(w->marks) >= 0 && !w->kept.dirty && w->kept.n < VFDSWMR_KEPT_MAX &&
-           ring_alloc(w, len, at) && readers_read_list(w);
+           vfdswmr_writer_find_marks(w, false) == 0 && vfdswmr_marks_fd(w->marks) >= 0 && !w->kept.dirty &&
+           w->kept.n < VFDSWMR_KEPT_MAX && ring_alloc(w, len, at) && readers_read_list(w);
 }
 
 bool

@@ -235,18 +235,26 @@ create_md(vfdswmr_writer_t *w, const vfdswmr_mdw_opts_t *o, bool replace)
 {
     char err[VFDSWMR_MDW_ERRLEN];
 
-    if (o->md_path && scan_due(o->md_path))
+    char marks[sizeof w->md_path + 16];
+    bool have_marks = o->md_path && vfdswmr_marks_name(marks, sizeof marks, w->md_path) == 0;
+
+    if (o->md_path && scan_due(o->md_path)) {
         vfdswmr_temps_each(o->md_path, remove_if_stale, w);
+        if (have_marks) /* a reader's, where the file system has no unnamed files */
+            vfdswmr_temps_each(marks, remove_if_stale, w);
+    }
     if (vfdswmr_mdw_open(o, &w->mdw, err, sizeof err) < 0) {
         VFDSWMR_ERR(H5E_CANTCREATE, "%s: %s", VFDSWMR_WRITER_NAME, err);
         return -1;
     }
     w->lag = w->base.cfg.max_lag;
-    /* The read-mark table exists before the metadata file has its name:
-     * every reader that finds the one finds the other. Without it readers
-     * keep the max_lag contract. */
-    if (o->md_path && vfdswmr_marks_create(w->md_path, vfdswmr_mdw_session(w->mdw), &w->marks) < 0)
-        VFDSWMR_LOG(&w->log, "warning", "no read-mark table: %s", strerror(errno));
+    /* The read-mark table: the first reader that needs it makes it, and
+     * every publish looks for it until it is there (publish.c). An earlier
+     * session's goes before the metadata file has its name, so that no
+     * reader of ours finds it. */
+    if (have_marks)
+        vfdswmr_marks_clear(w->md_path);
+    w->marks_look = have_marks;
     /* The raw-data write log comes once a reader is registered (publish.c,
      * start_rawlog); a writer keeping no metadata file has none. */
     w->rawlog_done = !o->md_path;

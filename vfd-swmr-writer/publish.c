@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "kept.h"
 #include "mdlock.h"
 #include "rawlog.h"
 #include "writer.h"
@@ -144,6 +145,65 @@ start_rawlog(vfdswmr_writer_t *w, uint64_t tick)
                 (unsigned long long)(w->unlogged_tick + 1));
 }
 
+/* Stop publishing (at a publish) or only say no (elsewhere: the next
+ * publish looks again): -1 either way. */
+static int
+marks_trouble(vfdswmr_writer_t *w, bool publishing, const char *what, int e)
+{
+    char why[160];
+
+    if (publishing) {
+        snprintf(why, sizeof why, "%s%s%s", what, e ? ": " : "", e ? strerror(e) : "");
+        vfdswmr_writer_stop_publishing(w, why);
+    }
+    return -1;
+}
+
+int
+vfdswmr_writer_find_marks(vfdswmr_writer_t *w, bool publishing)
+{
+    uint64_t session = vfdswmr_mdw_session(w->mdw);
+    vfdswmr_marks_t *m;
+    int rc;
+
+    VFDSWMR_ASSERT_LOCKED(w);
+    if (!w->marks_look)
+        return 0;
+    if (w->marks) {
+        /* Ours until someone removes or replaces it by hand: then readers
+         * make another at the name, which must be ours instead. Its marks
+         * are released first (their readers' next check fails), and copies
+         * listed there would be lost to their readers: publishing stops. */
+        if ((rc = vfdswmr_marks_named(w->marks)) == 1)
+            return 0;
+        if (rc < 0)
+            return marks_trouble(w, publishing, "cannot tell whether the read-mark table is still there", errno);
+        if (w->kept.n > 0)
+            return marks_trouble(w, publishing, "the read-mark table was removed while it listed kept old bytes", 0);
+        if (vfdswmr_marks_release_all(w->marks) < 0)
+            return marks_trouble(w, publishing, "cannot release the marks of a removed read-mark table", errno);
+        VFDSWMR_LOG(&w->log, "warning", "the read-mark table was removed or replaced: its marks released");
+        vfdswmr_marks_forget(w->marks); /* not ours to remove any more */
+        vfdswmr_marks_close(w->marks);
+        w->marks = NULL;
+    }
+    if ((rc = vfdswmr_marks_find(w->md_path, session, &m)) < 0) /* a reader may be marked in it and count on us */
+        return marks_trouble(w, publishing, "cannot read the read-mark table a reader made", errno);
+    if (rc == 0)
+        return 0;
+    /* Adopted: say so in it (our list, empty: nothing was kept in a table
+     * we did not have), which readers wait for before they trust it
+     * without looking at its name (vfdswmr_mark_confirm). */
+    VFDSWMR_ASSERT(w->kept.n == 0); /* copies are listed only in a table we have */
+    if (vfdswmr_kept_write_list(vfdswmr_marks_fd(m), session, NULL, 0) < 0)
+        VFDSWMR_LOG(&w->log, "warning", "cannot write the kept list into the read-mark table: %s", strerror(errno));
+    w->kept.dirty = false;
+    w->marks = m; /* whole before it is seen: a fork child's handler reads it without the lock (close.c) */
+    VFDSWMR_LOG(&w->log, "marks", "a reader made the read-mark table: honoured from tick %llu on",
+                (unsigned long long)(w->tick + 1));
+    return 0;
+}
+
 static int
 begin(vfdswmr_writer_t *w, bool final, epoch_step_t step, publish_t *p)
 {
@@ -175,6 +235,8 @@ begin(vfdswmr_writer_t *w, bool final, epoch_step_t step, publish_t *p)
     p->early = w->early_tick; /* this publish's, not one a publish under way finishes first */
     w->early_tick = false;
     /* What local readers hold (read marks) decides what must be kept. */
+    if (vfdswmr_writer_find_marks(w, true) < 0)
+        return -1;
     /* Closing, a stalled reader must not hold the close for long: marks
      * older than max_lag are released then. */
     w->lag = vfdswmr_marks_lag(w->marks, p->epoch, w->base.cfg.max_lag,

@@ -113,7 +113,11 @@ typedef struct vfdswmr_writer_t {
 
     vfdswmr_pagebuf_t *pb;
     vfdswmr_mdw_t *mdw;
-    vfdswmr_marks_t *marks;   /* read marks of local readers (marks.h), or NULL */
+    /* read marks of local readers (marks.h), or NULL: the first reader that
+     * needs the table makes it, and publish.c (find_marks) looks for it at
+     * every publish until it is there, while marks_look */
+    vfdswmr_marks_t *marks;
+    bool marks_look;
     vfdswmr_rawlog_t *rawlog; /* what this session wrote to the HDF5 file, per tick (rawlog.h) */
     /* The log is created at the first publish that finds a reader registered
      * (publish.c, start_rawlog); until then unlogged_tick is the newest tick
@@ -431,6 +435,10 @@ int vfdswmr_writer_publish_kept(vfdswmr_writer_t *w);
 int vfdswmr_writer_publish_fresh(vfdswmr_writer_t *w);
 /* Stop publishing for good (out of memory, ...): w->error, readers told. */
 void vfdswmr_writer_stop_publishing(vfdswmr_writer_t *w, const char *why);
+/* publish.c: adopt the read-mark table a reader made, if there is one now.
+ * 0, or -1 when it cannot be read -- at a publish (`publishing`) publishing
+ * then stops: its marks cannot be honoured. Lock held. */
+int vfdswmr_writer_find_marks(vfdswmr_writer_t *w, bool publishing);
 /* The tick that publishes what is written to the HDF5 file now. */
 uint64_t vfdswmr_writer_write_tick(const vfdswmr_writer_t *w);
 /* The session wrote [addr, addr + len) of the HDF5 file (raw data, a page,

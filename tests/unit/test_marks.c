@@ -18,16 +18,33 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "testdir.h"
 
 #include "format.h"
 #include "le.h"
+#include "kept.h"
 #include "marks.h"
 #include "mdlock.h"
 
 static char md[256];
+static int mdfd = -1; /* the metadata file: a table a reader makes is its owner's, with its mode */
+
+/* The writer's table as a reader makes it (the first reader that needs
+ * one), and the writer finds it. */
+static int
+make_table(uint64_t session, vfdswmr_marks_t **m)
+{
+    vfdswmr_mark_t r;
+
+    assert_int_equal(vfdswmr_mark_attach(&r, md, session, mdfd), VFDSWMR_ATTACHED);
+    assert_true(r.created);
+    vfdswmr_mark_detach(&r);
+    return vfdswmr_marks_find(md, session, m);
+}
 
 static void
 test_header_codec(void **state)
@@ -68,11 +85,11 @@ test_lag_follows_oldest_mark(void **state)
     unsigned n;
 
     (void)state;
-    assert_int_equal(vfdswmr_marks_create(md, 7, &m), 0);
+    assert_int_equal(make_table(7, &m), 1);
     assert_int_equal(vfdswmr_marks_lag(m, 10, 3, 60, &n), 3); /* nobody: max_lag */
     assert_int_equal(n, 0);
-    assert_int_equal(vfdswmr_mark_attach(&a, md, 7), VFDSWMR_ATTACHED);
-    assert_int_equal(vfdswmr_mark_attach(&b, md, 7), VFDSWMR_ATTACHED);
+    assert_int_equal(vfdswmr_mark_attach(&a, md, 7, mdfd), VFDSWMR_ATTACHED);
+    assert_int_equal(vfdswmr_mark_attach(&b, md, 7, mdfd), VFDSWMR_ATTACHED);
     assert_int_not_equal(a.slot, b.slot);
     assert_int_equal(vfdswmr_marks_lag(m, 10, 3, 60, &n), 3); /* registered, no tick yet */
     assert_int_equal(vfdswmr_mark_set(&a, 4), 0);
@@ -87,7 +104,7 @@ test_lag_follows_oldest_mark(void **state)
     vfdswmr_mark_detach(&b);
     assert_int_equal(vfdswmr_marks_lag(m, 20, 3, 60, &n), 3);
     /* tick 0 (a reader holding the file as it was before the writer) is a mark too */
-    assert_int_equal(vfdswmr_mark_attach(&a, md, 7), VFDSWMR_ATTACHED);
+    assert_int_equal(vfdswmr_mark_attach(&a, md, 7, mdfd), VFDSWMR_ATTACHED);
     assert_int_equal(vfdswmr_mark_set(&a, 0), 0);
     assert_int_equal(vfdswmr_marks_lag(m, 20, 3, 60, &n), 21);
     assert_int_equal(n, 1);
@@ -107,9 +124,9 @@ test_release(void **state)
     unsigned n;
 
     (void)state;
-    assert_int_equal(vfdswmr_marks_create(md, 7, &m), 0);
-    assert_int_equal(vfdswmr_mark_attach(&a, md, 7), VFDSWMR_ATTACHED);
-    assert_int_equal(vfdswmr_mark_attach(&b, md, 7), VFDSWMR_ATTACHED);
+    assert_int_equal(make_table(7, &m), 1);
+    assert_int_equal(vfdswmr_mark_attach(&a, md, 7, mdfd), VFDSWMR_ATTACHED);
+    assert_int_equal(vfdswmr_mark_attach(&b, md, 7, mdfd), VFDSWMR_ATTACHED);
     assert_int_equal(vfdswmr_mark_set(&a, 5), 0);
     assert_int_equal(vfdswmr_mark_set(&b, 50), 0);
     assert_int_equal(vfdswmr_marks_lag(m, 64, 3, 60, &n), 60); /* 5 still kept: exactly the limit */
@@ -139,13 +156,13 @@ test_not_registered(void **state)
     vfdswmr_mark_t r[VFDSWMR_MARKS_SLOTS + 1];
 
     (void)state;
-    assert_int_equal(vfdswmr_mark_attach(&r[0], md, 7), VFDSWMR_ATTACH_NONE); /* no table */
+    assert_int_equal(vfdswmr_mark_attach(&r[0], md, 7, -1), VFDSWMR_ATTACH_NONE); /* no table, none made */
     assert_int_equal(r[0].fd, -1);
-    assert_int_equal(vfdswmr_marks_create(md, 7, &m), 0);
-    assert_int_equal(vfdswmr_mark_attach(&r[0], md, 8), VFDSWMR_ATTACH_NONE); /* another session's table */
+    assert_int_equal(make_table(7, &m), 1);
+    assert_int_equal(vfdswmr_mark_attach(&r[0], md, 8, mdfd), VFDSWMR_ATTACH_NONE); /* another session's table */
     for (unsigned i = 0; i < VFDSWMR_MARKS_SLOTS; i++)
-        assert_int_equal(vfdswmr_mark_attach(&r[i], md, 7), VFDSWMR_ATTACHED);
-    assert_int_equal(vfdswmr_mark_attach(&r[VFDSWMR_MARKS_SLOTS], md, 7), VFDSWMR_ATTACH_NONE); /* full */
+        assert_int_equal(vfdswmr_mark_attach(&r[i], md, 7, mdfd), VFDSWMR_ATTACHED);
+    assert_int_equal(vfdswmr_mark_attach(&r[VFDSWMR_MARKS_SLOTS], md, 7, mdfd), VFDSWMR_ATTACH_NONE); /* full */
     for (unsigned i = 0; i < VFDSWMR_MARKS_SLOTS; i++)
         vfdswmr_mark_detach(&r[i]);
     vfdswmr_marks_close(m);
@@ -159,21 +176,21 @@ test_marks_tick(void **state)
     uint64_t t = 99;
 
     (void)state;
-    assert_int_equal(vfdswmr_marks_create(md, 7, &m), 0);
+    assert_int_equal(make_table(7, &m), 1);
     assert_int_equal(vfdswmr_marks_tick(m, 0, &t), VFDSWMR_SLOT_FREE); /* free */
-    assert_int_equal(vfdswmr_mark_attach(&a, md, 7), VFDSWMR_ATTACHED);
+    assert_int_equal(vfdswmr_mark_attach(&a, md, 7, mdfd), VFDSWMR_ATTACHED);
     assert_int_equal(vfdswmr_marks_tick(m, a.slot, &t), VFDSWMR_SLOT_UNMARKED); /* live, not marked yet */
     assert_int_equal(vfdswmr_mark_set(&a, 5), 0);
     assert_int_equal(vfdswmr_marks_tick(m, a.slot, &t), VFDSWMR_SLOT_MARKED);
     assert_int_equal(t, 5);
-    assert_int_equal(vfdswmr_mark_attach(&b, md, 7), VFDSWMR_ATTACHED);
+    assert_int_equal(vfdswmr_mark_attach(&b, md, 7, mdfd), VFDSWMR_ATTACHED);
     assert_int_equal(vfdswmr_mark_set(&b, 9), 0);
     /* b goes, leaving 9 in its slot; c takes the slot: until c marks, the
      * slot is "not marked yet", never tick 9 */
     unsigned slot = b.slot;
     vfdswmr_mark_detach(&b);
     assert_int_equal(vfdswmr_marks_tick(m, slot, &t), VFDSWMR_SLOT_FREE);
-    assert_int_equal(vfdswmr_mark_attach(&c, md, 7), VFDSWMR_ATTACHED);
+    assert_int_equal(vfdswmr_mark_attach(&c, md, 7, mdfd), VFDSWMR_ATTACHED);
     assert_int_equal(c.slot, slot);
     assert_int_equal(vfdswmr_marks_tick(m, slot, &t), VFDSWMR_SLOT_UNMARKED);
     assert_int_equal(vfdswmr_mark_set(&c, 11), 0);
@@ -327,17 +344,225 @@ test_raw_lock(void **state)
     close(w);
 }
 
+/* The first reader that needs the table makes it; the writer finds it;
+ * what else may be at the name is never written through or kept. */
+static void
+test_reader_makes_table(void **state)
+{
+    char table[300], other[300];
+    vfdswmr_marks_t *m;
+    vfdswmr_mark_t a, b;
+    struct stat st;
+    unsigned n;
+    int fd;
+
+    (void)state;
+    assert_int_equal(vfdswmr_marks_name(table, sizeof table, md), 0);
+    assert_int_equal(vfdswmr_marks_find(md, 7, &m), 0); /* no reader yet: none */
+    assert_null(m);
+    assert_int_equal(vfdswmr_mark_attach(&a, md, 7, mdfd), VFDSWMR_ATTACHED);
+    assert_true(a.created);
+    assert_int_equal(stat(table, &st), 0); /* whole, the metadata file's owner and mode (and the owner's rw) */
+    assert_int_equal(st.st_size, VFDSWMR_MARKSHDR_SIZE + VFDSWMR_MARKS_SLOTS * VFDSWMR_MARKSLOT_SIZE);
+    assert_int_equal(st.st_mode & 0777, 0640);
+    assert_int_equal(st.st_uid, geteuid());
+    assert_int_equal(vfdswmr_mark_attach(&b, md, 7, mdfd), VFDSWMR_ATTACHED); /* the second uses it */
+    assert_false(b.created);
+    assert_int_not_equal(a.slot, b.slot);
+    assert_int_equal(vfdswmr_mark_set(&a, 4), 0);
+    assert_int_equal(vfdswmr_marks_find(md, 7, &m), 1); /* the writer finds it, with the marks in it */
+    assert_int_equal(vfdswmr_marks_lag(m, 20, 3, 60, &n), 17);
+    assert_int_equal(n, 1);
+    vfdswmr_mark_detach(&a);
+    vfdswmr_mark_detach(&b);
+    vfdswmr_marks_close(m);
+    assert_int_equal(access(table, F_OK), -1); /* removed with the writer */
+
+    /* a table a reader made for a writer that is gone: the reader removes it */
+    assert_int_equal(vfdswmr_mark_attach(&a, md, 7, mdfd), VFDSWMR_ATTACHED);
+    assert_int_equal(vfdswmr_mark_attach(&b, md, 7, mdfd), VFDSWMR_ATTACHED);
+    vfdswmr_mark_abandon(&b, md); /* not its own: stays */
+    assert_int_equal(access(table, F_OK), 0);
+    vfdswmr_mark_abandon(&a, md);
+    assert_int_equal(access(table, F_OK), -1);
+    assert_int_equal(a.fd, -1);
+
+    /* another session's (a reader of an earlier writer made it late): a
+     * reader of ours is not registered, the writer removes it */
+    assert_int_equal(make_table(8, &m), 1);
+    vfdswmr_marks_forget(m); /* that writer is gone */
+    vfdswmr_marks_close(m);
+    assert_int_equal(vfdswmr_mark_attach(&a, md, 7, mdfd), VFDSWMR_ATTACH_NONE);
+    assert_int_equal(access(table, F_OK), 0);
+    assert_int_equal(vfdswmr_marks_find(md, 7, &m), 0);
+    assert_int_equal(access(table, F_OK), -1);
+
+    /* not a table at all: kept by readers, removed by the writer */
+    assert_true((fd = open(table, O_RDWR | O_CREAT | O_EXCL, 0644)) >= 0);
+    assert_int_equal(write(fd, "not a table", 11), 11);
+    close(fd);
+    assert_int_equal(vfdswmr_mark_attach(&a, md, 7, mdfd), VFDSWMR_ATTACH_NONE);
+    assert_int_equal(stat(table, &st), 0);
+    assert_int_equal(st.st_size, 11);
+    assert_int_equal(vfdswmr_marks_find(md, 7, &m), 0);
+    assert_int_equal(access(table, F_OK), -1);
+
+    /* a link to someone's file: never written through, followed or kept */
+    snprintf(other, sizeof other, "%s/victim", dir);
+    assert_true((fd = open(other, O_RDWR | O_CREAT | O_TRUNC, 0644)) >= 0);
+    close(fd);
+    assert_int_equal(symlink(other, table), 0);
+    assert_int_equal(vfdswmr_mark_attach(&a, md, 7, mdfd), VFDSWMR_ATTACH_NONE);
+    assert_int_equal(vfdswmr_marks_find(md, 7, &m), 0);
+    assert_int_equal(lstat(table, &st), -1);
+    assert_int_equal(stat(other, &st), 0);
+    assert_int_equal(st.st_size, 0);
+    unlink(other);
+
+    /* the writer's open clears whatever is there */
+    assert_int_equal(make_table(9, &m), 1);
+    vfdswmr_marks_forget(m);
+    vfdswmr_marks_close(m);
+    vfdswmr_marks_clear(md);
+    assert_int_equal(access(table, F_OK), -1);
+}
+
+/* The writer's word that it has the table (its list, written when it
+ * adopts it); a table removed from its name: before the writer had it,
+ * its readers can tell; after, the writer releases every mark in it. */
+static void
+test_adopted_or_lost(void **state)
+{
+    char table[300];
+    vfdswmr_marks_t *m;
+    vfdswmr_mark_t a, b;
+    unsigned n;
+
+    (void)state;
+    assert_int_equal(vfdswmr_marks_name(table, sizeof table, md), 0);
+    assert_int_equal(vfdswmr_mark_attach(&a, md, 7, mdfd), VFDSWMR_ATTACHED);
+    assert_int_equal(vfdswmr_mark_confirm(&a, md), 0); /* at its name, not adopted yet */
+    assert_int_equal(vfdswmr_marks_find(md, 7, &m), 1);
+    assert_int_equal(vfdswmr_mark_confirm(&a, md), 0); /* found, but not said so */
+    assert_int_equal(vfdswmr_kept_write_list(vfdswmr_marks_fd(m), 7, NULL, 0), 0);
+    assert_int_equal(vfdswmr_mark_confirm(&a, md), 1);
+    assert_true(a.acked);
+    /* removed (by hand) after that: the writer sees it and releases all */
+    assert_int_equal(vfdswmr_marks_named(m), 1);
+    assert_int_equal(vfdswmr_mark_set(&a, 40), 0);
+    assert_int_equal(unlink(table), 0);
+    assert_int_equal(vfdswmr_mark_confirm(&a, md), 1); /* adopted: the release tells */
+    assert_int_equal(vfdswmr_marks_named(m), 0);
+    assert_int_equal(vfdswmr_mark_released(&a, 40), 0);
+    assert_int_equal(vfdswmr_marks_release_all(m), 0);
+    assert_int_equal(vfdswmr_mark_released(&a, 40), 1);
+    assert_int_equal(vfdswmr_mark_released(&a, UINT64_MAX - 1), 1);
+    assert_int_equal(vfdswmr_marks_lag(m, 50, 3, 60, &n), 3); /* nothing kept for it any more */
+    assert_int_equal(n, 0);
+    vfdswmr_marks_forget(m);
+    vfdswmr_marks_close(m);
+    vfdswmr_mark_detach(&a);
+    /* replaced: another file at the name is not the writer's table */
+    assert_int_equal(make_table(7, &m), 1);
+    assert_int_equal(unlink(table), 0);
+    assert_int_equal(vfdswmr_mark_attach(&b, md, 7, mdfd), VFDSWMR_ATTACHED);
+    assert_true(b.created);
+    assert_int_equal(vfdswmr_marks_named(m), 0);
+    /* removed before the writer had it: the reader can tell */
+    assert_int_equal(vfdswmr_mark_confirm(&b, md), 0);
+    assert_int_equal(unlink(table), 0);
+    assert_int_equal(vfdswmr_mark_confirm(&b, md), -1);
+    vfdswmr_mark_detach(&b);
+    vfdswmr_marks_forget(m);
+    vfdswmr_marks_close(m);
+
+    /* a table of another owner is nobody's: readers do not register in it,
+     * the writer removes it (root only: only root gives files away) */
+    if (geteuid() == 0) {
+        assert_int_equal(vfdswmr_mark_attach(&a, md, 7, mdfd), VFDSWMR_ATTACHED);
+        vfdswmr_mark_detach(&a);
+        assert_int_equal(chown(table, 65534, 65534), 0);
+        assert_int_equal(vfdswmr_mark_attach(&a, md, 7, mdfd), VFDSWMR_ATTACH_NONE);
+        assert_int_equal(vfdswmr_marks_find(md, 7, &m), 0);
+        assert_int_equal(access(table, F_OK), -1);
+    }
+}
+
+/* Readers racing to make the table: exactly one makes it, all of them
+ * hold a slot of that one table, each its own. */
+static void
+test_readers_race_to_make(void **state)
+{
+    enum { N = 8 };
+    int up[N][2], down[N][2], status;
+    pid_t pid[N];
+    unsigned made = 0, slots = 0;
+    vfdswmr_marks_t *m;
+    uint64_t t;
+
+    (void)state;
+    for (int i = 0; i < N; i++) {
+        assert_int_equal(pipe(up[i]), 0);
+        assert_int_equal(pipe(down[i]), 0);
+        assert_true((pid[i] = fork()) >= 0);
+        if (pid[i] == 0) {
+            vfdswmr_mark_t r;
+            char out[2] = {'x', 'x'};
+            if (vfdswmr_mark_attach(&r, md, 7, mdfd) == VFDSWMR_ATTACHED && vfdswmr_mark_set(&r, 100 + r.slot) == 0)
+                out[0] = (char)('A' + r.slot), out[1] = r.created ? 'c' : 'u';
+            if (write(up[i][1], out, 2) != 2)
+                _exit(1);
+            char c;
+            if (read(down[i][0], &c, 1) != 1) /* hold the slot until told */
+                _exit(1);
+            _exit(0);
+        }
+    }
+    char got[N][2];
+    for (int i = 0; i < N; i++) {
+        assert_int_equal(read(up[i][0], got[i], 2), 2);
+        assert_true(got[i][0] >= 'A' && got[i][0] < 'A' + N);
+        made += got[i][1] == 'c';
+        for (int j = 0; j < i; j++)
+            assert_int_not_equal(got[i][0], got[j][0]); /* a slot each */
+    }
+    assert_int_equal(made, 1);
+    assert_int_equal(vfdswmr_marks_find(md, 7, &m), 1);
+    for (unsigned i = 0; i < VFDSWMR_MARKS_SLOTS; i++)
+        if (vfdswmr_marks_tick(m, i, &t) == VFDSWMR_SLOT_MARKED) {
+            assert_int_equal(t, 100 + i); /* each child's mark, in the one table */
+            slots++;
+        }
+    assert_int_equal(slots, N);
+    for (int i = 0; i < N; i++) {
+        assert_int_equal(write(down[i][1], "g", 1), 1);
+        assert_int_equal(waitpid(pid[i], &status, 0), pid[i]);
+        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        close(up[i][0]), close(up[i][1]), close(down[i][0]), close(down[i][1]);
+    }
+    vfdswmr_marks_close(m);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_header_codec),    cmocka_unit_test(test_lag_follows_oldest_mark),
-        cmocka_unit_test(test_release),         cmocka_unit_test(test_not_registered),
-        cmocka_unit_test(test_marks_tick),      cmocka_unit_test(test_reader_count),
-        cmocka_unit_test(test_unmarked_reader), cmocka_unit_test(test_raw_lock),
+        cmocka_unit_test(test_header_codec),
+        cmocka_unit_test(test_lag_follows_oldest_mark),
+        cmocka_unit_test(test_release),
+        cmocka_unit_test(test_not_registered),
+        cmocka_unit_test(test_marks_tick),
+        cmocka_unit_test(test_reader_count),
+        cmocka_unit_test(test_unmarked_reader),
+        cmocka_unit_test(test_raw_lock),
+        cmocka_unit_test(test_reader_makes_table),
+        cmocka_unit_test(test_adopted_or_lost),
+        cmocka_unit_test(test_readers_race_to_make),
     };
     if (testdir_setup(NULL) < 0)
         return 1;
     snprintf(md, sizeof md, "%s/f.h5.md", dir);
+    if ((mdfd = open(md, O_RDWR | O_CREAT | O_TRUNC, 0640)) < 0 || fchmod(mdfd, 0640) < 0)
+        return 1;
     return cmocka_run_group_tests(tests, NULL, testdir_teardown);
 }

@@ -35,6 +35,7 @@
 #include "clock.h"
 #include "le.h"
 #include "lookup3.h"
+#include "marks.h"
 #include "mdlock.h"
 #include "mdwriter.h"
 #include "superblock.h"
@@ -244,11 +245,29 @@ fx_setup(fx_t *fx, const char *name, enum disk d)
 static void
 fx_teardown(fx_t *fx)
 {
+    char table[sizeof fx->md + 16];
+
     if (fx->w)
         assert_int_equal(vfdswmr_mdw_close(fx->w, false, mdw_err, sizeof mdw_err), 0);
     free(fx->v1);
     free(fx->v2);
     unlink(fx->h5);
+    /* the simulated writer removes no read-mark table a reader made */
+    if (vfdswmr_marks_name(table, sizeof table, fx->md) == 0 && unlink(table) < 0)
+        (void)rmdir(table);
+}
+
+/* Readers of fx cannot register (a directory where the read-mark table
+ * would be, so none can be made): the max_lag contract, as for readers
+ * behind vfd_swmr_aux. (A registered reader is kept by its writer, which
+ * the simulated writer is not: integration tests cover it.) */
+static void
+fx_unregistered(const fx_t *fx)
+{
+    char table[sizeof fx->md + 16];
+
+    assert_int_equal(vfdswmr_marks_name(table, sizeof table, fx->md), 0);
+    assert_int_equal(mkdir(table, 0755), 0);
 }
 
 /* ---- helpers: reading through the driver ------------------------------- */
@@ -446,6 +465,7 @@ test_lag_check(void **state)
 
     (void)state;
     fx_setup(&fx, "lag.h5", DISK_HYBRID);
+    fx_unregistered(&fx);
     file = open_reader(&fx, H5F_ACC_RDONLY, "max_lag=3");
     assert_true(file >= 0);
     b = H5Dopen2(file, "b", H5P_DEFAULT);
@@ -830,6 +850,7 @@ test_damaged_image(void **state)
 
     (void)state;
     fx_setup(&fx, "damaged.h5", DISK_HYBRID);
+    fx_unregistered(&fx);
     flip_byte(fx.md, image_offset(&fx, 0) + 100);
     H5E_BEGIN_TRY
     {
