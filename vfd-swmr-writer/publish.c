@@ -216,6 +216,10 @@ begin(vfdswmr_writer_t *w, bool final, epoch_step_t step, publish_t *p)
                                           "and open it again to start a new session");
         return -1;
     }
+    /* a table a reader made since the last publish is honoured from this
+     * one on (DESIGN.md 6, "Read marks"); failing, nothing changed yet */
+    if (vfdswmr_writer_find_marks(w, true) < 0)
+        return -1;
     if (step == EPOCH_FRESH && w->epoch_published) {
         w->epoch++;
         w->epoch_published = false;
@@ -235,8 +239,6 @@ begin(vfdswmr_writer_t *w, bool final, epoch_step_t step, publish_t *p)
     p->early = w->early_tick; /* this publish's, not one a publish under way finishes first */
     w->early_tick = false;
     /* What local readers hold (read marks) decides what must be kept. */
-    if (vfdswmr_writer_find_marks(w, true) < 0)
-        return -1;
     /* Closing, a stalled reader must not hold the close for long: marks
      * older than max_lag are released then. */
     w->lag = vfdswmr_marks_lag(w->marks, p->epoch, w->base.cfg.max_lag,
