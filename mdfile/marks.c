@@ -166,8 +166,6 @@ vfdswmr_marks_find(const char *md_path, uint64_t session, vfdswmr_marks_t **out)
     *out = NULL;
     if (vfdswmr_marks_name(path, sizeof path, md_path) < 0)
         return 0; /* no table can have that name: no reader made one */
-    if (lstat(path, &st) < 0 && errno == ENOENT)
-        return 0; /* the usual answer, in one system call */
     if ((fd = vfdswmr_open_md(path, O_RDWR)) == VFDSWMR_OPEN_FAILED)
         return errno == ENOENT ? 0 : -1;
     if (fd < 0) { /* a link or not a regular file: no reader's table (they link regular files) */

@@ -93,7 +93,13 @@ vfdswmr_open_regular(const char *path, int flags)
 
     if ((flags & O_ACCMODE) != O_RDONLY)
         extra |= O_NOFOLLOW;
-    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+    if (stat(path, &st) < 0) {
+        /* what open() would say, reading (writing, a dangling link is ELOOP;
+         * a file made since counts as made after) */
+        if (errno == ENOENT && (flags & (O_ACCMODE | O_CREAT)) == O_RDONLY)
+            return VFDSWMR_OPEN_FAILED;
+    }
+    else if (!S_ISREG(st.st_mode))
         goto not_regular;
     if ((fd = open(path, flags | extra, 0666)) < 0) {
         int e = errno;
@@ -132,7 +138,11 @@ vfdswmr_open_md(const char *path, int flags)
     struct stat st;
     int fd;
 
-    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+    if (lstat(path, &st) < 0) {
+        if (errno == ENOENT && !(flags & O_CREAT))
+            return VFDSWMR_OPEN_FAILED; /* nothing there: the usual answer of a probe, in one call */
+    }
+    else if (S_ISLNK(st.st_mode)) {
         errno = ELOOP;
         return VFDSWMR_OPEN_LINK;
     }

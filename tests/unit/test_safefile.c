@@ -446,6 +446,17 @@ test_open_md_links(void **state)
     errno = 0;
     assert_int_equal(vfdswmr_open_md(inside, O_RDWR), VFDSWMR_OPEN_FAILED);
     assert_int_equal(errno, ELOOP);
+    /* nothing there: ENOENT (a probe's usual answer, one lstat), a
+     * dangling link still a link */
+    const char *none = path("none.md"), *dangling = path("dangling.md");
+    assert_int_equal(symlink(none, dangling), 0);
+    for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {
+        errno = 0;
+        assert_int_equal(vfdswmr_open_md(none, flags[i]), VFDSWMR_OPEN_FAILED);
+        assert_int_equal(errno, ENOENT);
+        assert_int_equal(vfdswmr_open_md(dangling, flags[i]), VFDSWMR_OPEN_LINK);
+    }
+    assert_int_equal(access(none, F_OK), -1);
 }
 
 static void
