@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "forked.h"
 #include "kept.h"
 #include "mdlock.h"
 #include "rawlog.h"
@@ -183,9 +184,12 @@ vfdswmr_writer_find_marks(vfdswmr_writer_t *w, bool publishing)
         if (vfdswmr_marks_release_all(w->marks) < 0)
             return marks_trouble(w, publishing, "cannot release the marks of a removed read-mark table", errno);
         VFDSWMR_LOG(&w->log, "warning", "the read-mark table was removed or replaced: its marks released");
+        /* a fork child's handler reads w->marks without the lock (close.c) */
+        vfdswmr_fork_hold();
         vfdswmr_marks_forget(w->marks); /* not ours to remove any more */
         vfdswmr_marks_close(w->marks);
         w->marks = NULL;
+        vfdswmr_fork_release();
     }
     if ((rc = vfdswmr_marks_find(w->md_path, session, &m)) < 0) /* a reader may be marked in it and count on us */
         return marks_trouble(w, publishing, "cannot read the read-mark table a reader made", errno);
