@@ -108,25 +108,20 @@ vfdswmr_marks_clear(const char *md_path)
         (void)unlink(path);
 }
 
-/* Adopt the table open on fd (its header h) as the writer's. */
+/* Adopt the table open on fd (its header h, fstat st) as the writer's. */
 static int
-adopt(int fd, const char *path, const vfdswmr_markshdr_t *h, vfdswmr_marks_t **out)
+adopt(int fd, const char *path, const vfdswmr_markshdr_t *h, const struct stat *st, vfdswmr_marks_t **out)
 {
     vfdswmr_marks_t *m = calloc(1, sizeof *m);
-    struct stat st;
-    int e;
 
-    if (m == NULL || NULL == (m->path = strdup(path)) || fstat(fd, &st) < 0) {
-        e = m && m->path ? errno : ENOMEM;
-        if (m)
-            free(m->path);
+    if (m == NULL || NULL == (m->path = strdup(path))) {
         free(m);
         close(fd);
-        errno = e;
+        errno = ENOMEM;
         return -1;
     }
     m->fd = fd;
-    m->id = (vfdswmr_file_id_t){st.st_dev, st.st_ino};
+    m->id = (vfdswmr_file_id_t){st->st_dev, st->st_ino};
     m->release_below = h->release_below;
     *out = m;
     return 1;
@@ -135,11 +130,7 @@ adopt(int fd, const char *path, const vfdswmr_markshdr_t *h, vfdswmr_marks_t **o
 int
 vfdswmr_marks_named(const vfdswmr_marks_t *m)
 {
-    struct stat st;
-
-    if (stat(m->path, &st) < 0)
-        return errno == ENOENT ? 0 : -1;
-    return st.st_dev == m->id.dev && st.st_ino == m->id.ino;
+    return vfdswmr_names_file(m->path, &m->id);
 }
 
 int
@@ -179,16 +170,21 @@ vfdswmr_marks_find(const char *md_path, uint64_t session, vfdswmr_marks_t **out)
         errno = e;
         return -1;
     }
+    if (fstat(fd, &st) < 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
     /* a reader's table is ours (readers give it the metadata file's owner):
      * one of another owner was planted, and whoever wrote it could feed
      * readers bytes through the kept list */
     if (got == (ssize_t)sizeof b && vfdswmr_markshdr_decode(b, sizeof b, &h) == VFDSWMR_MD_OK && h.session == session &&
-        fstat(fd, &st) == 0 && st.st_uid == geteuid())
-        return adopt(fd, path, &h, out);
+        st.st_uid == geteuid())
+        return adopt(fd, path, &h, &st, out);
     /* another session's (a reader of an earlier writer made it late), or
      * not a table at all: nobody of this session is marked in it */
-    if (fstat(fd, &st) == 0)
-        vfdswmr_unlink_if_same(path, &(vfdswmr_file_id_t){st.st_dev, st.st_ino});
+    vfdswmr_unlink_if_same(path, &(vfdswmr_file_id_t){st.st_dev, st.st_ino});
     close(fd);
     return 0;
 }
@@ -418,7 +414,6 @@ vfdswmr_mark_confirm(vfdswmr_mark_t *r, const char *md_path)
     char path[4096 + 64];
     vfdswmr_kepthdr_t h;
     vfdswmr_keptent_t e[VFDSWMR_KEPT_MAX];
-    struct stat st;
 
     VFDSWMR_ASSERT(r->fd >= 0); /* asked only while registered */
     if (r->acked)
@@ -427,9 +422,10 @@ vfdswmr_mark_confirm(vfdswmr_mark_t *r, const char *md_path)
      * two tries: one torn by a rewrite is looked at again next time */
     if (vfdswmr_kept_read_list_tries(r->fd, &h, e, 2) == 0 && h.session == r->session)
         return r->acked = true, 1;
-    if (vfdswmr_marks_name(path, sizeof path, md_path) < 0 || stat(path, &st) < 0)
-        return errno == ENOENT ? -1 : 0; /* cannot tell: look again next time */
-    return st.st_dev == r->id.dev && st.st_ino == r->id.ino ? 0 : -1;
+    if (vfdswmr_marks_name(path, sizeof path, md_path) < 0)
+        return 0;
+    /* gone or replaced: -1; cannot tell: look again next time */
+    return vfdswmr_names_file(path, &r->id) == 0 ? -1 : 0;
 }
 
 int

@@ -289,12 +289,20 @@ vfdswmr_create_linked(const char *path, const void *buf, size_t len, mode_t mode
     return e ? -1 : 0;
 }
 
-void
-vfdswmr_unlink_if_same(const char *path, const vfdswmr_file_id_t *id)
+int
+vfdswmr_names_file(const char *path, const vfdswmr_file_id_t *id)
 {
     struct stat st;
 
-    if (stat(path, &st) == 0 && st.st_dev == id->dev && st.st_ino == id->ino)
+    if (stat(path, &st) < 0)
+        return errno == ENOENT ? 0 : -1;
+    return st.st_dev == id->dev && st.st_ino == id->ino;
+}
+
+void
+vfdswmr_unlink_if_same(const char *path, const vfdswmr_file_id_t *id)
+{
+    if (vfdswmr_names_file(path, id) == 1)
         unlink(path);
 }
 

@@ -104,6 +104,9 @@ int vfdswmr_create_named(const char *path, const void *buf, size_t len, mode_t m
  */
 int vfdswmr_create_linked(const char *path, const void *buf, size_t len, mode_t mode, uid_t uid, gid_t gid,
                           vfdswmr_file_id_t *id);
+/* Does path name the file *id? 1 yes, 0 no (nothing there, or another
+ * file), -1 with errno when it cannot be told. */
+int vfdswmr_names_file(const char *path, const vfdswmr_file_id_t *id);
 /* Remove path if it still names the file *id (not one that replaced it). */
 void vfdswmr_unlink_if_same(const char *path, const vfdswmr_file_id_t *id);
 
