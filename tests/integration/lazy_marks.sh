@@ -43,6 +43,9 @@ writer_start w "$cfg;log_file_path=$WORK/w1.log" "$f"
 total=0
 ticks w 5
 [ -z "$(leftovers)" ] || fail "a session no reader saw has side files: $(leftovers)"
+INSPECT=${VFDSWMR_INSPECT:-${VFDSWMR_PROGS%/tests/progs}/tools/inspect/vfd_swmr_inspect}
+out=$(${VFDSWMR_VALGRIND:-} "$INSPECT" "$f" 2>&1)
+grep -q "^readers: *0 registered; no read-mark table" <<<"$out" || fail "vfd_swmr_inspect on it: $out"
 proc_expect w close closed
 proc_end w
 [ "$PROC_STATUS" = 0 ] || fail "writer: $(proc_err w)"

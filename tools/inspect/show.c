@@ -262,6 +262,8 @@ show_text(const insp_opts_t *o, const insp_t *s)
                                                 "fails with \"fell behind\""
                                               : "");
     }
+    else if (h)
+        fprintf(f, "; no read-mark table (the first reader that needs one makes it)\n");
     else
         fputc('\n', f);
     if (s->have_recovery) {
