@@ -145,8 +145,19 @@ vfdswmr_marks_release_all(vfdswmr_marks_t *m)
     return 0;
 }
 
+/* Remove what is at the table's name, if it is still st's file -- and only
+ * while md_id, the caller's metadata file, has md_path: else the name is
+ * another session's (one that replaced ours, the HDF5 file having been
+ * removed and made again while ours was still open). */
+static void
+remove_foreign(const char *path, const struct stat *st, const char *md_path, const vfdswmr_file_id_t *md_id)
+{
+    if (vfdswmr_names_file(md_path, md_id) == 1)
+        vfdswmr_unlink_if_same(path, &(vfdswmr_file_id_t){st->st_dev, st->st_ino});
+}
+
 int
-vfdswmr_marks_find(const char *md_path, uint64_t session, vfdswmr_marks_t **out)
+vfdswmr_marks_find(const char *md_path, uint64_t session, const vfdswmr_file_id_t *md_id, vfdswmr_marks_t **out)
 {
     char path[4096 + 64];
     uint8_t b[VFDSWMR_MARKSHDR_SIZE];
@@ -160,7 +171,8 @@ vfdswmr_marks_find(const char *md_path, uint64_t session, vfdswmr_marks_t **out)
     if ((fd = vfdswmr_open_md(path, O_RDWR)) == VFDSWMR_OPEN_FAILED)
         return errno == ENOENT ? 0 : -1;
     if (fd < 0) { /* a link or not a regular file: no reader's table (they link regular files) */
-        (void)unlink(path);
+        if (vfdswmr_names_file(md_path, md_id) == 1) /* (no reader can link a table over it meanwhile) */
+            (void)unlink(path);
         return 0;
     }
     ssize_t got = vfdswmr_pread_upto(fd, b, sizeof b, 0);
@@ -184,7 +196,7 @@ vfdswmr_marks_find(const char *md_path, uint64_t session, vfdswmr_marks_t **out)
         return adopt(fd, path, &h, &st, out);
     /* another session's (a reader of an earlier writer made it late), or
      * not a table at all: nobody of this session is marked in it */
-    vfdswmr_unlink_if_same(path, &(vfdswmr_file_id_t){st.st_dev, st.st_ino});
+    remove_foreign(path, &st, md_path, md_id);
     close(fd);
     return 0;
 }

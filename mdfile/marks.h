@@ -73,11 +73,14 @@ void vfdswmr_marks_clear(const char *md_path);
  * one does: vfdswmr_mark_attach). The writer asks at the beginning of every
  * publish until it has one, so every publish that begins after a table got
  * its name honours its marks. 1 with *out; 0 none (whatever else was at the
- * name -- another session's table, a link, not a table -- is removed: no
- * reader of this session can be marked in it); -1 with errno when it
- * cannot be opened or read (the writer cannot tell whose marks it holds).
+ * name -- another session's table, a link, not a table, another owner's --
+ * is removed, as long as md_id, the writer's metadata file, is at md_path:
+ * no reader of this session can be marked in it; a writer whose metadata
+ * file lost its name to another session's leaves the name alone); -1 with
+ * errno when it cannot be opened or read (the writer cannot tell whose
+ * marks it holds).
  */
-int vfdswmr_marks_find(const char *md_path, uint64_t session, vfdswmr_marks_t **out);
+int vfdswmr_marks_find(const char *md_path, uint64_t session, const vfdswmr_file_id_t *md_id, vfdswmr_marks_t **out);
 /* Does m's name still name m (nobody removed or replaced it)? 1 yes, 0 no,
  * -1 with errno when it cannot be told. */
 int vfdswmr_marks_named(const vfdswmr_marks_t *m);

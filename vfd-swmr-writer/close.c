@@ -305,7 +305,7 @@ vfdswmr_writer_close(H5FD_t *file)
     /* A table a reader made since the last publish goes too (below, with
      * ours). FINAL came first, so a reader that makes one from now on sees
      * FINAL and removes it itself (vfdswmr_mark_attach). */
-    if (!w->marks && w->marks_look && vfdswmr_marks_find(w->md_path, vfdswmr_mdw_session(w->mdw), &w->marks) < 0)
+    if (!w->marks && w->marks_look && vfdswmr_writer_marks_find(w, &w->marks) < 0)
         VFDSWMR_LOG(&w->log, "warning", "cannot remove the read-mark table a reader made: %s", strerror(errno));
     /* The return value says whether the HDF5 file is whole: a publish that
      * failed earlier failed its own call, and the file got every page now. */

@@ -146,6 +146,15 @@ start_rawlog(vfdswmr_writer_t *w, uint64_t tick)
                 (unsigned long long)(w->unlogged_tick + 1));
 }
 
+int
+vfdswmr_writer_marks_find(vfdswmr_writer_t *w, vfdswmr_marks_t **out)
+{
+    vfdswmr_file_id_t md = {0, 0};
+
+    (void)vfdswmr_mdw_file_id(w->mdw, &md.dev, &md.ino); /* none: nothing else at the name is removed */
+    return vfdswmr_marks_find(w->md_path, vfdswmr_mdw_session(w->mdw), &md, out);
+}
+
 /* Stop publishing (at a publish) or only say no (elsewhere: the next
  * publish looks again): -1 either way. */
 static int
@@ -191,7 +200,7 @@ vfdswmr_writer_find_marks(vfdswmr_writer_t *w, bool publishing)
         w->marks = NULL;
         vfdswmr_fork_release();
     }
-    if ((rc = vfdswmr_marks_find(w->md_path, session, &m)) < 0) /* a reader may be marked in it and count on us */
+    if ((rc = vfdswmr_writer_marks_find(w, &m)) < 0) /* a reader may be marked in it and count on us */
         return marks_trouble(w, publishing, "cannot read the read-mark table a reader made", errno);
     if (rc == 0)
         return 0;

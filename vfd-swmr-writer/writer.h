@@ -439,6 +439,8 @@ void vfdswmr_writer_stop_publishing(vfdswmr_writer_t *w, const char *why);
  * 0, or -1 when it cannot be read -- at a publish (`publishing`) publishing
  * then stops: its marks cannot be honoured. Lock held. */
 int vfdswmr_writer_find_marks(vfdswmr_writer_t *w, bool publishing);
+/* vfdswmr_marks_find for w's session and metadata file. */
+int vfdswmr_writer_marks_find(vfdswmr_writer_t *w, vfdswmr_marks_t **out);
 /* The tick that publishes what is written to the HDF5 file now. */
 uint64_t vfdswmr_writer_write_tick(const vfdswmr_writer_t *w);
 /* The session wrote [addr, addr + len) of the HDF5 file (raw data, a page,

@@ -31,7 +31,8 @@
 #include "mdlock.h"
 
 static char md[256];
-static int mdfd = -1; /* the metadata file: a table a reader makes is its owner's, with its mode */
+static int mdfd = -1;          /* the metadata file: a table a reader makes is its owner's, with its mode */
+static vfdswmr_file_id_t mdid; /* ... and the writer's, which has md's name */
 
 /* The writer's table as a reader makes it (the first reader that needs
  * one), and the writer finds it. */
@@ -43,7 +44,7 @@ make_table(uint64_t session, vfdswmr_marks_t **m)
     assert_int_equal(vfdswmr_mark_attach(&r, md, session, mdfd), VFDSWMR_ATTACHED);
     assert_true(r.created);
     vfdswmr_mark_detach(&r);
-    return vfdswmr_marks_find(md, session, m);
+    return vfdswmr_marks_find(md, session, &mdid, m);
 }
 
 static void
@@ -358,7 +359,7 @@ test_reader_makes_table(void **state)
 
     (void)state;
     assert_int_equal(vfdswmr_marks_name(table, sizeof table, md), 0);
-    assert_int_equal(vfdswmr_marks_find(md, 7, &m), 0); /* no reader yet: none */
+    assert_int_equal(vfdswmr_marks_find(md, 7, &mdid, &m), 0); /* no reader yet: none */
     assert_null(m);
     assert_int_equal(vfdswmr_mark_attach(&a, md, 7, mdfd), VFDSWMR_ATTACHED);
     assert_true(a.created);
@@ -370,7 +371,7 @@ test_reader_makes_table(void **state)
     assert_false(b.created);
     assert_int_not_equal(a.slot, b.slot);
     assert_int_equal(vfdswmr_mark_set(&a, 4), 0);
-    assert_int_equal(vfdswmr_marks_find(md, 7, &m), 1); /* the writer finds it, with the marks in it */
+    assert_int_equal(vfdswmr_marks_find(md, 7, &mdid, &m), 1); /* the writer finds it, with the marks in it */
     assert_int_equal(vfdswmr_marks_lag(m, 20, 3, 60, &n), 17);
     assert_int_equal(n, 1);
     vfdswmr_mark_detach(&a);
@@ -394,7 +395,19 @@ test_reader_makes_table(void **state)
     vfdswmr_marks_close(m);
     assert_int_equal(vfdswmr_mark_attach(&a, md, 7, mdfd), VFDSWMR_ATTACH_NONE);
     assert_int_equal(access(table, F_OK), 0);
-    assert_int_equal(vfdswmr_marks_find(md, 7, &m), 0);
+    assert_int_equal(vfdswmr_marks_find(md, 7, &mdid, &m), 0);
+    assert_int_equal(access(table, F_OK), -1);
+
+    /* ... but not by a writer whose metadata file no longer has its name
+     * (its HDF5 file was removed and made again while it was open: the
+     * name space is the new session's) */
+    assert_int_equal(make_table(8, &m), 1);
+    vfdswmr_marks_forget(m);
+    vfdswmr_marks_close(m);
+    vfdswmr_file_id_t gone = {mdid.dev, mdid.ino + 1};
+    assert_int_equal(vfdswmr_marks_find(md, 7, &gone, &m), 0);
+    assert_int_equal(access(table, F_OK), 0);
+    assert_int_equal(vfdswmr_marks_find(md, 7, &mdid, &m), 0);
     assert_int_equal(access(table, F_OK), -1);
 
     /* not a table at all: kept by readers, removed by the writer */
@@ -404,7 +417,7 @@ test_reader_makes_table(void **state)
     assert_int_equal(vfdswmr_mark_attach(&a, md, 7, mdfd), VFDSWMR_ATTACH_NONE);
     assert_int_equal(stat(table, &st), 0);
     assert_int_equal(st.st_size, 11);
-    assert_int_equal(vfdswmr_marks_find(md, 7, &m), 0);
+    assert_int_equal(vfdswmr_marks_find(md, 7, &mdid, &m), 0);
     assert_int_equal(access(table, F_OK), -1);
 
     /* a link to someone's file: never written through, followed or kept */
@@ -413,7 +426,7 @@ test_reader_makes_table(void **state)
     close(fd);
     assert_int_equal(symlink(other, table), 0);
     assert_int_equal(vfdswmr_mark_attach(&a, md, 7, mdfd), VFDSWMR_ATTACH_NONE);
-    assert_int_equal(vfdswmr_marks_find(md, 7, &m), 0);
+    assert_int_equal(vfdswmr_marks_find(md, 7, &mdid, &m), 0);
     assert_int_equal(lstat(table, &st), -1);
     assert_int_equal(stat(other, &st), 0);
     assert_int_equal(st.st_size, 0);
@@ -442,7 +455,7 @@ test_adopted_or_lost(void **state)
     assert_int_equal(vfdswmr_marks_name(table, sizeof table, md), 0);
     assert_int_equal(vfdswmr_mark_attach(&a, md, 7, mdfd), VFDSWMR_ATTACHED);
     assert_int_equal(vfdswmr_mark_confirm(&a, md), 0); /* at its name, not adopted yet */
-    assert_int_equal(vfdswmr_marks_find(md, 7, &m), 1);
+    assert_int_equal(vfdswmr_marks_find(md, 7, &mdid, &m), 1);
     assert_int_equal(vfdswmr_mark_confirm(&a, md), 0); /* found, but not said so */
     assert_int_equal(vfdswmr_kept_write_list(vfdswmr_marks_fd(m), 7, NULL, 0), 0);
     assert_int_equal(vfdswmr_mark_confirm(&a, md), 1);
@@ -483,7 +496,7 @@ test_adopted_or_lost(void **state)
         vfdswmr_mark_detach(&a);
         assert_int_equal(chown(table, 65534, 65534), 0);
         assert_int_equal(vfdswmr_mark_attach(&a, md, 7, mdfd), VFDSWMR_ATTACH_NONE);
-        assert_int_equal(vfdswmr_marks_find(md, 7, &m), 0);
+        assert_int_equal(vfdswmr_marks_find(md, 7, &mdid, &m), 0);
         assert_int_equal(access(table, F_OK), -1);
     }
 }
@@ -527,7 +540,7 @@ test_readers_race_to_make(void **state)
             assert_int_not_equal(got[i][0], got[j][0]); /* a slot each */
     }
     assert_int_equal(made, 1);
-    assert_int_equal(vfdswmr_marks_find(md, 7, &m), 1);
+    assert_int_equal(vfdswmr_marks_find(md, 7, &mdid, &m), 1);
     for (unsigned i = 0; i < VFDSWMR_MARKS_SLOTS; i++)
         if (vfdswmr_marks_tick(m, i, &t) == VFDSWMR_SLOT_MARKED) {
             assert_int_equal(t, 100 + i); /* each child's mark, in the one table */
@@ -562,7 +575,9 @@ main(void)
     if (testdir_setup(NULL) < 0)
         return 1;
     snprintf(md, sizeof md, "%s/f.h5.md", dir);
-    if ((mdfd = open(md, O_RDWR | O_CREAT | O_TRUNC, 0640)) < 0 || fchmod(mdfd, 0640) < 0)
+    struct stat st;
+    if ((mdfd = open(md, O_RDWR | O_CREAT | O_TRUNC, 0640)) < 0 || fchmod(mdfd, 0640) < 0 || fstat(mdfd, &st) < 0)
         return 1;
+    mdid = (vfdswmr_file_id_t){st.st_dev, st.st_ino};
     return cmocka_run_group_tests(tests, NULL, testdir_teardown);
 }
