@@ -69,7 +69,7 @@ vfdswmr_rdr_kept_patch(rdr_t *r, haddr_t addr, size_t size, void *buf)
     haddr_t end = addr + size;
     uint64_t tick = md->snap.hdr.tick;
     bool opened;
-    int fd, rc = 0;
+    int fd = -1, rc = 0; /* size 0: no source asked, none used */
 
     if (size == 0 || (fd = kept_source(md, &opened)) < 0)
         return fd == -2 ? -1 : 0;
