@@ -334,19 +334,42 @@ vfdswmr_pb_write(vfdswmr_pagebuf_t *pb, uint64_t addr, size_t len, const void *b
  * page offset `off`, offset `boff` into the caller's buffer, `n` bytes. */
 typedef void (*overlap_fn)(struct pbpage *p, uint32_t off, size_t boff, size_t n, void *arg);
 
+/* fn's part of page p, which overlaps [addr, end). */
+static void
+overlap_part(const vfdswmr_pagebuf_t *pb, struct pbpage *p, uint64_t addr, uint64_t end, overlap_fn fn, void *arg)
+{
+    uint64_t from = p->page * pb->ps, to = from + pb->ps;
+
+    if (from < addr)
+        from = addr;
+    if (to > end)
+        to = end;
+    VFDSWMR_ASSERT(from < to);
+    fn(p, (uint32_t)(from - p->page * pb->ps), (size_t)(from - addr), (size_t)(to - from), arg);
+}
+
+/* The cost follows the smaller of the range's pages and the tracked ones: a
+ * range of few pages looks each up (an empty bucket answers at once: most
+ * raw-data writes), a longer one walks the tree from its first page. A
+ * large raw-data write thus costs a tree search, not a look-up per page. */
 static void
 for_each_overlap(const vfdswmr_pagebuf_t *pb, uint64_t addr, size_t len, overlap_fn fn, void *arg)
 {
-    uint64_t a = addr, end = addr + len;
+    uint64_t end = addr + len, first = addr / pb->ps, last = (end - 1) / pb->ps;
+    struct pbpage *p;
 
-    while (a < end) {
-        uint32_t off = (uint32_t)(a % pb->ps);
-        size_t n = (size_t)(pb->ps - off < end - a ? pb->ps - off : end - a);
-        struct pbpage *p = find(pb, a / pb->ps);
-        if (p)
-            fn(p, off, (size_t)(a - addr), n, arg);
-        a += n;
+    if (len == 0 || pb->npages == 0)
+        return;
+    if (last - first < pb->npages) {
+        for (uint64_t page = first; page <= last; page++)
+            if ((p = find(pb, page)) != NULL)
+                overlap_part(pb, p, addr, end, fn, arg);
+        return;
     }
+    struct pbpage key = {.page = first};
+    for (p = RB_NFIND(pbtree, (struct pbtree *)&pb->tree, &key); p && p->page <= last;
+         p = RB_NEXT(pbtree, (struct pbtree *)&pb->tree, p))
+        overlap_part(pb, p, addr, end, fn, arg);
 }
 
 struct raw_arg {

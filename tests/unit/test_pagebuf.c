@@ -257,6 +257,59 @@ test_raw_write_coherent(void **state)
     assert_int_equal(st.pages, 1);
 }
 
+/* Raw writes and reads over many pages, against the model file: a range of
+ * fewer pages than are tracked looks each page up, a longer one walks the
+ * tracked pages in it (for_each_overlap); both must reach exactly the
+ * tracked pages, and only their bytes inside the range. */
+static void
+test_raw_ranges_model(void **state)
+{
+    vfdswmr_pagebuf_t *pb = *state;
+    static const uint64_t tracked[] = {2, 3, 5, 9, 40};
+    static uint8_t model[FILE_PAGES * PS], raw[FILE_PAGES * PS], out[FILE_PAGES * PS];
+    static const struct {
+        uint64_t addr, len;
+    } w[] = {
+        {1 * PS + 17, 11 * PS - 22}, /* 12 pages, 4 tracked: the walk */
+        {2 * PS + 5, 10 * PS},       /* the walk, from a tracked page */
+        {2 * PS + 1, PS + 8},        /* 2 pages: look-ups */
+        {5 * PS, PS},                /* one whole tracked page */
+        {9 * PS - 3, 6},             /* across a tracked page's start */
+        {0, FILE_PAGES * PS},        /* all of it */
+        {10 * PS, 30 * PS},          /* 30 untracked pages: the walk finds none */
+        {40 * PS + PS - 1, 1},       /* a tracked page's last byte */
+    };
+    uint8_t meta = 0x44;
+
+    for (size_t i = 0; i < sizeof tracked / sizeof tracked[0]; i++)
+        assert_int_equal(vfdswmr_pb_write(pb, tracked[i] * PS + 7, 1, &meta, fill, NULL), 0);
+    memcpy(model, hdf5, sizeof model);
+    for (size_t i = 0; i < sizeof tracked / sizeof tracked[0]; i++)
+        model[tracked[i] * PS + 7] = meta;
+    for (size_t k = 0; k < sizeof w / sizeof w[0]; k++) {
+        for (uint64_t i = 0; i < w[k].len; i++)
+            raw[i] = (uint8_t)(k * 31 + i * 7 + 1);
+        memcpy(hdf5 + w[k].addr, raw, w[k].len); /* the driver writes raw data to the file */
+        memcpy(model + w[k].addr, raw, w[k].len);
+        assert_int_equal(vfdswmr_pb_write_raw(pb, w[k].addr, w[k].len, raw), 0);
+        /* a read lays the tracked pages over the file's bytes */
+        memcpy(out, hdf5, sizeof out);
+        vfdswmr_pb_read(pb, 0, sizeof out, out);
+        assert_memory_equal(out, model, sizeof out);
+        memset(out, 0, sizeof out);
+        vfdswmr_pb_read(pb, 1 * PS + 3, 10 * PS, out);
+        for (uint64_t a = 1 * PS + 3; a < 11 * PS + 3; a++) {
+            bool in = false;
+            for (size_t i = 0; i < sizeof tracked / sizeof tracked[0]; i++)
+                in |= a / PS == tracked[i];
+            assert_int_equal(out[a - (1 * PS + 3)], in ? model[a] : 0);
+        }
+    }
+    vfdswmr_pb_stats_t st;
+    vfdswmr_pb_stats(pb, &st);
+    assert_int_equal(st.pages, sizeof tracked / sizeof tracked[0]);
+}
+
 static void
 test_freed_space_dropped(void **state)
 {
@@ -1151,6 +1204,7 @@ main(void)
         cmocka_unit_test_setup_teardown(test_removal_after_store, setup, teardown),
         cmocka_unit_test_setup_teardown(test_change_after_store_keeps_index, setup, teardown),
         cmocka_unit_test_setup_teardown(test_raw_write_coherent, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_raw_ranges_model, setup, teardown),
         cmocka_unit_test_setup_teardown(test_freed_space_dropped, setup, teardown),
         cmocka_unit_test_setup_teardown(test_close_all, setup, teardown),
         cmocka_unit_test_setup_teardown(test_metadata_ranges, setup, teardown),
