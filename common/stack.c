@@ -1,6 +1,7 @@
 #include "stack.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -95,6 +96,75 @@ vfdswmr_lower_fapl(const vfdswmr_config_t *cfg, const char *drv_name)
     return fapl;
 }
 
+/*
+ * The lower FAPL of the default stack (HDF5's sec2, no configuration), made
+ * once per library lifetime and lent to every open and delete: H5Pcreate of
+ * a FAPL and its H5Pclose were a twentieth of a short writer session, which
+ * opens the lower driver twice. Any other lower driver gets a list of its
+ * own each time (a plugin's list would keep the plugin registered).
+ *
+ * Invariants, under lent_mu: `lent` is H5I_INVALID_HID or a FAPL this code
+ * made that selects sec2 without configuration, valid in the running
+ * library (H5atclose forgets it before HDF5 shuts down: IDs restart after
+ * H5close, so an old number could name someone else's list). HDF5 frees
+ * nothing of it but through lower_fapl_put (H5Iis_valid is checked all the
+ * same, in case an application closed every list by type).
+ */
+static pthread_mutex_t lent_mu = PTHREAD_MUTEX_INITIALIZER;
+static hid_t lent = H5I_INVALID_HID;
+
+static bool
+is_default_lower(const vfdswmr_config_t *cfg)
+{
+    return !cfg->under_has_config && strcmp(cfg->under_name, "sec2") == 0;
+}
+
+static void
+forget_lent(void *ctx)
+{
+    (void)ctx;
+    pthread_mutex_lock(&lent_mu);
+    if (lent >= 0)
+        VFDSWMR_GUARDED(herr_t, H5Pclose(lent), _r < 0);
+    lent = H5I_INVALID_HID;
+    pthread_mutex_unlock(&lent_mu);
+}
+
+/* A FAPL for the lower driver of *cfg: the lent one or a new one; give it
+ * back with lower_fapl_put. */
+static hid_t
+lower_fapl_get(const vfdswmr_config_t *cfg, const char *drv_name)
+{
+    hid_t fapl;
+
+    if (!is_default_lower(cfg))
+        return vfdswmr_lower_fapl(cfg, drv_name);
+    pthread_mutex_lock(&lent_mu);
+    if (lent >= 0 && VFDSWMR_GUARDED(htri_t, H5Iis_valid(lent), _r < 0) <= 0)
+        lent = H5I_INVALID_HID;
+    if (lent < 0 && (fapl = vfdswmr_lower_fapl(cfg, drv_name)) >= 0) {
+        if (VFDSWMR_GUARDED(herr_t, H5atclose(forget_lent, NULL), _r < 0) >= 0)
+            lent = fapl;
+        else { /* not lent: closed after this use */
+            pthread_mutex_unlock(&lent_mu);
+            return fapl;
+        }
+    }
+    fapl = lent;
+    pthread_mutex_unlock(&lent_mu);
+    return fapl;
+}
+
+static void
+lower_fapl_put(hid_t fapl)
+{
+    pthread_mutex_lock(&lent_mu);
+    bool owned = fapl != lent;
+    pthread_mutex_unlock(&lent_mu);
+    if (owned)
+        VFDSWMR_GUARDED(herr_t, H5Pclose(fapl), _r < 0);
+}
+
 vfdswmr_file_t *
 vfdswmr_stack_new(hid_t fapl, size_t size, const char *drv_name, vfdswmr_config_check_t check)
 {
@@ -132,10 +202,10 @@ vfdswmr_stack_open_lower(vfdswmr_file_t *f, const char *name, unsigned flags, ha
 {
     hid_t lower_fapl;
 
-    if ((lower_fapl = vfdswmr_lower_fapl(&f->cfg, f->drv_name)) < 0)
+    if ((lower_fapl = lower_fapl_get(&f->cfg, f->drv_name)) < 0)
         return -1;
     f->lower = VFDSWMR_GUARDED(H5FD_t *, H5FDopen(name, flags, lower_fapl, maxaddr), _r == NULL);
-    VFDSWMR_GUARDED(herr_t, H5Pclose(lower_fapl), _r < 0);
+    lower_fapl_put(lower_fapl);
     if (f->lower == NULL) {
         VFDSWMR_ERR(H5E_CANTOPENFILE, "%s: the lower driver \"%s\" cannot open \"%s\"", f->drv_name, f->cfg.under_name,
                     name);
@@ -342,10 +412,10 @@ vfdswmr_stack_delete(const char *name, hid_t fapl, const char *drv_name)
 
     if (vfdswmr_config_from_fapl(fapl, drv_name, &cfg) < 0)
         return -1;
-    if ((lower_fapl = vfdswmr_lower_fapl(&cfg, drv_name)) < 0)
+    if ((lower_fapl = lower_fapl_get(&cfg, drv_name)) < 0)
         return -1;
     rc = VFDSWMR_GUARDED(herr_t, H5FDdelete(name, lower_fapl), _r < 0);
-    VFDSWMR_GUARDED(herr_t, H5Pclose(lower_fapl), _r < 0);
+    lower_fapl_put(lower_fapl);
     if (rc < 0)
         VFDSWMR_ERR(H5E_CANTDELETEFILE, "%s: the lower driver \"%s\" cannot delete \"%s\"", drv_name, cfg.under_name,
                     name);
