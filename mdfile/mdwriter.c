@@ -244,12 +244,33 @@ drop_superseded(vfdswmr_mdw_t *w, bool *drop, const vfdswmr_mdchange_t *c, size_
     return 0;
 }
 
-/* Allocate space for the changes and describe them as images, with their
- * checksums (sumpool.h: helper threads share a large publish's). */
-static int
-place_changes(vfdswmr_mdw_t *w, const vfdswmr_mdchange_t *c, size_t nc, vfdswmr_mdimage_t *images, char *err,
-              size_t errlen)
+/* The images written into the metadata file while helpers hash them. */
+struct early {
+    const vfdswmr_mdw_t *w;
+    const vfdswmr_mdimage_t *im;
+    size_t n;
+    int err; /* errno of a failed write, else 0 */
+};
+
+static void
+write_early(void *ctx)
 {
+    struct early *e = ctx;
+
+    if (vfdswmr_mdplan_write_images(e->w->fd, e->im, e->n, e->w->o.page_size) < 0)
+        e->err = errno ? errno : EIO;
+}
+
+/* Allocate space for the changes and describe them as images, with their
+ * checksums (sumpool.h: helper threads share a large publish's). The
+ * images go into the metadata file meanwhile (*written): nothing names
+ * their new places before the index that emit() writes after them. */
+static int
+place_changes(vfdswmr_mdw_t *w, const vfdswmr_mdchange_t *c, size_t nc, vfdswmr_mdimage_t *images, bool *written,
+              char *err, size_t errlen)
+{
+    struct early e = {.w = w, .im = images, .n = nc};
+
     for (size_t i = 0; i < nc; i++) {
         uint64_t page;
         if (vfdswmr_space_alloc(w->space, vfdswmr_pages(c[i].length, w->o.page_size), &page) < 0)
@@ -257,7 +278,10 @@ place_changes(vfdswmr_mdw_t *w, const vfdswmr_mdchange_t *c, size_t nc, vfdswmr_
         images[i] = (vfdswmr_mdimage_t){
             .md_page = page, .hdf5_page = c[i].hdf5_page, .length = c[i].length, .image = c[i].image};
     }
-    vfdswmr_sumpool_checksums(images, nc);
+    vfdswmr_sumpool_checksums_while(images, nc, w->fd >= 0 && nc > 0 ? write_early : NULL, &e);
+    if (e.err)
+        return vfdswmr_errtext(err, errlen, "cannot write metadata file %s: %s", w->md_path, strerror(e.err));
+    *written = w->fd >= 0;
     return 0;
 }
 
@@ -345,7 +369,7 @@ place_index(vfdswmr_mdw_t *w, size_t len, uint64_t epoch)
 /* Encode index and header of `tick` (of `epoch`) and send the plan to the sinks. */
 static int
 emit(vfdswmr_mdw_t *w, uint64_t tick, uint64_t epoch, uint64_t eoa, const merged_t *m, const vfdswmr_mdimage_t *images,
-     size_t nimages, bool final, char *err, size_t errlen)
+     size_t nimages, bool images_written, bool final, char *err, size_t errlen)
 {
     vfdswmr_mdidx_t idx = {
         .session = w->o.session, .tick = tick, .nentries = m->n, .entries = m->e, .nranges = m->nr, .ranges = m->r};
@@ -368,7 +392,8 @@ emit(vfdswmr_mdw_t *w, uint64_t tick, uint64_t epoch, uint64_t eoa, const merged
                              .images = images,
                              .index_image = idx_image,
                              .index_len = len,
-                             .header_image = hdr_image};
+                             .header_image = hdr_image,
+                             .images_written = images_written};
     int rc = -1;
 
     /* ticks increase by one per publish; tick 0 is the empty index of a new file (mdwriter.h) */
@@ -401,7 +426,7 @@ publish(vfdswmr_mdw_t *w, uint64_t eoa, const vfdswmr_mdchange_t *changes, size_
         size_t nremovals, unsigned flags, char *err, size_t errlen)
 {
     uint64_t tick = w->tick + 1, nranges = w->nranges, epoch = w->epoch_given ? w->next_epoch : tick;
-    bool *drop = NULL;
+    bool *drop = NULL, written = false;
     vfdswmr_mdimage_t *images = NULL;
     merged_t m = {0};
     int rc = -1;
@@ -421,10 +446,10 @@ publish(vfdswmr_mdw_t *w, uint64_t eoa, const vfdswmr_mdchange_t *changes, size_
         goto done;
     }
     if (drop_superseded(w, drop, changes, nchanges, removals, nremovals, epoch, err, errlen) < 0 ||
-        place_changes(w, changes, nchanges, images, err, errlen) < 0)
+        place_changes(w, changes, nchanges, images, &written, err, errlen) < 0)
         goto done;
     merge_index(w, drop, images, changes, nchanges, &m);
-    if (emit(w, tick, epoch, eoa, &m, images, nchanges, (flags & VFDSWMR_MDW_FINAL) != 0, err, errlen) < 0)
+    if (emit(w, tick, epoch, eoa, &m, images, nchanges, written, (flags & VFDSWMR_MDW_FINAL) != 0, err, errlen) < 0)
         goto done;
     free(w->idx);
     free(w->ranges);
@@ -523,7 +548,7 @@ create_md_file(vfdswmr_mdw_t *w, char *err, size_t errlen)
     w->file_pages = w->o.reserved_pages;
     if (ftruncate(fd, (off_t)((uint64_t)w->o.reserved_pages * w->o.page_size)) < 0)
         rc = vfdswmr_errtext(err, errlen, "cannot write metadata file %s: %s", tmp, strerror(errno));
-    else if (emit(w, 0, 0, 0, &(merged_t){0}, NULL, 0, false, err, errlen) < 0)
+    else if (emit(w, 0, 0, 0, &(merged_t){0}, NULL, 0, false, false, err, errlen) < 0)
         rc = -1;
     else if (w->o.durable && fsync(fd) < 0)
         rc = vfdswmr_errtext(err, errlen, "cannot sync metadata file %s: %s", tmp, strerror(errno));
@@ -686,7 +711,7 @@ vfdswmr_mdw_open(const vfdswmr_mdw_opts_t *opts, vfdswmr_mdw_t **out, char *err,
     if (w->ud_base && sink_updater(w, NULL, VFDSWMR_UD_CREATE_ONLY, err, errlen) < 0)
         goto fail;
     if (w->md_path ? create_md_file(w, err, errlen) < 0
-                   : emit(w, 0, 0, 0, &(merged_t){0}, NULL, 0, false, err, errlen) < 0)
+                   : emit(w, 0, 0, 0, &(merged_t){0}, NULL, 0, false, false, err, errlen) < 0)
         goto fail;
     /* create_md_file emitted tick 0 before the file has its name; the
      * updater of tick 0 was written then too. */

@@ -39,6 +39,7 @@ typedef struct vfdswmr_mdplan_t {
     size_t index_len;
     uint64_t index_offset;       /* bytes */
     const uint8_t *header_image; /* VFDSWMR_MDHDR_SIZE bytes */
+    bool images_written;         /* apply writes index and header only: the images went first */
 } vfdswmr_mdplan_t;
 
 /*
@@ -53,5 +54,10 @@ typedef struct vfdswmr_mdplan_t {
  * or -1 with errno set.
  */
 int vfdswmr_mdplan_apply(int fd, const vfdswmr_mdplan_t *plan, bool durable);
+
+/* The images alone, as apply writes them (the writer writes them while their
+ * checksums are computed, then applies the plan with images_written).
+ * Returns 0, or -1 with errno set. */
+int vfdswmr_mdplan_write_images(int fd, const vfdswmr_mdimage_t *images, size_t n, uint32_t page_size);
 
 #endif

@@ -163,6 +163,12 @@ pool_fini(void)
 void
 vfdswmr_sumpool_checksums(vfdswmr_mdimage_t *images, size_t n)
 {
+    vfdswmr_sumpool_checksums_while(images, n, NULL, NULL);
+}
+
+void
+vfdswmr_sumpool_checksums_while(vfdswmr_mdimage_t *images, size_t n, void (*meanwhile)(void *ctx), void *ctx)
+{
     struct job j = {.im = images, .n = n, .step = 1};
     size_t total = 0;
     bool shared = false;
@@ -183,6 +189,8 @@ vfdswmr_sumpool_checksums(vfdswmr_mdimage_t *images, size_t n)
         }
         pthread_mutex_unlock(&pool.mu);
     }
+    if (meanwhile)
+        meanwhile(ctx); /* the helpers take runs meanwhile; the rest is the caller's below */
     work(&j);
     if (!shared)
         return;

@@ -41,6 +41,11 @@
  * for every i < n. */
 void vfdswmr_sumpool_checksums(vfdswmr_mdimage_t *images, size_t n);
 
+/* The same, calling meanwhile(ctx) once, after the helpers got the job and
+ * before the caller hashes: the caller's other work (writing the images)
+ * overlaps the helpers' hashing. meanwhile must not change the images. */
+void vfdswmr_sumpool_checksums_while(vfdswmr_mdimage_t *images, size_t n, void (*meanwhile)(void *ctx), void *ctx);
+
 /* Helpers running now (for tests): 0 until the first large job. */
 unsigned vfdswmr_sumpool_helpers(void);
 

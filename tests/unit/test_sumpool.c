@@ -112,6 +112,44 @@ test_sizes(void **state)
     assert_int_equal(vfdswmr_sumpool_helpers(), want_helpers());
 }
 
+/* meanwhile: called once per job, small (hashed alone) or large (helpers),
+ * while the images are still being hashed or before: it sees them intact. */
+struct seen {
+    const struct set *s;
+    unsigned calls;
+    int intact;
+};
+
+static void
+meanwhile(void *ctx)
+{
+    struct seen *m = ctx;
+
+    m->calls++;
+    m->intact = 1;
+    for (size_t i = 0; i < m->s->n; i++)
+        if (m->s->im[i].image != m->s->buf[i] || m->s->im[i].md_page != i)
+            m->intact = 0;
+}
+
+static void
+test_meanwhile(void **state)
+{
+    static const size_t sizes[] = {0, 1, 5, 640, 2000};
+    unsigned seed = 7;
+
+    (void)state;
+    for (size_t c = 0; c < sizeof sizes / sizeof sizes[0]; c++) {
+        struct set s = make_set(sizes[c], 4096, &seed);
+        struct seen m = {.s = &s};
+        vfdswmr_sumpool_checksums_while(s.im, s.n, meanwhile, &m);
+        assert_int_equal(m.calls, 1);
+        assert_int_equal(m.intact, 1);
+        assert_int_equal(check_set(&s), 0);
+        free_set(&s);
+    }
+}
+
 static void *
 caller(void *arg)
 {
@@ -178,6 +216,7 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sizes),
+        cmocka_unit_test(test_meanwhile),
         cmocka_unit_test(test_concurrent_callers),
         cmocka_unit_test(test_fork_child),
     };
