@@ -106,7 +106,8 @@ vfdswmr_lower_fapl(const vfdswmr_config_t *cfg, const char *drv_name)
  * Invariants, under lent_mu: `lent` is H5I_INVALID_HID or a FAPL this code
  * made that selects sec2 without configuration, valid in the running
  * library (H5atclose forgets it before HDF5 shuts down: IDs restart after
- * H5close, so an old number could name someone else's list). HDF5 frees
+ * H5close, so an old number could name someone else's list; none is lent
+ * once the library is closing). HDF5 frees
  * nothing of it but through lower_fapl_put (H5Iis_valid is checked all the
  * same, in case an application closed every list by type).
  */
@@ -117,6 +118,18 @@ static bool
 is_default_lower(const vfdswmr_config_t *cfg)
 {
     return !cfg->under_has_config && strcmp(cfg->under_name, "sec2") == 0;
+}
+
+/* Is HDF5 closing? Its H5atclose callbacks run newest first, so one
+ * registered before ours may open a file after forget_lent ran: a list made
+ * then would outlive the library (a callback registered then is never
+ * called). Unsure counts as closing: the caller then gets a list of its own. */
+static bool
+terminating(void)
+{
+    hbool_t t = true;
+
+    return VFDSWMR_GUARDED(herr_t, H5is_library_terminating(&t), _r < 0) < 0 || t;
 }
 
 static void
@@ -137,7 +150,7 @@ lower_fapl_get(const vfdswmr_config_t *cfg, const char *drv_name)
 {
     hid_t fapl;
 
-    if (!is_default_lower(cfg))
+    if (!is_default_lower(cfg) || terminating())
         return vfdswmr_lower_fapl(cfg, drv_name);
     pthread_mutex_lock(&lent_mu);
     if (lent >= 0 && VFDSWMR_GUARDED(htri_t, H5Iis_valid(lent), _r < 0) <= 0)

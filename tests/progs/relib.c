@@ -9,7 +9,11 @@
  * makes then may get the number the drivers' old one had. Here the
  * application fills that range with lists of its own that select the core
  * driver without a backing store: a driver that took one of them for its
- * lower driver would write the file to memory only.
+ * lower driver would write the file to memory only. Before anything, the
+ * program registers a shutdown hook (H5atclose) that opens the file
+ * read-only: HDF5 runs its hooks newest first, so this one runs after the
+ * drivers' own, while the library is closing -- a list a driver made then
+ * would outlive the library.
  *   write: H5Fcreate, /d = 0..9, close; H5close/H5open; the lists; H5Fopen
  *          RDWR, /e = 100..109, close; every list still selects core.
  *   read:  H5Fopen RDONLY, read /d; H5close/H5open; the lists; again.
@@ -22,6 +26,22 @@
 #include <string.h>
 
 #define NLISTS 256
+
+static const char *file_name;
+static int hook_failed;
+
+/* The application's shutdown hook: a read of the file while HDF5 closes. */
+static void
+late_open(void *ctx)
+{
+    hid_t f = H5Fopen(file_name, H5F_ACC_RDONLY, H5P_DEFAULT);
+
+    (void)ctx;
+    if (f < 0 || H5Fclose(f) < 0) {
+        fprintf(stderr, "relib: the shutdown hook could not open %s\n", file_name);
+        hook_failed = 1;
+    }
+}
 
 static int
 write_ints(hid_t file, const char *name, int base)
@@ -72,6 +92,9 @@ main(int argc, char **argv)
             return 1;
         }
     writing = !strcmp(argv[2], "write");
+    file_name = argv[1];
+    if (H5open() < 0 || H5atclose(late_open, NULL) < 0)
+        return 1;
     if (writing) {
         if ((f = H5Fcreate(argv[1], H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT)) < 0 || write_ints(f, "d", 0) < 0 ||
             H5Fclose(f) < 0)
@@ -87,7 +110,7 @@ main(int argc, char **argv)
     f = H5Fopen(argv[1], writing ? H5F_ACC_RDWR : H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0 || check_ints(f, "d", 0) < 0 || (writing && write_ints(f, "e", 100) < 0) || H5Fclose(f) < 0)
         return 1;
-    rc = 0;
+    rc = hook_failed;
     for (int i = 0; i < NLISTS; i++) {
         if (H5Iis_valid(lists[i]) <= 0 || H5Pget_driver(lists[i]) != H5FD_CORE) {
             fprintf(stderr, "relib: the application's list %d was closed or changed\n", i);
