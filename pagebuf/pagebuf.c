@@ -358,8 +358,8 @@ for_each_overlap(const vfdswmr_pagebuf_t *pb, uint64_t addr, size_t len, overlap
     uint64_t end = addr + len, first = addr / pb->ps, last = (end - 1) / pb->ps;
     struct pbpage *p;
 
-    if (len == 0 || pb->npages == 0)
-        return;
+    if (len == 0 || len > UINT64_MAX - addr || pb->npages == 0)
+        return; /* (a range past the address space reaches no page, as before) */
     if (last - first < pb->npages) {
         for (uint64_t page = first; page <= last; page++)
             if ((p = find(pb, page)) != NULL)
