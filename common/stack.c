@@ -107,8 +107,8 @@ vfdswmr_lower_fapl(const vfdswmr_config_t *cfg, const char *drv_name)
  * made that selects sec2 without configuration, valid in the running
  * library (H5atclose forgets it before HDF5 shuts down: IDs restart after
  * H5close, so an old number could name someone else's list; none is lent
- * once the library is closing). HDF5 frees
- * nothing of it but through lower_fapl_put (H5Iis_valid is checked all the
+ * once the library is closing). Only forget_lent closes it: lower_fapl_put
+ * closes the lists that were not lent (H5Iis_valid is checked all the
  * same, in case an application closed every list by type).
  */
 static pthread_mutex_t lent_mu = PTHREAD_MUTEX_INITIALIZER;
